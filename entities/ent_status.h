@@ -1,0 +1,41 @@
+/* The one status enum of sbemu.
+ *
+ * Every failure that can reach a client is one of these. ent_status.c holds the
+ * single table that maps each to its AMQP error condition, its $management
+ * statusCode and its HTTP status, so the three surfaces never disagree. */
+#ifndef ENT_STATUS_H
+#define ENT_STATUS_H
+
+typedef enum sb_status {
+    SB_OK = 0,
+    SB_NO_CONTENT,          /* success with nothing to return (peek at the end) */
+    SB_ERR_ARGUMENT,        /* a request or a property value is malformed */
+    SB_ERR_ARGUMENT_RANGE,  /* a value is outside its allowed range */
+    SB_ERR_NOT_FOUND,       /* the messaging entity does not exist */
+    SB_ERR_MESSAGE_NOT_FOUND,
+    SB_ERR_ALREADY_EXISTS,
+    SB_ERR_LOCK_LOST,       /* lock token unknown, expired or already settled */
+    SB_ERR_SESSION_LOCK_LOST,
+    SB_ERR_SESSION_CANNOT_BE_LOCKED,
+    SB_ERR_UNAUTHORIZED,    /* no valid token for this path, bad signature, expired */
+    SB_ERR_ENTITY_DISABLED,
+    SB_ERR_QUOTA_EXCEEDED,
+    SB_ERR_MESSAGE_SIZE_EXCEEDED,
+    SB_ERR_NOT_ALLOWED,
+    SB_ERR_NOT_IMPLEMENTED,
+    SB_ERR_TIMEOUT,
+    SB_ERR_SERVER_BUSY,
+    SB_ERR_INTERNAL,        /* the store failed; the operation may be retried */
+    SB_STATUS_COUNT
+} sb_status;
+
+/* AMQP error condition symbol, e.g. "com.microsoft:message-lock-lost". */
+const char *sb_status_condition(sb_status st);
+/* statusCode for $management and $cbs responses (200, 204, 404, 410, ...). */
+int sb_status_mgmt_code(sb_status st);
+/* HTTP status for the ATOM management API and /health. */
+int sb_status_http_code(sb_status st);
+/* A short name for logs ("lock-lost"). */
+const char *sb_status_name(sb_status st);
+
+#endif
