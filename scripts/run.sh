@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, then runs the emulator in the foreground with
+# scripts/sample-config.json. Extra arguments go to sbemu (see build/bin/sbemu --help),
+# e.g. ./scripts/run.sh --amqp-port 5673 --postgres "host=/run/postgresql dbname=sb"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh >/dev/null
+exec build/bin/sbemu --config scripts/sample-config.json "$@"
