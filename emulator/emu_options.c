@@ -1,0 +1,303 @@
+/* Options: one table, flags > environment > defaults (see emu_options.h). */
+#include "emu_options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_log.h"
+
+typedef enum opt_type {
+    OPT_STRING,     /* non-empty string; absent default = NULL */
+    OPT_PORT,       /* 1-65535 */
+    OPT_PORT_OFF,   /* 0-65535, 0 = disabled */
+    OPT_SIZE,       /* bytes, with k/m suffixes, EMU_MAX_MESSAGE_SIZE_MIN..MAX */
+    OPT_LOG_LEVEL,  /* error|warn|info|debug */
+    OPT_BIND,       /* "*" or "" = all interfaces (NULL), else an address or interface */
+    OPT_HELP,       /* no value, no env */
+} opt_type;
+
+typedef struct opt_def {
+    const char *name;    /* the flag without "--"; the env var is derived from it */
+    opt_type type;
+    size_t offset;       /* of the field in emu_options */
+    const char *metavar; /* shown in usage */
+    const char *def;     /* parsed like any value; NULL = unset */
+    const char *help;
+} opt_def;
+
+#define F(field) offsetof(emu_options, field)
+
+static const opt_def opt_table[] = {
+    { "config", OPT_STRING, F(config_file), "FILE", NULL,
+      "the emulator's Config.json: entities to create at start" },
+    { "postgres", OPT_STRING, F(postgres), "URL", NULL,
+      "PostgreSQL: libpq conninfo or postgres:// URL (default: embedded cluster in DATA-DIR/pg)" },
+    { "data-dir", OPT_STRING, F(data_dir), "DIR", "./.sbemu",
+      "state directory: embedded PostgreSQL, generated TLS certificate" },
+    { "amqp-port", OPT_PORT, F(amqp_port), "PORT", "5672",
+      "AMQP 1.0 without TLS" },
+    { "amqps-port", OPT_PORT_OFF, F(amqps_port), "PORT", "5671",
+      "AMQP 1.0 over TLS; 0 disables it" },
+    { "http-port", OPT_PORT, F(http_port), "PORT", "5300",
+      "HTTP: /health, ATOM management API, AMQP over WebSocket" },
+    { "tls-cert", OPT_STRING, F(tls_cert), "FILE", NULL,
+      "TLS certificate chain, PEM (default: self-signed, made in DATA-DIR/tls)" },
+    { "tls-key", OPT_STRING, F(tls_key), "FILE", NULL,
+      "TLS private key, PEM; give it together with --tls-cert" },
+    { "sas-key-name", OPT_STRING, F(sas_key_name), "NAME", "RootManageSharedAccessKey",
+      "shared access key name accepted in tokens" },
+    { "sas-key", OPT_STRING, F(sas_key), "KEY", "SAS_KEY_VALUE",
+      "shared access key that signs tokens" },
+    { "max-message-size", OPT_SIZE, F(max_message_size), "BYTES", "262144",
+      "largest accepted message (k and m suffixes allowed; at most 100m)" },
+    { "bind", OPT_BIND, F(bind), "ADDR", "*",
+      "listen address or interface; * = all interfaces, IPv4 and IPv6" },
+    { "log-level", OPT_LOG_LEVEL, F(log_level), "LEVEL", "info",
+      "error, warn, info or debug" },
+    { "help", OPT_HELP, 0, NULL, NULL, "print this help and exit" },
+};
+
+#undef F
+
+#define OPT_COUNT (sizeof opt_table / sizeof opt_table[0])
+#define ENV_PREFIX "SBEMU_"
+
+static void env_name(const opt_def *d, char *buf, size_t len)
+{
+    size_t n = snprintf(buf, len, ENV_PREFIX "%s", d->name);
+    for (size_t i = strlen(ENV_PREFIX); i < n && i < len; i++)
+        buf[i] = buf[i] == '-' ? '_' : (char)toupper((unsigned char)buf[i]);
+}
+
+static const opt_def *find_opt(const char *name, size_t len)
+{
+    for (size_t i = 0; i < OPT_COUNT; i++)
+        if (strlen(opt_table[i].name) == len && strncmp(opt_table[i].name, name, len) == 0)
+            return &opt_table[i];
+    return NULL;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Strict unsigned decimal: digits only, no sign, no spaces, no overflow. Sets
+ * *end to the first non-digit. */
+static int parse_digits(const char *s, unsigned long long *out, const char **end)
+{
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *e;
+    unsigned long long v = strtoull(s, &e, 10);
+    if (errno == ERANGE)
+        return -1;
+    *out = v;
+    *end = e;
+    return 0;
+}
+
+static int parse_port(const char *s, int min, int *out)
+{
+    unsigned long long v;
+    const char *end;
+    if (parse_digits(s, &v, &end) < 0 || *end || v < (unsigned long long)min || v > 65535)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    unsigned long long v, mul = 1;
+    const char *end;
+    if (parse_digits(s, &v, &end) < 0)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1024 * 1024, end++;
+    if (*end || v > UINT64_MAX / mul)
+        return -1;
+    v *= mul;
+    if (v < EMU_MAX_MESSAGE_SIZE_MIN || v > EMU_MAX_MESSAGE_SIZE_MAX)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* Parses one value into its field. `from` says where it came from, for errors:
+ * "--amqp-port" or "--amqp-port (env SBEMU_AMQP_PORT)". */
+static int apply(emu_options *o, const opt_def *d, const char *value, const char *from,
+                 char *err, size_t errlen)
+{
+    void *field = (char *)o + d->offset;
+    char **sp = field;
+
+    switch (d->type) {
+    case OPT_STRING:
+        if (!*value)
+            return fail(err, errlen, "sbemu: %s: needs a non-empty value", from);
+        free(*sp);
+        if (!(*sp = strdup(value)))
+            return fail(err, errlen, "sbemu: %s: out of memory", from);
+        return 0;
+    case OPT_BIND:
+        free(*sp);
+        *sp = NULL;
+        if (!*value || strcmp(value, "*") == 0)
+            return 0;
+        if (!(*sp = strdup(value)))
+            return fail(err, errlen, "sbemu: %s: out of memory", from);
+        return 0;
+    case OPT_PORT:
+        if (parse_port(value, 1, field) < 0)
+            return fail(err, errlen, "sbemu: %s: \"%s\" is not a port number (1-65535)", from, value);
+        return 0;
+    case OPT_PORT_OFF:
+        if (parse_port(value, 0, field) < 0)
+            return fail(err, errlen, "sbemu: %s: \"%s\" is not a port number (1-65535, or 0 to disable)",
+                        from, value);
+        return 0;
+    case OPT_SIZE:
+        if (parse_size(value, field) < 0)
+            return fail(err, errlen,
+                        "sbemu: %s: \"%s\" is not a size in bytes (%u-%u; k and m suffixes allowed)",
+                        from, value, (unsigned)EMU_MAX_MESSAGE_SIZE_MIN, (unsigned)EMU_MAX_MESSAGE_SIZE_MAX);
+        return 0;
+    case OPT_LOG_LEVEL:
+        if (emu_log_parse_level(value, field) < 0)
+            return fail(err, errlen, "sbemu: %s: \"%s\" is not a log level (error, warn, info, debug)",
+                        from, value);
+        return 0;
+    case OPT_HELP:
+        break;
+    }
+    return 0;
+}
+
+int emu_options_parse(emu_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+    const char *given[OPT_COUNT] = { 0 }; /* flag values, pointing into argv */
+    int help = 0;
+
+    memset(o, 0, sizeof *o);
+    if (err && errlen)
+        err[0] = '\0';
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0) {
+            help = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+            return fail(err, errlen, "sbemu: unexpected argument \"%s\" (try --help)", a);
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        const opt_def *d = find_opt(name, nlen);
+        if (!d)
+            return fail(err, errlen, "sbemu: unknown option \"--%.*s\" (try --help)", (int)nlen, name);
+        if (d->type == OPT_HELP) {
+            if (eq)
+                return fail(err, errlen, "sbemu: --help takes no value");
+            help = 1;
+            continue;
+        }
+        const char *value;
+        if (eq) {
+            value = eq + 1;
+        } else {
+            /* "--config --postgres x" is a missing value, not a file named
+             * "--postgres"; a value that starts with "--" needs --flag=value. */
+            if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
+                return fail(err, errlen, "sbemu: --%s needs a value (%s)", d->name, d->metavar);
+            value = argv[++i];
+        }
+        given[d - opt_table] = value;
+    }
+    if (help)
+        return 1;
+
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const opt_def *d = &opt_table[i];
+        if (d->type == OPT_HELP)
+            continue;
+        char env[64], from[128];
+        env_name(d, env, sizeof env);
+        const char *value = given[i];
+        if (value) {
+            snprintf(from, sizeof from, "--%s", d->name);
+        } else {
+            const char *ev = getenv(env);
+            if (ev && *ev) {
+                value = ev;
+                snprintf(from, sizeof from, "--%s (env %s)", d->name, env);
+            } else {
+                value = d->def;
+                snprintf(from, sizeof from, "--%s (default)", d->name);
+            }
+        }
+        if (value && apply(o, d, value, from, err, errlen) < 0)
+            return -1;
+    }
+
+    if (!o->tls_cert != !o->tls_key)
+        return fail(err, errlen, "sbemu: --tls-cert and --tls-key go together: give both or neither");
+    return 0;
+}
+
+void emu_options_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: sbemu [OPTION]...\n"
+            "An Azure Service Bus emulator: AMQP 1.0 with every entity and message in PostgreSQL.\n"
+            "\n"
+            "Each option can also be set by an environment variable (shown below);\n"
+            "a flag wins over the environment, which wins over the default.\n"
+            "Flags take \"--flag VALUE\" or \"--flag=VALUE\".\n"
+            "\n");
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const opt_def *d = &opt_table[i];
+        char lhs[64], env[64];
+        if (d->metavar)
+            snprintf(lhs, sizeof lhs, "--%s %s", d->name, d->metavar);
+        else
+            snprintf(lhs, sizeof lhs, "--%s, -h", d->name);
+        fprintf(out, "  %-26s %s\n", lhs, d->help);
+        if (d->type == OPT_HELP)
+            continue;
+        env_name(d, env, sizeof env);
+        if (d->def)
+            fprintf(out, "  %-26s [default: %s]  env %s\n", "", d->def, env);
+        else
+            fprintf(out, "  %-26s env %s\n", "", env);
+    }
+}
+
+void emu_options_free(emu_options *o)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const opt_def *d = &opt_table[i];
+        if (d->type == OPT_STRING || d->type == OPT_BIND) {
+            char **sp = (char **)((char *)o + d->offset);
+            free(*sp);
+            *sp = NULL;
+        }
+    }
+}
