@@ -1,0 +1,377 @@
+// Starts a real sbemu on free ports with a temporary data dir (its embedded
+// PostgreSQL lives there), waits for GET /health = 200, hands out the connection
+// string, and stops it with SIGTERM expecting exit code 0. The emulator's stdout
+// and stderr go to <tmp>/sbemu.log, which is printed when something goes wrong.
+//
+// Environment: SBEMU_BIN (default <repo>/build/bin/sbemu), SBEMU_E2E_KEEP=1 keeps
+// the temp dirs, SBEMU_E2E_VERBOSE=1 prints the log even when all went well.
+"use strict";
+
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const net = require("node:net");
+const http = require("node:http");
+const { spawn } = require("node:child_process");
+
+const REPO = path.resolve(__dirname, "..", "..");
+const BIN = process.env.SBEMU_BIN || path.join(REPO, "build", "bin", "sbemu");
+const SAS_KEY_NAME = "RootManageSharedAccessKey";
+const SAS_KEY = "SAS_KEY_VALUE";
+const HEALTH_TIMEOUT_MS = 30000;
+const STOP_TIMEOUT_MS = 15000;
+
+/** A TCP port that was free a moment ago (bind port 0, read it back, close). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves true when something accepts TCP connections on 127.0.0.1:port. */
+function portInUse(port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: "127.0.0.1", port });
+    s.once("connect", () => { s.destroy(); resolve(true); });
+    s.once("error", () => resolve(false));
+  });
+}
+
+function httpGet(port, urlPath, timeoutMs = 2000) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: "127.0.0.1", port, path: urlPath, timeout: timeoutMs }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode, body }));
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", (err) => resolve({ status: 0, body: String(err) }));
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Official-emulator Config.json for the given queues and topics. */
+function makeConfig(queues = [], topics = []) {
+  const q = queues.map((e) => (typeof e === "string" ? { name: e } : e));
+  const queueProps = (p = {}) => ({
+    DeadLetteringOnMessageExpiration: false,
+    DefaultMessageTimeToLive: "PT1H",
+    DuplicateDetectionHistoryTimeWindow: "PT20S",
+    ForwardDeadLetteredMessagesTo: "",
+    ForwardTo: "",
+    LockDuration: "PT1M",
+    MaxDeliveryCount: 10,
+    RequiresDuplicateDetection: false,
+    RequiresSession: false,
+    ...p,
+  });
+  return {
+    UserConfig: {
+      Namespaces: [
+        {
+          Name: "sbemulatorns",
+          Queues: q.map((e) => ({ Name: e.name, Properties: queueProps(e.properties) })),
+          Topics: topics.map((t) => ({
+            Name: t.name,
+            Properties: {
+              DefaultMessageTimeToLive: "PT1H",
+              DuplicateDetectionHistoryTimeWindow: "PT20S",
+              RequiresDuplicateDetection: false,
+              ...(t.properties || {}),
+            },
+            Subscriptions: (t.subscriptions || [{ name: "sub" }]).map((s) => ({
+              Name: s.name,
+              Properties: (({ DuplicateDetectionHistoryTimeWindow, RequiresDuplicateDetection, ...rest }) => rest)(
+                queueProps(s.properties)),
+              Rules: s.rules || [],
+            })),
+          })),
+        },
+      ],
+      Logging: { Type: "Console" },
+    },
+  };
+}
+
+function connectionString(port, key = SAS_KEY, keyName = SAS_KEY_NAME) {
+  return `Endpoint=sb://localhost:${port};SharedAccessKeyName=${keyName};SharedAccessKey=${key};UseDevelopmentEmulator=true;`;
+}
+
+/** Pid of the embedded postmaster, from <data-dir>/pg/data/postmaster.pid (null if none). */
+function postmasterPid(dataDir) {
+  try {
+    const pid = parseInt(fs.readFileSync(path.join(dataDir, "pg", "data", "postmaster.pid"), "utf8").split("\n")[0], 10);
+    return Number.isFinite(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+class Emulator {
+  /**
+   * opts: queues, topics (see makeConfig), config (a whole Config.json object instead),
+   * args (extra CLI flags), amqpsPort (default 0 = disabled), dataDir (reuse one),
+   * env (extra environment), name (for the temp dir).
+   */
+  constructor(opts = {}) {
+    this.opts = opts;
+    this.tmp = opts.tmp || fs.mkdtempSync(path.join(os.tmpdir(), `sbemu-e2e-${opts.name || "run"}-`));
+    // The embedded cluster runs as the postgres user, which must be able to reach <data-dir>/pg.
+    if (!opts.tmp) fs.chmodSync(this.tmp, 0o755);
+    this.dataDir = opts.dataDir || path.join(this.tmp, "data");
+    this.logPath = path.join(this.tmp, "sbemu.log");
+    this.configPath = path.join(this.tmp, "Config.json");
+    this.proc = null;
+    this.exit = null; // {code, signal} once it ended
+    this.failed = false;
+  }
+
+  get connectionString() {
+    return connectionString(this.amqpPort);
+  }
+
+  connectionStringWith(key, keyName) {
+    return connectionString(this.amqpPort, key, keyName);
+  }
+
+  get certPath() {
+    return path.join(this.dataDir, "tls", "cert.pem");
+  }
+
+  async start() {
+    if (!fs.existsSync(BIN)) throw new Error(`sbemu binary not found at ${BIN} (build it: scripts/build.sh)`);
+    const config = this.opts.config || makeConfig(this.opts.queues, this.opts.topics);
+    fs.writeFileSync(this.configPath, JSON.stringify(config, null, 2));
+    // Ports are picked once and kept across restarts of the same Emulator.
+    if (!this.amqpPort) {
+      this.amqpPort = this.opts.amqpPort || (await freePort());
+      this.httpPort = this.opts.httpPort || (await freePort());
+      this.amqpsPort = this.opts.amqpsPort ?? 0;
+    }
+    const args = [
+      "--config", this.configPath,
+      "--data-dir", this.dataDir,
+      "--amqp-port", String(this.amqpPort),
+      "--amqps-port", String(this.amqpsPort),
+      "--http-port", String(this.httpPort),
+      ...(this.opts.args || []),
+    ];
+    const log = fs.openSync(this.logPath, "a");
+    fs.writeSync(log, `\n=== ${new Date().toISOString()} ${BIN} ${args.join(" ")}\n`);
+    this.exit = null;
+    const env = { ...process.env, ...(this.opts.env || {}) };
+    // The tests' own SBEMU_* settings must not leak into the server's flags.
+    for (const k of Object.keys(env)) if (k.startsWith("SBEMU_") && !(this.opts.env || {})[k]) delete env[k];
+    this.proc = spawn(BIN, args, { stdio: ["ignore", log, log], env });
+    fs.closeSync(log);
+    const proc = this.proc;
+    this.exited = new Promise((resolve) => {
+      proc.on("exit", (code, signal) => {
+        if (this.proc === proc) this.exit = { code, signal };
+        resolve({ code, signal });
+      });
+    });
+    await this.waitHealthy();
+    return this;
+  }
+
+  async waitHealthy(timeoutMs = HEALTH_TIMEOUT_MS) {
+    const deadline = Date.now() + timeoutMs;
+    let last = null;
+    while (Date.now() < deadline) {
+      if (this.exit) {
+        this.fail(`sbemu exited during start-up (code ${this.exit.code}, signal ${this.exit.signal})`);
+      }
+      last = await httpGet(this.httpPort, "/health", 1000);
+      if (last.status === 200) {
+        let body;
+        try {
+          body = JSON.parse(last.body);
+        } catch {
+          this.fail(`/health answered 200 with a body that is not JSON: ${last.body}`);
+        }
+        if (body.status !== "healthy") this.fail(`/health answered 200 with ${last.body}`);
+        return;
+      }
+      await sleep(100);
+    }
+    this.fail(`sbemu not healthy after ${timeoutMs} ms (last /health: ${last && last.status} ${last && last.body})`);
+  }
+
+  log() {
+    try {
+      return fs.readFileSync(this.logPath, "utf8");
+    } catch {
+      return "";
+    }
+  }
+
+  /** Prints the tail of the emulator's log to stderr (once per failure). */
+  dumpLog(reason = "") {
+    const text = this.log();
+    const lines = text.split("\n");
+    const tail = lines.slice(-200).join("\n");
+    process.stderr.write(
+      `\n----- sbemu log (${this.logPath}, last ${Math.min(200, lines.length)} of ${lines.length} lines)${reason ? " after: " + reason : ""} -----\n` +
+        `${tail}\n----- end of sbemu log -----\n`
+    );
+  }
+
+  fail(message) {
+    this.failed = true;
+    this.dumpLog(message);
+    throw new Error(message);
+  }
+
+  /** SIGTERM, then expects a clean exit 0 within STOP_TIMEOUT_MS. */
+  async stop() {
+    if (!this.proc) return;
+    if (this.exit) {
+      const e = this.exit;
+      this.proc = null;
+      this.fail(`sbemu had already exited before stop() (code ${e.code}, signal ${e.signal})`);
+    }
+    this.proc.kill("SIGTERM");
+    const timer = sleep(STOP_TIMEOUT_MS).then(() => "timeout");
+    const r = await Promise.race([this.exited, timer]);
+    const proc = this.proc;
+    this.proc = null;
+    if (r === "timeout") {
+      proc.kill("SIGKILL");
+      await this.exited;
+      this.fail(`sbemu did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM`);
+    }
+    if (r.code !== 0) this.fail(`sbemu exited with code ${r.code} signal ${r.signal} after SIGTERM (expected 0)`);
+  }
+
+  /** kill -9 the emulator (its embedded PostgreSQL keeps running). */
+  async kill9() {
+    if (!this.proc) return;
+    this.proc.kill("SIGKILL");
+    await this.exited;
+    this.proc = null;
+  }
+
+  /** kill -9 the embedded postmaster too (what a power cut would do). */
+  async kill9Postgres() {
+    const pid = postmasterPid(this.dataDir);
+    if (!pid) throw new Error(`no postmaster.pid under ${this.dataDir}/pg/data`);
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch (e) {
+      if (e.code !== "ESRCH") throw e;
+    }
+    for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
+    if (alive(pid)) throw new Error(`postmaster ${pid} still alive after SIGKILL`);
+    return pid;
+  }
+
+  /**
+   * Stops anything left behind: the emulator (SIGKILL if still up) and an embedded
+   * postmaster it may have left (SIGQUIT = immediate shutdown), then removes the temp dir.
+   */
+  async cleanup() {
+    if (this.proc) await this.kill9();
+    const pid = postmasterPid(this.dataDir);
+    if (pid && alive(pid)) {
+      try {
+        process.kill(pid, "SIGQUIT");
+      } catch {}
+      for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
+    }
+    if (process.env.SBEMU_E2E_VERBOSE) this.dumpLog("end of run");
+    if (!this.failed && !process.env.SBEMU_E2E_KEEP && !this.opts.tmp) {
+      fs.rmSync(this.tmp, { recursive: true, force: true });
+    } else {
+      process.stderr.write(`sbemu e2e: kept ${this.tmp}\n`);
+    }
+  }
+}
+
+/**
+ * Declares a node:test suite with an emulator around it. body(ctx) gets ctx.emu
+ * (started before the first test) and ctx.test(name, fn[, timeoutMs]), a test that
+ * prints the emulator's log when it fails. The emulator is stopped after the last
+ * test, and the stop itself is a test (exit code 0 on SIGTERM).
+ */
+function emulatorSuite(name, opts, body) {
+  const { describe, before, after, test } = require("node:test");
+  describe(name, () => {
+    const emu = new Emulator({ name: name.replace(/[^A-Za-z0-9]+/g, "-"), ...opts });
+    const clients = [];
+    const ctx = {
+      emu,
+      /** A ServiceBusClient on this emulator, closed at the end of the suite. */
+      client(connStr = emu.connectionString, options = {}) {
+        const { ServiceBusClient } = require("@azure/service-bus");
+        const c = new ServiceBusClient(connStr, {
+          retryOptions: { maxRetries: 2, retryDelayInMs: 200, maxRetryDelayInMs: 1000, timeoutInMs: 15000 },
+          ...options,
+        });
+        clients.push(c);
+        return c;
+      },
+      test(tname, fn, timeoutMs = 60000) {
+        test(tname, { timeout: timeoutMs }, async (t) => {
+          if (!started) throw new Error("emulator did not start (see its log above)");
+          try {
+            await fn(t);
+          } catch (err) {
+            emu.failed = true;
+            emu.dumpLog(`${name} › ${tname}: ${err && err.message}`);
+            throw err;
+          }
+        });
+      },
+    };
+    let started = false;
+    before(async () => {
+      await emu.start();
+      started = true;
+    }, { timeout: HEALTH_TIMEOUT_MS + 10000 });
+    body(ctx);
+    test("emulator stops cleanly on SIGTERM (exit 0)", { timeout: STOP_TIMEOUT_MS + 30000 }, async () => {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      if (!started) throw new Error("emulator did not start");
+      await emu.stop();
+    });
+    after(async () => {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await emu.cleanup();
+    });
+  });
+}
+
+module.exports = {
+  BIN,
+  REPO,
+  SAS_KEY,
+  SAS_KEY_NAME,
+  Emulator,
+  emulatorSuite,
+  makeConfig,
+  connectionString,
+  freePort,
+  portInUse,
+  httpGet,
+  postmasterPid,
+  alive,
+  sleep,
+};

@@ -1,0 +1,147 @@
+// Settlement: complete, abandon, dead-letter, MaxDeliveryCount, receiveAndDelete,
+// competing receivers.
+"use strict";
+
+const assert = require("node:assert/strict");
+const { emulatorSuite } = require("../harness");
+const { PEEK_LOCK, receiveExact, expectMarkerNext } = require("./util");
+
+const queues = [
+  "complete",
+  "abandon",
+  "deadletter",
+  { name: "maxdelivery", properties: { MaxDeliveryCount: 2 } },
+  "rnd",
+  "compete",
+];
+
+emulatorSuite("js settlement", { queues }, (ctx) => {
+  ctx.test("complete removes the message", async () => {
+    const sb = ctx.client();
+    await sb.createSender("complete").sendMessages({ messageId: "c-1", body: "to complete" });
+    const receiver = sb.createReceiver("complete", PEEK_LOCK);
+    const [m] = await receiveExact(receiver, 1);
+    assert.equal(m.messageId, "c-1");
+    await receiver.completeMessage(m);
+    // Completing twice is refused: the message is gone.
+    await assert.rejects(receiver.completeMessage(m));
+    await receiver.close();
+    await expectMarkerNext(sb, "complete");
+  });
+
+  ctx.test("abandon redelivers the same message with deliveryCount + 1", async () => {
+    const sb = ctx.client();
+    await sb.createSender("abandon").sendMessages({ messageId: "a-1", body: { v: 1 } });
+    const receiver = sb.createReceiver("abandon", PEEK_LOCK);
+    const [first] = await receiveExact(receiver, 1);
+    assert.equal(first.deliveryCount, 0);
+    await receiver.abandonMessage(first);
+    const [second] = await receiveExact(receiver, 1);
+    assert.equal(second.messageId, "a-1");
+    assert.deepEqual(second.body, { v: 1 });
+    assert.equal(second.deliveryCount, 1);
+    assert.equal(second.sequenceNumber.toString(), first.sequenceNumber.toString());
+    assert.notEqual(second.lockToken, first.lockToken, "a redelivery carries a new lock token");
+    await receiver.abandonMessage(second);
+    const [third] = await receiveExact(receiver, 1);
+    assert.equal(third.deliveryCount, 2);
+    await receiver.completeMessage(third);
+    await receiver.close();
+    await expectMarkerNext(sb, "abandon");
+  });
+
+  ctx.test("dead-letter with reason and description, then receive from the DLQ", async () => {
+    const sb = ctx.client();
+    await sb.createSender("deadletter").sendMessages({
+      messageId: "dl-1",
+      body: { order: 7 },
+      subject: "bad-order",
+      applicationProperties: { customer: "c-42" },
+    });
+    const receiver = sb.createReceiver("deadletter", PEEK_LOCK);
+    const [m] = await receiveExact(receiver, 1);
+    await receiver.deadLetterMessage(m, {
+      deadLetterReason: "InvalidOrder",
+      deadLetterErrorDescription: "order 7 has no lines",
+    });
+    await receiver.close();
+
+    const dlq = sb.createReceiver("deadletter", { ...PEEK_LOCK, subQueueType: "deadLetter" });
+    assert.equal(dlq.entityPath, "deadletter/$DeadLetterQueue");
+    const [d] = await receiveExact(dlq, 1);
+    assert.equal(d.messageId, "dl-1");
+    assert.deepEqual(d.body, { order: 7 });
+    assert.equal(d.subject, "bad-order");
+    assert.equal(d.applicationProperties.customer, "c-42");
+    assert.equal(d.deadLetterReason, "InvalidOrder");
+    assert.equal(d.deadLetterErrorDescription, "order 7 has no lines");
+    await dlq.completeMessage(d);
+    await dlq.close();
+    await expectMarkerNext(sb, "deadletter");
+    await expectMarkerNext(sb, "deadletter", { subQueueType: "deadLetter" });
+  });
+
+  ctx.test("MaxDeliveryCount 2: the message lands in the DLQ with MaxDeliveryCountExceeded", async () => {
+    const sb = ctx.client();
+    await sb.createSender("maxdelivery").sendMessages({ messageId: "mdc-1", body: "poison" });
+    const receiver = sb.createReceiver("maxdelivery", PEEK_LOCK);
+    for (let i = 0; i < 2; i++) {
+      const [m] = await receiveExact(receiver, 1);
+      assert.equal(m.messageId, "mdc-1");
+      assert.equal(m.deliveryCount, i);
+      await receiver.abandonMessage(m);
+    }
+    await receiver.close();
+    // Delivered twice already: the next message the queue hands out must be a new one.
+    await expectMarkerNext(sb, "maxdelivery");
+
+    const dlq = sb.createReceiver("maxdelivery", { ...PEEK_LOCK, subQueueType: "deadLetter" });
+    const [d] = await receiveExact(dlq, 1);
+    assert.equal(d.messageId, "mdc-1");
+    assert.equal(d.body, "poison");
+    assert.equal(d.deadLetterReason, "MaxDeliveryCountExceeded");
+    assert.ok(typeof d.deadLetterErrorDescription === "string" && d.deadLetterErrorDescription.length > 0,
+      `deadLetterErrorDescription: ${d.deadLetterErrorDescription}`);
+    await dlq.completeMessage(d);
+    await dlq.close();
+  });
+
+  ctx.test("receiveAndDelete: messages are gone once received", async () => {
+    const sb = ctx.client();
+    await sb.createSender("rnd").sendMessages([0, 1, 2].map((i) => ({ messageId: `rnd-${i}`, body: i })));
+    const receiver = sb.createReceiver("rnd", { receiveMode: "receiveAndDelete" });
+    const got = await receiveExact(receiver, 3);
+    assert.deepEqual(got.map((m) => m.body), [0, 1, 2]);
+    for (const m of got) assert.equal(m.deliveryCount, 0);
+    await receiver.close();
+    await expectMarkerNext(sb, "rnd");
+  });
+
+  ctx.test("competing receivers never get the same message", async () => {
+    const N = 60;
+    const sb = ctx.client();
+    const sender = sb.createSender("compete");
+    await sender.sendMessages(Array.from({ length: N }, (_, i) => ({ messageId: `cmp-${i}`, body: i })));
+    // Two clients = two AMQP connections, each with its own receiver.
+    const receivers = [ctx.client(), ctx.client()].map((c) => c.createReceiver("compete", PEEK_LOCK));
+    const seen = new Map(); // messageId -> receiver index
+    const dups = [];
+    const deadline = Date.now() + 30000;
+    await Promise.all(
+      receivers.map(async (r, idx) => {
+        while (seen.size < N && Date.now() < deadline) {
+          const batch = await r.receiveMessages(7, { maxWaitTimeInMs: 1000 });
+          for (const m of batch) {
+            if (seen.has(m.messageId)) dups.push(`${m.messageId} (receivers ${seen.get(m.messageId)} and ${idx})`);
+            else seen.set(m.messageId, idx);
+            await r.completeMessage(m);
+          }
+        }
+      })
+    );
+    await Promise.all(receivers.map((r) => r.close()));
+    assert.deepEqual(dups, [], "a message was handed to two receivers");
+    assert.equal(seen.size, N, `received ${seen.size} of ${N}`);
+    await expectMarkerNext(sb, "compete");
+  });
+});

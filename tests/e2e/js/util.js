@@ -1,0 +1,64 @@
+// Small helpers shared by the JS SDK tests.
+"use strict";
+
+const assert = require("node:assert/strict");
+const crypto = require("node:crypto");
+
+/** Receiver options used everywhere: no auto lock renewal, so locks expire as configured. */
+const PEEK_LOCK = { receiveMode: "peekLock", maxAutoLockRenewalDurationInMs: 0 };
+
+/**
+ * Receives until exactly n messages arrived (or timeoutMs passed: then fails with
+ * what did arrive). Does not settle them.
+ */
+async function receiveExact(receiver, n, timeoutMs = 20000) {
+  const got = [];
+  const deadline = Date.now() + timeoutMs;
+  while (got.length < n) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const batch = await receiver.receiveMessages(n - got.length, { maxWaitTimeInMs: Math.min(left, 5000) });
+    got.push(...batch);
+  }
+  assert.equal(got.length, n, `expected ${n} message(s), received ${got.length}: ${JSON.stringify(got.map((m) => m.messageId))}`);
+  return got;
+}
+
+/**
+ * Proves, without waiting for a lock to expire, that nothing that is not locked is
+ * ahead of a new message: sends a unique marker and expects it as the very next
+ * message a fresh receiver gets (FIFO). Completes the marker.
+ */
+async function expectMarkerNext(client, queue, receiverOptions = {}) {
+  const marker = `marker-${crypto.randomUUID()}`;
+  const sender = client.createSender(queue);
+  await sender.sendMessages({ body: marker, messageId: marker });
+  await sender.close();
+  const receiver = client.createReceiver(queue, { ...PEEK_LOCK, ...receiverOptions });
+  try {
+    const [m] = await receiveExact(receiver, 1);
+    assert.equal(m.messageId, marker, `expected the marker next, got messageId=${m.messageId} body=${JSON.stringify(m.body)}`);
+    await receiver.completeMessage(m);
+  } finally {
+    await receiver.close();
+  }
+}
+
+/** Awaits promise and expects a ServiceBusError with the given code. */
+async function expectCode(promise, code) {
+  let err = null;
+  try {
+    await promise;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `expected an error with code ${code}, but the call succeeded`);
+  assert.equal(err.code, code, `expected code ${code}, got ${err.code} (${err.name}: ${err.message})`);
+  return err;
+}
+
+function uniqueId(prefix) {
+  return `${prefix}-${crypto.randomUUID()}`;
+}
+
+module.exports = { PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, uniqueId };

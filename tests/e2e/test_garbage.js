@@ -1,0 +1,93 @@
+// Raw TCP clients send garbage to the AMQP port: each must be disconnected, and
+// an SDK client on the same server keeps working before, during and after.
+"use strict";
+
+const assert = require("node:assert/strict");
+const net = require("node:net");
+const crypto = require("node:crypto");
+const { emulatorSuite } = require("./harness");
+const { PEEK_LOCK, receiveExact } = require("./js/util");
+
+const AMQP_HEADER = Buffer.from("AMQP\x00\x01\x00\x00", "latin1");
+const SASL_HEADER = Buffer.from("AMQP\x03\x01\x00\x00", "latin1");
+
+/**
+ * Connects, writes the chunks, and resolves with everything the server sent once
+ * it closed the connection. Fails if the server keeps it open for timeoutMs.
+ */
+function sendGarbage(port, chunks, timeoutMs = 10000) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: "127.0.0.1", port });
+    const got = [];
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`server kept the connection open for ${timeoutMs} ms; it sent ${Buffer.concat(got).toString("hex").slice(0, 200)}`));
+    }, timeoutMs);
+    sock.on("connect", () => {
+      for (const c of chunks) sock.write(c);
+    });
+    sock.on("data", (d) => got.push(d));
+    sock.on("error", () => {}); // ECONNRESET is a fine way to be told off
+    sock.on("close", () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(got));
+    });
+  });
+}
+
+async function roundTrip(sb, id) {
+  await sb.createSender("alive").sendMessages({ messageId: id, body: id });
+  const receiver = sb.createReceiver("alive", PEEK_LOCK);
+  const [m] = await receiveExact(receiver, 1);
+  assert.equal(m.messageId, id);
+  await receiver.completeMessage(m);
+  await receiver.close();
+}
+
+/** A reply, if any, should be an AMQP (or SASL) protocol header: "AMQP" then 4 version bytes. */
+function assertHeaderIfAny(reply, what) {
+  if (reply.length === 0) return;
+  assert.equal(reply.subarray(0, 4).toString("latin1"), "AMQP", `${what}: reply starts with ${reply.subarray(0, 16).toString("hex")}`);
+}
+
+emulatorSuite("garbage on the AMQP port", { queues: ["alive"] }, (ctx) => {
+  let sb;
+  ctx.test("SDK client works before the garbage", async () => {
+    sb = ctx.client();
+    await roundTrip(sb, "before");
+  });
+
+  const cases = {
+    "random bytes": () => [crypto.randomBytes(4096)],
+    "an HTTP request": () => [Buffer.from("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")],
+    "a wrong protocol id": () => [Buffer.from("AMQP\x09\x01\x00\x00garbage", "latin1")],
+    "AMQP header then a garbage frame": () => [AMQP_HEADER, Buffer.from([0, 0, 0, 16, 2, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4])],
+    "AMQP header then a 4 GB frame size": () => [AMQP_HEADER, Buffer.from([0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0])],
+    "AMQP header then a frame shorter than its header": () => [AMQP_HEADER, Buffer.from([0, 0, 0, 3, 2, 0, 0, 0])],
+    "SASL header then random bytes": () => [SASL_HEADER, crypto.randomBytes(512)],
+    "SASL header then a frame with a bad descriptor": () => [
+      SASL_HEADER,
+      Buffer.from([0, 0, 0, 0x14, 2, 1, 0, 0, 0x00, 0x53, 0x77, 0xd0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]),
+    ],
+  };
+  for (const [name, make] of Object.entries(cases)) {
+    ctx.test(`garbage: ${name} gets the connection closed`, async () => {
+      const reply = await sendGarbage(ctx.emu.amqpPort, make());
+      assertHeaderIfAny(reply, name);
+    });
+  }
+
+  ctx.test("100 garbage connections at once while the SDK client sends", async () => {
+    const port = ctx.emu.amqpPort;
+    const garbage = Array.from({ length: 100 }, (_, i) => sendGarbage(port, [i % 2 ? crypto.randomBytes(64) : AMQP_HEADER, crypto.randomBytes(64)]));
+    await Promise.all([...garbage, roundTrip(sb, "during")]);
+  });
+
+  ctx.test("the first SDK client still works after the garbage", async () => {
+    await roundTrip(sb, "after-same-client");
+  });
+
+  ctx.test("a new SDK client works after the garbage", async () => {
+    await roundTrip(ctx.client(), "after-new-client");
+  });
+});
