@@ -1,0 +1,58 @@
+/* The entities a configuration file declares, as plain data: what
+ * emulator/emu_config_json.c reads from Config.json and sql/store_config.c
+ * upserts into PostgreSQL. No I/O here.
+ *
+ * Ownership: an ent_config owns everything it points to. Start from
+ * ent_config_init (or a zeroed struct), grow it with the ent_config_add_*
+ * functions, release it with ent_config_free. Pointers returned by the add
+ * functions stay valid only until the next add on the same array. */
+#ifndef ENT_CONFIG_H
+#define ENT_CONFIG_H
+
+#include <stddef.h>
+
+#include "ent_queue.h"
+
+#define ENT_CONFIG_DEFAULT_NAMESPACE "sbemulatorns"
+
+typedef struct ent_subscription_config {
+    ent_subscription_props props;
+    ent_rule_props *rules;
+    size_t nrules;
+    /* Whether the file listed rules. A subscription without them gets the
+     * $Default (1=1) rule when it has none yet. */
+    int rules_given;
+} ent_subscription_config;
+
+typedef struct ent_topic_config {
+    ent_topic_props props;
+    ent_subscription_config *subscriptions;
+    size_t nsubscriptions;
+} ent_topic_config;
+
+typedef struct ent_config {
+    char namespace_name[64];   /* informational: sbemu serves one namespace */
+    char logging_type[32];     /* Logging.Type as given ("File", "Console", ...), "" if absent */
+    ent_queue_props *queues;
+    size_t nqueues;
+    ent_topic_config *topics;
+    size_t ntopics;
+} ent_config;
+
+void ent_config_init(ent_config *cfg);
+void ent_config_free(ent_config *cfg);
+
+/* Each appends an entry initialised from the given props (copied; rules are
+ * deep-copied) and returns it, or NULL when out of memory. */
+ent_queue_props *ent_config_add_queue(ent_config *cfg, const ent_queue_props *q);
+ent_topic_config *ent_config_add_topic(ent_config *cfg, const ent_topic_props *t);
+ent_subscription_config *ent_config_add_subscription(ent_topic_config *t, const ent_subscription_props *s);
+ent_rule_props *ent_config_add_rule(ent_subscription_config *s, const ent_rule_props *r);
+
+/* Case-insensitive lookups (Service Bus names are). NULL when absent. */
+ent_queue_props *ent_config_find_queue(const ent_config *cfg, const char *name);
+ent_topic_config *ent_config_find_topic(const ent_config *cfg, const char *name);
+ent_subscription_config *ent_config_find_subscription(const ent_topic_config *t, const char *name);
+ent_rule_props *ent_config_find_rule(const ent_subscription_config *s, const char *name);
+
+#endif
