@@ -1,4 +1,4 @@
-/* Versioned schema migrations, compiled into the binary from sql/migrations/*.sql
+/* Versioned schema migrations, compiled into the binary from the files in sql/migrations
  * (sql/embed.cmake). Applied in order at start, each in its own transaction,
  * under an advisory lock so that several replicas starting together do not race. */
 #ifndef STORE_MIGRATE_H

@@ -1,0 +1,103 @@
+/* The $cbs node: put-token requests authorize later links on the connection.
+ * A valid SAS token grants its audience's path until the token's expiry;
+ * anything else is answered 401 and grants nothing (wire-protocol §2). */
+#include <proton/codec.h>
+#include <proton/message.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "amqp_reply.h"
+#include "amqp_sas.h"
+#include "ent_clock.h"
+#include "ent_log.h"
+
+static void grant(amqp_conn *c, const char *path, int64_t expires_ms)
+{
+    for (int i = 0; i < c->ngrants; i++)
+        if (!strcasecmp(c->grants[i].path, path)) {
+            c->grants[i].expires_ms = expires_ms;
+            return;
+        }
+    int slot = c->ngrants < AMQP_MAX_GRANTS ? c->ngrants++ : 0; /* full: reuse the oldest */
+    snprintf(c->grants[slot].path, sizeof c->grants[slot].path, "%s", path);
+    c->grants[slot].expires_ms = expires_ms;
+}
+
+bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path)
+{
+    int64_t now = ent_clock_now_ms();
+    for (int i = 0; i < c->ngrants; i++)
+        if (c->grants[i].expires_ms > now && ent_path_authorized(c->grants[i].path, entity_path))
+            return true;
+    return false;
+}
+
+/* The token is the amqp-value string body. */
+static bool body_string(pn_message_t *m, char *buf, size_t buflen)
+{
+    pn_data_t *b = pn_message_body(m);
+    pn_data_rewind(b);
+    if (!pn_data_next(b) || pn_data_type(b) != PN_STRING)
+        return false;
+    pn_bytes_t s = pn_data_get_string(b);
+    if (s.size >= buflen)
+        return false;
+    memcpy(buf, s.start, s.size);
+    buf[s.size] = 0;
+    return true;
+}
+
+static void respond(amqp_link *lk, pn_message_t *req, int code, const char *description)
+{
+    pn_message_t *r = amqp_reply_begin(req);
+    if (!r)
+        return;
+    pn_data_t *p = pn_message_properties(r);
+    pn_data_put_string(p, pn_bytes(strlen("status-code"), "status-code"));
+    pn_data_put_int(p, code);
+    pn_data_put_string(p, pn_bytes(strlen("status-description"), "status-description"));
+    pn_data_put_string(p, pn_bytes(strlen(description), description));
+    amqp_reply_send(lk, req, r);
+}
+
+void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
+{
+    amqp_conn *c = lk->conn;
+    pn_message_t *req = amqp_request_decode(bytes, len);
+    pn_delivery_update(d, PN_ACCEPTED);
+    pn_delivery_settle(d);
+    if (!req) {
+        LOG_WARN("conn %llu: $cbs request is not an AMQP message", (unsigned long long)c->id);
+        return;
+    }
+    char op[64], type[128], name[1024], token[AMQP_SAS_TOKEN_MAX + 1], why[256];
+    const char *operation = amqp_request_app_string(req, "operation", op, sizeof op);
+    const char *ttype = amqp_request_app_string(req, "type", type, sizeof type);
+    const char *audience = amqp_request_app_string(req, "name", name, sizeof name);
+    if (!operation || strcmp(operation, "put-token")) {
+        respond(lk, req, 400, "The $cbs node supports only the put-token operation.");
+    } else if (!ttype || strcmp(ttype, "servicebus.windows.net:sastoken")) {
+        respond(lk, req, 401, "Only SAS tokens (type servicebus.windows.net:sastoken) are accepted.");
+    } else if (!body_string(req, token, sizeof token)) {
+        respond(lk, req, 400, "The put-token body must be the token as an AMQP string.");
+    } else {
+        amqp_sas_result sas;
+        sb_status st = amqp_sas_verify(token, c->srv->settings.sas_key_name, c->srv->settings.sas_key,
+                                       ent_clock_now_ms(), &sas, why, sizeof why);
+        char path[ENT_PATH_MAX + 1];
+        if (st == SB_OK && ent_audience_path(audience ? audience : sas.audience, path, sizeof path))
+            st = SB_ERR_UNAUTHORIZED, snprintf(why, sizeof why, "the audience is not a Service Bus path");
+        if (st == SB_OK) {
+            grant(c, path, sas.expires_ms);
+            respond(lk, req, 202, "Accepted");
+            LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
+        } else {
+            char desc[400];
+            snprintf(desc, sizeof desc, "Unauthorized: %s.", why);
+            respond(lk, req, sb_status_mgmt_code(st), desc);
+            LOG_INFO("conn %llu: put-token refused: %s", (unsigned long long)c->id, why);
+        }
+    }
+    pn_message_free(req);
+}

@@ -1,0 +1,374 @@
+/* One AMQP connection: an lws raw socket (TLS already terminated by lws) fed
+ * into a Proton pn_connection_driver_t, and the server that owns them all.
+ *
+ * Bytes in (RAW_RX) -> read_buffer/read_done -> events -> handlers; handlers
+ * and store callbacks leave frames in the driver, and amqp_conn_pump asks lws
+ * for WRITEABLE, where write_buffer/write_done drain them. */
+#include <proton/codec.h>
+#include <proton/connection.h>
+#include <proton/event.h>
+#include <proton/session.h>
+#include <proton/transport.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_internal.h"
+#include "ent_clock.h"
+#include "ent_log.h"
+
+/* Bytes written per WRITEABLE callback, so one busy connection cannot starve the loop. */
+#define AMQP_WRITE_CHUNK (64 * 1024)
+
+/* Per-wsi data lws keeps for us: just the pointer, since the connection can
+ * outlive its socket while store operations finish. */
+typedef struct amqp_pss {
+    amqp_conn *conn;
+} amqp_pss;
+
+static uint64_t next_conn_id = 1;
+
+/* ---- server ---- */
+
+static void poll_parked(lws_sorted_usec_list_t *sul)
+{
+    amqp_server *srv = lws_container_of(sul, amqp_server, poll_timer);
+    for (amqp_conn *c = srv->conns; c; c = c->next) {
+        for (amqp_link *lk = c->links; lk; lk = lk->next)
+            if (lk->parked)
+                amqp_link_pump(lk);
+        amqp_conn_pump(c);
+    }
+    lws_sul_schedule(srv->lws, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
+}
+
+amqp_server *amqp_server_new(store *st, const amqp_settings *settings)
+{
+    amqp_server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return NULL;
+    srv->store = st;
+    srv->settings = *settings;
+    return srv;
+}
+
+void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
+{
+    srv->lws = ctx;
+    lws_sul_schedule(ctx, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
+}
+
+void amqp_server_free(amqp_server *srv)
+{
+    if (!srv)
+        return;
+    lws_sul_cancel(&srv->poll_timer);
+    free(srv);
+}
+
+int amqp_server_connection_count(const amqp_server *srv) { return srv->nconns; }
+
+void amqp_server_wake(amqp_server *srv, int64_t queue_id)
+{
+    for (amqp_conn *c = srv->conns; c; c = c->next) {
+        bool any = false;
+        for (amqp_link *lk = c->links; lk; lk = lk->next)
+            if (lk->role == LINK_ENTITY_OUT && lk->parked && lk->entity.id == queue_id) {
+                amqp_link_pump(lk);
+                any = true;
+            }
+        if (any)
+            amqp_conn_pump(c);
+    }
+}
+
+void amqp_server_close_all(amqp_server *srv)
+{
+    for (amqp_conn *c = srv->conns; c; c = c->next) {
+        pn_condition_t *cond = pn_connection_condition(c->driver.connection);
+        pn_condition_set_name(cond, "amqp:connection:forced");
+        pn_condition_set_description(cond, "The emulator is shutting down.");
+        pn_connection_close(c->driver.connection);
+        amqp_conn_pump(c);
+    }
+}
+
+/* ---- connection lifetime ---- */
+
+static void tick(lws_sorted_usec_list_t *sul);
+
+static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi)
+{
+    amqp_conn *c = calloc(1, sizeof *c);
+    if (!c || pn_connection_driver_init(&c->driver, NULL, NULL)) {
+        free(c);
+        return NULL;
+    }
+    c->srv = srv;
+    c->wsi = wsi;
+    c->refs = 1; /* the socket's */
+    c->id = next_conn_id++;
+    pn_transport_t *t = c->driver.transport;
+    pn_transport_set_server(t);
+    pn_transport_require_auth(t, false); /* rhea without a username sends no SASL */
+    amqp_sasl_install(t);
+    pn_transport_set_max_frame(t, AMQP_MAX_FRAME);
+    pn_transport_set_channel_max(t, AMQP_CHANNEL_MAX);
+    pn_transport_set_idle_timeout(t, AMQP_IDLE_TIMEOUT_MS);
+    pn_connection_set_context(c->driver.connection, c);
+    c->next = srv->conns;
+    srv->conns = c;
+    srv->nconns++;
+    return c;
+}
+
+static void conn_destroy(amqp_conn *c)
+{
+    amqp_server *srv = c->srv;
+    for (amqp_conn **pp = &srv->conns; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    srv->nconns--;
+    lws_sul_cancel(&c->tick_timer);
+    pn_connection_driver_destroy(&c->driver);
+    for (amqp_link *lk = c->links, *next; lk; lk = next) {
+        next = lk->next;
+        free(lk);
+    }
+    LOG_DEBUG("conn %llu: freed", (unsigned long long)c->id);
+    free(c);
+}
+
+void amqp_conn_ref(amqp_conn *c) { c->refs++; }
+
+void amqp_conn_unref(amqp_conn *c)
+{
+    if (--c->refs == 0)
+        conn_destroy(c);
+}
+
+amqp_link *amqp_link_of(pn_link_t *l) { return pn_link_get_context(l); }
+
+/* ---- events ---- */
+
+static void on_link_closed(pn_link_t *l)
+{
+    amqp_link *lk = amqp_link_of(l);
+    if (lk) {
+        lk->closed = true;
+        lk->parked = false;
+    }
+    if (!(pn_link_state(l) & PN_LOCAL_CLOSED))
+        pn_link_close(l);
+}
+
+static void on_delivery(amqp_conn *c, pn_delivery_t *d)
+{
+    pn_link_t *l = pn_delivery_link(d);
+    amqp_link *lk = amqp_link_of(l);
+    if (!lk || lk->closed)
+        return;
+    if (pn_link_is_sender(l)) {
+        if (lk->role == LINK_ENTITY_OUT && pn_delivery_updated(d))
+            amqp_link_on_disposition(lk, d);
+        return;
+    }
+    if (!pn_delivery_readable(d) || pn_delivery_partial(d))
+        return;
+    if (pn_delivery_aborted(d)) {
+        pn_delivery_settle(d);
+        return;
+    }
+    (void)c;
+    switch (lk->role) {
+    case LINK_ENTITY_IN:
+        amqp_link_on_transfer(lk, d);
+        break;
+    case LINK_CBS_REQUESTS:
+    case LINK_MGMT_REQUESTS: {
+        size_t len = pn_delivery_pending(d);
+        char *buf = malloc(len ? len : 1);
+        ssize_t got = buf ? pn_link_recv(l, buf, len) : -1;
+        pn_link_advance(l);
+        if (got >= 0) {
+            if (lk->role == LINK_CBS_REQUESTS)
+                amqp_cbs_on_request(lk, d, buf, (size_t)got);
+            else
+                amqp_mgmt_on_request(lk, d, buf, (size_t)got);
+        } else {
+            pn_delivery_settle(d);
+        }
+        free(buf);
+        break;
+    }
+    default:
+        break;
+    }
+    int credit = pn_link_credit(l);
+    if (!lk->closed && credit < AMQP_INBOUND_CREDIT / 2)
+        pn_link_flow(l, AMQP_INBOUND_CREDIT - credit);
+}
+
+static void on_connection_init(pn_connection_t *pc)
+{
+    pn_connection_set_container(pc, "sbemu");
+    /* A full-length open frame: pyamqp reads performative fields by position. */
+    pn_data_t *props = pn_connection_properties(pc);
+    pn_data_put_map(props);
+    pn_data_enter(props);
+    pn_data_put_symbol(props, pn_bytes(7, "product"));
+    pn_data_put_string(props, pn_bytes(5, "sbemu"));
+    pn_data_exit(props);
+}
+
+static void dispatch(amqp_conn *c, pn_event_t *e)
+{
+    switch (pn_event_type(e)) {
+    case PN_CONNECTION_INIT:
+        on_connection_init(pn_event_connection(e));
+        break;
+    case PN_CONNECTION_REMOTE_OPEN:
+        pn_connection_open(pn_event_connection(e));
+        break;
+    case PN_CONNECTION_REMOTE_CLOSE:
+        pn_connection_close(pn_event_connection(e));
+        break;
+    case PN_SESSION_REMOTE_OPEN: {
+        pn_session_t *s = pn_event_session(e);
+        pn_session_set_incoming_capacity(s, AMQP_SESSION_CAPACITY);
+        pn_session_open(s);
+        break;
+    }
+    case PN_SESSION_REMOTE_CLOSE:
+        pn_session_close(pn_event_session(e));
+        break;
+    case PN_LINK_REMOTE_OPEN:
+        amqp_link_on_remote_open(c, pn_event_link(e));
+        break;
+    case PN_LINK_REMOTE_CLOSE:
+    case PN_LINK_REMOTE_DETACH:
+        on_link_closed(pn_event_link(e));
+        break;
+    case PN_LINK_FLOW: {
+        amqp_link *lk = amqp_link_of(pn_event_link(e));
+        if (lk && lk->role == LINK_ENTITY_OUT)
+            amqp_link_pump(lk);
+        break;
+    }
+    case PN_DELIVERY:
+        on_delivery(c, pn_event_delivery(e));
+        break;
+    case PN_TRANSPORT_ERROR: {
+        pn_condition_t *cond = pn_transport_condition(pn_event_transport(e));
+        LOG_INFO("conn %llu: transport error: %s: %s", (unsigned long long)c->id,
+                 pn_condition_get_name(cond) ? pn_condition_get_name(cond) : "?",
+                 pn_condition_get_description(cond) ? pn_condition_get_description(cond) : "");
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void amqp_conn_pump(amqp_conn *c)
+{
+    pn_event_t *e;
+    while ((e = pn_connection_driver_next_event(&c->driver)))
+        dispatch(c, e);
+    if (!c->wsi)
+        return;
+    if (pn_connection_driver_write_buffer(&c->driver).size || pn_connection_driver_write_closed(&c->driver))
+        lws_callback_on_writable(c->wsi);
+    /* heartbeats and the idle timeout */
+    int64_t now = ent_clock_now_ms() - ent_clock_offset_ms();
+    int64_t next = pn_transport_tick(c->driver.transport, now);
+    if (next > 0 && !pn_connection_driver_finished(&c->driver))
+        lws_sul_schedule(lws_get_context(c->wsi), 0, &c->tick_timer, tick,
+                         (lws_usec_t)(next > now ? next - now : 1) * LWS_US_PER_MS);
+}
+
+static void tick(lws_sorted_usec_list_t *sul)
+{
+    amqp_conn *c = lws_container_of(sul, amqp_conn, tick_timer);
+    amqp_conn_pump(c);
+}
+
+/* ---- lws raw socket callbacks ---- */
+
+static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
+{
+    while (len) {
+        pn_rwbytes_t rb = pn_connection_driver_read_buffer(&c->driver);
+        if (!rb.size)
+            break; /* read side closed (protocol error): drop the rest */
+        size_t n = len < rb.size ? len : rb.size;
+        memcpy(rb.start, in, n);
+        pn_connection_driver_read_done(&c->driver, n);
+        in += n;
+        len -= n;
+        amqp_conn_pump(c);
+    }
+    amqp_conn_pump(c);
+    return 0;
+}
+
+static int on_writeable(amqp_conn *c, struct lws *wsi)
+{
+    pn_bytes_t wb = pn_connection_driver_write_buffer(&c->driver);
+    if (wb.size) {
+        size_t n = wb.size < AMQP_WRITE_CHUNK ? wb.size : AMQP_WRITE_CHUNK;
+        unsigned char *buf = malloc(LWS_PRE + n);
+        if (!buf)
+            return -1;
+        memcpy(buf + LWS_PRE, wb.start, n);
+        int w = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_RAW);
+        free(buf);
+        if (w < 0)
+            return -1;
+        pn_connection_driver_write_done(&c->driver, n);
+        amqp_conn_pump(c);
+        return 0;
+    }
+    if (pn_connection_driver_write_closed(&c->driver))
+        return -1; /* everything said, including close: hang up */
+    return 0;
+}
+
+static int amqp_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    amqp_pss *pss = user;
+    amqp_server *srv = lws_vhost_user(lws_get_vhost(wsi)) ? lws_vhost_user(lws_get_vhost(wsi)) : NULL;
+    switch (reason) {
+    case LWS_CALLBACK_RAW_ADOPT:
+        if (!srv || !(pss->conn = conn_new(srv, wsi)))
+            return -1;
+        LOG_DEBUG("conn %llu: accepted", (unsigned long long)pss->conn->id);
+        amqp_conn_pump(pss->conn);
+        return 0;
+    case LWS_CALLBACK_RAW_RX:
+        return pss->conn ? on_rx(pss->conn, in, len) : -1;
+    case LWS_CALLBACK_RAW_WRITEABLE:
+        return pss->conn ? on_writeable(pss->conn, wsi) : -1;
+    case LWS_CALLBACK_RAW_CLOSE:
+        if (pss->conn) {
+            amqp_conn *c = pss->conn;
+            pss->conn = NULL;
+            c->wsi = NULL;
+            lws_sul_cancel(&c->tick_timer);
+            pn_connection_driver_close(&c->driver);
+            amqp_conn_pump(c);
+            LOG_DEBUG("conn %llu: socket closed", (unsigned long long)c->id);
+            amqp_conn_unref(c);
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static const struct lws_protocols amqp_protocol = {
+    "sbemu-amqp", amqp_raw_callback, sizeof(amqp_pss), 0, 0, NULL, 0,
+};
+
+const struct lws_protocols *amqp_server_protocol(void) { return &amqp_protocol; }

@@ -1,0 +1,129 @@
+/* Structures shared by the files of amqp10/. Nothing outside amqp10/ includes this.
+ *
+ * Ownership: the server owns its connections (a list); a connection owns its
+ * Proton driver and its link contexts (a list), and lives until its socket is
+ * closed AND no store operation still refers to it (refs == 0): a store
+ * callback may therefore always touch its connection and links, but must not
+ * ask lws for a write once `wsi` is NULL. */
+#ifndef AMQP_INTERNAL_H
+#define AMQP_INTERNAL_H
+
+#include <libwebsockets.h>
+#include <proton/connection_driver.h>
+#include <proton/delivery.h>
+#include <proton/link.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "amqp_server.h"
+#include "ent_address.h"
+#include "store_queue.h"
+
+/* Credit given to a client that sends to us, topped up at half. */
+#define AMQP_INBOUND_CREDIT 1000
+/* The most messages one claim takes, whatever the client's credit. */
+#define AMQP_CLAIM_MAX 100
+/* CBS grants a connection may hold at once (one per audience). */
+#define AMQP_MAX_GRANTS 64
+/* A parked receiver polls the store this often for messages no commit of this
+ * process announced (lock expiry, schedules, other replicas). */
+#define AMQP_POLL_INTERVAL_MS 500
+/* Our AMQP idle timeout: clients must send something at least this often. */
+#define AMQP_IDLE_TIMEOUT_MS 240000
+/* Frames we accept and send; also what the SDKs expect of Service Bus Standard. */
+#define AMQP_MAX_FRAME 262144
+#define AMQP_CHANNEL_MAX 4999
+/* Bytes a session may buffer before we read them. */
+#define AMQP_SESSION_CAPACITY (8u * 1024 * 1024)
+
+typedef enum amqp_link_role {
+    LINK_CBS_REQUESTS,   /* client -> $cbs */
+    LINK_CBS_REPLIES,    /* $cbs -> client */
+    LINK_MGMT_REQUESTS,  /* client -> <entity>/$management */
+    LINK_MGMT_REPLIES,   /* <entity>/$management -> client */
+    LINK_ENTITY_IN,      /* client sends messages to an entity */
+    LINK_ENTITY_OUT,     /* client receives messages from an entity */
+} amqp_link_role;
+
+typedef struct amqp_conn amqp_conn;
+
+/* One per Proton link; owned by its connection (freed with it). */
+typedef struct amqp_link {
+    struct amqp_link *next;
+    amqp_conn *conn;
+    pn_link_t *pn;
+    amqp_link_role role;
+    ent_address address;
+    bool open;            /* attach answered with a live link */
+    bool closed;          /* detached by either side */
+    store_entity entity;  /* for entity links, as looked up at attach */
+    int subqueue;         /* 0, or 1 for $DeadLetterQueue */
+    bool receive_and_delete;
+    bool claiming;        /* a claim for this link is in the store */
+    bool parked;          /* waiting for messages to appear */
+} amqp_link;
+
+typedef struct amqp_grant {
+    char path[ENT_PATH_MAX + 1]; /* audience path; "" for the namespace */
+    int64_t expires_ms;
+} amqp_grant;
+
+struct amqp_server {
+    store *store;
+    amqp_settings settings;
+    struct lws_context *lws;
+    amqp_conn *conns;
+    int nconns;
+    lws_sorted_usec_list_t poll_timer;
+};
+
+struct amqp_conn {
+    amqp_conn *next;
+    amqp_server *srv;
+    struct lws *wsi;      /* NULL once the socket is gone */
+    pn_connection_driver_t driver;
+    int refs;             /* store operations in flight that refer to this connection */
+    amqp_link *links;
+    amqp_grant grants[AMQP_MAX_GRANTS];
+    int ngrants;
+    lws_sorted_usec_list_t tick_timer;
+    uint64_t id;
+};
+
+/* amqp_conn.c */
+void amqp_conn_ref(amqp_conn *c);
+void amqp_conn_unref(amqp_conn *c);
+/* Processes Proton events and asks lws for a write if Proton has bytes to send. */
+void amqp_conn_pump(amqp_conn *c);
+amqp_link *amqp_link_of(pn_link_t *l);
+/* Every open entity-out link of the server, for wake-ups. */
+void amqp_server_wake(amqp_server *srv, int64_t queue_id);
+
+/* amqp_sasl.c */
+void amqp_sasl_install(pn_transport_t *t);
+
+/* amqp_cbs.c */
+void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len);
+bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
+
+/* amqp_reply.c: request/response plumbing shared by $cbs and $management */
+amqp_link *amqp_reply_link(amqp_conn *c, amqp_link_role role, const char *reply_to);
+
+/* link_attach.c */
+void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l);
+void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description);
+
+/* link_receiver.c */
+void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d);
+
+/* link_sender.c */
+void amqp_link_pump(amqp_link *lk);
+void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d);
+
+/* mgmt_node.c */
+void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len);
+
+/* Sets an error condition on a delivery's local state and settles it rejected. */
+void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description);
+
+#endif

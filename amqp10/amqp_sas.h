@@ -1,0 +1,25 @@
+/* Shared Access Signature tokens, as every SDK builds them (wire-protocol §2.4):
+ * `SharedAccessSignature sr=<enc resource>&sig=<enc base64 HMAC-SHA256>&se=<unix s>&skn=<key name>`,
+ * fields in any order, HMAC over the raw (still encoded) sr + "\n" + se, keyed
+ * with the key string's bytes as written. */
+#ifndef AMQP_SAS_H
+#define AMQP_SAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ent_status.h"
+
+/* Longest token accepted; real ones are ~200 bytes. */
+#define AMQP_SAS_TOKEN_MAX 4096
+
+typedef struct amqp_sas_result {
+    char audience[1024]; /* sr, URL-decoded */
+    int64_t expires_ms;
+} amqp_sas_result;
+
+/* SB_OK, or SB_ERR_UNAUTHORIZED with the reason in why. */
+sb_status amqp_sas_verify(const char *token, const char *key_name, const char *key, int64_t now_ms,
+                          amqp_sas_result *out, char *why, size_t whylen);
+
+#endif

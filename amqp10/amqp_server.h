@@ -1,0 +1,32 @@
+/* The AMQP side of sbemu, as the emulator sees it: create it with the store
+ * and settings, hand its lws protocols to the loop, stop it at shutdown. */
+#ifndef AMQP_SERVER_H
+#define AMQP_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct lws_context;
+struct lws_protocols;
+
+typedef struct amqp_settings {
+    const char *sas_key_name;   /* the one SharedAccessKeyName accepted */
+    const char *sas_key;        /* its key: HMAC key bytes as written */
+    uint32_t max_message_size;  /* max-message-size on attach, and the send limit */
+} amqp_settings;
+
+typedef struct amqp_server amqp_server;
+
+amqp_server *amqp_server_new(store *st, const amqp_settings *settings);
+void amqp_server_free(amqp_server *srv);
+/* Starts the timers once the lws context exists. */
+void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx);
+/* The lws protocol that carries raw AMQP (plain or TLS: lws terminates TLS). */
+const struct lws_protocols *amqp_server_protocol(void);
+/* Closes every connection (amqp:connection:forced) as the process stops. */
+void amqp_server_close_all(amqp_server *srv);
+int amqp_server_connection_count(const amqp_server *srv);
+
+#endif

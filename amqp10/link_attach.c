@@ -1,0 +1,148 @@
+/* Attach: what a new link is for (entity, $cbs, $management), whether the
+ * connection's CBS tokens allow it, and the reply attach the SDKs expect:
+ * termini echoed verbatim, settle modes echoed, max-message-size, a properties
+ * map (wire-protocol §0 #7-#10). Entity links wait for a read-through lookup of
+ * the entity row, so a queue inserted with plain SQL is usable at once. */
+#include <proton/codec.h>
+#include <proton/connection.h>
+#include <proton/terminus.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_internal.h"
+#include "ent_log.h"
+
+static const char *host_of(const amqp_conn *c)
+{
+    const char *h = pn_connection_remote_hostname(c->driver.connection);
+    return h && *h ? h : "localhost";
+}
+
+void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description)
+{
+    /* null source and target, then a closing detach with the error (DOC-PG "Create message sender (error)") */
+    pn_terminus_set_type(pn_link_source(l), PN_UNSPECIFIED);
+    pn_terminus_set_type(pn_link_target(l), PN_UNSPECIFIED);
+    pn_link_open(l);
+    pn_condition_t *cond = pn_link_condition(l);
+    pn_condition_set_name(cond, condition);
+    pn_condition_set_description(cond, description);
+    pn_link_close(l);
+    amqp_link *lk = amqp_link_of(l);
+    if (lk)
+        lk->closed = true;
+}
+
+static void refuse_status(amqp_link *lk, sb_status st, const char *description)
+{
+    LOG_INFO("conn %llu: link '%s' refused: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);
+    amqp_link_refuse(lk->pn, sb_status_condition(st), description);
+}
+
+static void accept_link(amqp_link *lk)
+{
+    pn_link_t *l = lk->pn;
+    pn_terminus_copy(pn_link_source(l), pn_link_remote_source(l));
+    pn_terminus_copy(pn_link_target(l), pn_link_remote_target(l));
+    pn_link_set_snd_settle_mode(l, pn_link_remote_snd_settle_mode(l));
+    pn_link_set_rcv_settle_mode(l, pn_link_remote_rcv_settle_mode(l));
+    pn_link_set_max_message_size(l, lk->conn->srv->settings.max_message_size);
+    pn_data_t *props = pn_link_properties(l);
+    pn_data_put_map(props);
+    pn_link_open(l);
+    lk->open = true;
+    if (pn_link_is_receiver(l))
+        pn_link_flow(l, AMQP_INBOUND_CREDIT);
+}
+
+static void on_lookup(void *ctx, sb_status st, const store_entity *e)
+{
+    amqp_link *lk = ctx;
+    amqp_conn *c = lk->conn;
+    char desc[600];
+    if (lk->closed) {
+        /* detached while we looked: nothing to answer */
+    } else if (st == SB_ERR_NOT_FOUND) {
+        snprintf(desc, sizeof desc,
+                 "The messaging entity 'sb://%s/%s' could not be found. To know more visit "
+                 "https://aka.ms/sbResourceMgrExceptions.",
+                 host_of(c), lk->address.entity);
+        refuse_status(lk, st, desc);
+    } else if (st != SB_OK) {
+        refuse_status(lk, st, "The emulator's store could not look up the entity; retry.");
+    } else {
+        lk->entity = *e;
+        lk->subqueue = lk->address.dead_letter ? 1 : 0;
+        bool out = lk->role == LINK_ENTITY_OUT;
+        if (!out && lk->address.dead_letter) {
+            snprintf(desc, sizeof desc, "Messages cannot be sent to the dead-letter queue of '%s'.", e->name);
+            refuse_status(lk, SB_ERR_NOT_ALLOWED, desc);
+        } else if (out && e->requires_session) {
+            snprintf(desc, sizeof desc,
+                     "The queue '%s' requires sessions, which this emulator does not support yet.", e->name);
+            refuse_status(lk, SB_ERR_NOT_IMPLEMENTED, desc);
+        } else {
+            lk->receive_and_delete = out && pn_link_remote_snd_settle_mode(lk->pn) == PN_SND_SETTLED;
+            accept_link(lk);
+            if (out)
+                amqp_link_pump(lk);
+        }
+    }
+    amqp_conn_pump(c);
+    amqp_conn_unref(c);
+}
+
+void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
+{
+    amqp_link *lk = calloc(1, sizeof *lk);
+    if (!lk) {
+        amqp_link_refuse(l, "amqp:internal-error", "out of memory");
+        return;
+    }
+    lk->conn = c;
+    lk->pn = l;
+    lk->next = c->links;
+    c->links = lk;
+    pn_link_set_context(l, lk);
+
+    bool client_sends = pn_link_is_receiver(l);
+    const char *addr = pn_terminus_get_address(client_sends ? pn_link_remote_target(l) : pn_link_remote_source(l));
+    char desc[600];
+    if (ent_address_parse(addr, &lk->address)) {
+        snprintf(desc, sizeof desc, "The link address '%s' is not a Service Bus entity path.", addr ? addr : "");
+        refuse_status(lk, SB_ERR_ARGUMENT, desc);
+        return;
+    }
+    switch (lk->address.kind) {
+    case ENT_NODE_CBS:
+        lk->role = client_sends ? LINK_CBS_REQUESTS : LINK_CBS_REPLIES;
+        accept_link(lk);
+        return;
+    case ENT_NODE_MANAGEMENT:
+        lk->role = client_sends ? LINK_MGMT_REQUESTS : LINK_MGMT_REPLIES;
+        accept_link(lk);
+        return;
+    case ENT_NODE_ENTITY:
+        lk->role = client_sends ? LINK_ENTITY_IN : LINK_ENTITY_OUT;
+        break;
+    }
+    if (!amqp_cbs_authorized(c, lk->address.entity)) {
+        snprintf(desc, sizeof desc,
+                 "Unauthorized access. '%s' claim(s) are required to perform this operation. Resource: "
+                 "'sb://%s/%s'. No valid token was put on $cbs for this path.",
+                 client_sends ? "Send" : "Listen", host_of(c), lk->address.entity);
+        refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
+        return;
+    }
+    amqp_conn_ref(c);
+    store_lookup_queue(c->srv->store, lk->address.entity, on_lookup, lk);
+}
+
+void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description)
+{
+    pn_condition_t *cond = pn_disposition_condition(pn_delivery_local(d));
+    pn_condition_set_name(cond, sb_status_condition(st));
+    pn_condition_set_description(cond, description);
+    pn_delivery_update(d, PN_REJECTED);
+}

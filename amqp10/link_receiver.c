@@ -1,0 +1,127 @@
+/* Messages a client sends to an entity: decode (a plain message or a batch of
+ * whole messages), apply the entity's rules (TTL cap, schedule), hand them to
+ * the store, and accept the delivery only once its transaction committed. */
+#include <proton/disposition.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_internal.h"
+#include "amqp_message.h"
+#include "ent_clock.h"
+#include "ent_log.h"
+#include "ent_message_rules.h"
+
+/* A delivery waiting for its commit; freed by on_sent. */
+typedef struct pending_send {
+    amqp_link *lk;
+    pn_delivery_t *d;
+} pending_send;
+
+static void on_sent(void *ctx, sb_status st)
+{
+    pending_send *ps = ctx;
+    amqp_conn *c = ps->lk->conn;
+    if (st == SB_OK) {
+        pn_delivery_update(ps->d, PN_ACCEPTED);
+        amqp_server_wake(c->srv, ps->lk->entity.id);
+    } else {
+        amqp_delivery_reject(ps->d, st, "The emulator's store could not commit the message; retry.");
+    }
+    pn_delivery_settle(ps->d);
+    amqp_conn_pump(c);
+    amqp_conn_unref(c);
+    free(ps);
+}
+
+static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char *description)
+{
+    LOG_INFO("conn %llu: send to '%s' rejected: %s", (unsigned long long)lk->conn->id, lk->entity.name, description);
+    amqp_delivery_reject(d, st, description);
+    pn_delivery_settle(d);
+}
+
+/* Fills one store message from a parsed AMQP message. */
+static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, size_t len, int64_t now,
+                  store_new_message *out)
+{
+    int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, lk->entity.default_ttl_ms);
+    out->bytes = bytes;
+    out->len = len;
+    out->message_id = m->has_message_id ? m->message_id : NULL;
+    out->session_id = m->has_session_id ? m->session_id : NULL;
+    out->enqueued_ms = now;
+    out->available_ms = ent_available_at_ms(now, m->scheduled_enqueue_ms);
+    out->state = out->available_ms > now ? 2 : 0;
+    out->ttl_ms = ttl;
+    out->expires_ms = ent_expires_at_ms(now, ttl);
+}
+
+static bool send_refused_by_status(const store_entity *e)
+{
+    return !strcmp(e->status, "Disabled") || !strcmp(e->status, "SendDisabled");
+}
+
+void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
+{
+    pn_link_t *l = lk->pn;
+    size_t len = pn_delivery_pending(d);
+    uint8_t *buf = malloc(len ? len : 1);
+    ssize_t got = buf ? pn_link_recv(l, (char *)buf, len) : -1;
+    pn_link_advance(l);
+    char desc[512];
+    uint32_t max = lk->conn->srv->settings.max_message_size;
+    if (got < 0) {
+        reject_now(lk, d, SB_ERR_INTERNAL, "out of memory reading the message");
+    } else if ((size_t)got > max) {
+        snprintf(desc, sizeof desc, "The message of %zd bytes exceeds the maximum message size of %u bytes.", got, max);
+        reject_now(lk, d, SB_ERR_MESSAGE_SIZE_EXCEEDED, desc);
+    } else if (send_refused_by_status(&lk->entity)) {
+        snprintf(desc, sizeof desc, "The messaging entity '%s' is %s; sending is not allowed.", lk->entity.name,
+                 lk->entity.status);
+        reject_now(lk, d, SB_ERR_ENTITY_DISABLED, desc);
+    } else {
+        amqp_msg m;
+        if (amqp_msg_parse(buf, (size_t)got, &m, desc, sizeof desc)) {
+            reject_now(lk, d, SB_ERR_ARGUMENT, desc);
+            free(buf);
+            return;
+        }
+        int64_t now = ent_clock_now_ms();
+        size_t n = 0;
+        store_new_message *msgs;
+        amqp_msg *parsed;
+        if (amqp_msg_is_batch(&m)) {
+            const uint8_t *cur = NULL;
+            amqp_span inner;
+            size_t count = 0;
+            while (amqp_msg_batch_next(&m, &cur, &inner))
+                count++;
+            msgs = calloc(count, sizeof *msgs);
+            parsed = calloc(count, sizeof *parsed);
+            cur = NULL;
+            while (msgs && parsed && amqp_msg_batch_next(&m, &cur, &inner)) {
+                amqp_msg_parse(inner.p, inner.len, &parsed[n], NULL, 0); /* checked by amqp_msg_is_batch */
+                stamp(lk, &parsed[n], inner.p, inner.len, now, &msgs[n]);
+                n++;
+            }
+        } else {
+            msgs = calloc(1, sizeof *msgs);
+            parsed = NULL;
+            if (msgs)
+                stamp(lk, &m, buf, (size_t)got, now, &msgs[n++]);
+        }
+        pending_send *ps = msgs ? malloc(sizeof *ps) : NULL;
+        if (!ps) {
+            reject_now(lk, d, SB_ERR_INTERNAL, "out of memory");
+        } else {
+            ps->lk = lk;
+            ps->d = d;
+            amqp_conn_ref(lk->conn);
+            store_send(lk->conn->srv->store, lk->entity.id, msgs, n, on_sent, ps); /* copies the bytes */
+        }
+        free(msgs);
+        free(parsed);
+    }
+    free(buf);
+}

@@ -1,0 +1,227 @@
+/* Messages a client receives: claim as many as it has credit for (one claim in
+ * flight per link), deliver them with the lock token as delivery tag, park the
+ * link when the entity is empty, answer drain at once, and turn the client's
+ * dispositions into settlements (wire-protocol §5, §6). */
+#include <proton/codec.h>
+#include <proton/disposition.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_internal.h"
+#include "amqp_message.h"
+#include "ent_clock.h"
+#include "ent_log.h"
+#include "ent_message_rules.h"
+
+/* Dead-letter reasons and descriptions are capped at 4096 characters by Service Bus. */
+#define AMQP_DEAD_LETTER_TEXT_MAX 4096
+
+typedef struct claim_req {
+    amqp_link *lk;
+    int asked;
+} claim_req;
+
+static bool receive_refused_by_status(const store_entity *e)
+{
+    return !strcmp(e->status, "Disabled") || !strcmp(e->status, "ReceiveDisabled");
+}
+
+static void deliver(amqp_link *lk, const store_claimed *m)
+{
+    amqp_delivery_info info = {
+        .sequence_number = m->sequence_number,
+        .enqueued_ms = m->enqueued_ms,
+        .locked_until_ms = lk->receive_and_delete ? 0 : m->locked_until_ms,
+        .ttl_ms = m->ttl_ms,
+        .header_delivery_count = ent_header_delivery_count(m->delivery_count),
+        .message_state = -1,
+        .dead_letter_reason = m->dead_letter_reason,
+        .dead_letter_description = m->dead_letter_description,
+    };
+    amqp_buf out = {0};
+    if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out)) {
+        LOG_ERROR("queue '%s': stored message %lld cannot be encoded; skipped", lk->entity.name,
+                  (long long)m->sequence_number);
+        amqp_buf_free(&out);
+        return;
+    }
+    uint8_t tag[16];
+    if (lk->receive_and_delete) {
+        memset(tag, 0, sizeof tag);
+        memcpy(tag, &m->sequence_number, sizeof m->sequence_number);
+    } else {
+        ent_lock_token_swap(m->lock_token, tag);
+    }
+    pn_delivery_t *d = pn_delivery(lk->pn, pn_dtag((const char *)tag, 16));
+    pn_link_send(lk->pn, (const char *)out.data, out.len);
+    pn_link_advance(lk->pn);
+    if (lk->receive_and_delete)
+        pn_delivery_settle(d);
+    amqp_buf_free(&out);
+}
+
+static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_t n)
+{
+    claim_req *req = ctx;
+    amqp_link *lk = req->lk;
+    amqp_conn *c = lk->conn;
+    lk->claiming = false;
+    if (lk->closed || !c->wsi) {
+        /* the receiver left while we claimed: give the locks back at once */
+        for (size_t i = 0; st == SB_OK && !lk->receive_and_delete && i < n; i++)
+            store_settle(c->srv->store, lk->entity.id, msgs[i].lock_token, STORE_SETTLE_RELEASE, NULL, NULL,
+                         ent_clock_now_ms(), NULL, NULL);
+    } else if (st != SB_OK) {
+        lk->parked = true; /* retried by the poll timer */
+    } else {
+        for (size_t i = 0; i < n; i++)
+            deliver(lk, &msgs[i]);
+        if ((int)n < req->asked) {
+            lk->parked = true;
+            if (pn_link_get_drain(lk->pn))
+                pn_link_drained(lk->pn);
+        } else {
+            amqp_link_pump(lk);
+        }
+    }
+    amqp_conn_pump(c);
+    amqp_conn_unref(c);
+    free(req);
+}
+
+void amqp_link_pump(amqp_link *lk)
+{
+    if (!lk->open || lk->closed || lk->claiming || !lk->conn->wsi)
+        return;
+    int credit = pn_link_credit(lk->pn);
+    if (credit <= 0) {
+        lk->parked = false;
+        return;
+    }
+    if (receive_refused_by_status(&lk->entity)) {
+        lk->parked = true;
+        if (pn_link_get_drain(lk->pn))
+            pn_link_drained(lk->pn);
+        return;
+    }
+    claim_req *req = malloc(sizeof *req);
+    if (!req)
+        return;
+    req->lk = lk;
+    req->asked = credit < AMQP_CLAIM_MAX ? credit : AMQP_CLAIM_MAX;
+    lk->claiming = true;
+    lk->parked = false;
+    int64_t now = ent_clock_now_ms();
+    amqp_conn_ref(lk->conn);
+    store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue,
+                lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK, req->asked, now,
+                ent_lock_until_ms(now, lk->entity.lock_duration_ms), on_claimed, req);
+}
+
+/* ---- dispositions ---- */
+
+typedef struct settle_req {
+    amqp_link *lk;
+    pn_delivery_t *d;
+    uint64_t outcome;
+    store_settle_kind kind;
+} settle_req;
+
+static void on_settled(void *ctx, sb_status st)
+{
+    settle_req *req = ctx;
+    amqp_conn *c = req->lk->conn;
+    if (st == SB_OK) {
+        pn_delivery_update(req->d, req->outcome);
+        if (req->kind == STORE_SETTLE_ABANDON || req->kind == STORE_SETTLE_RELEASE)
+            amqp_server_wake(c->srv, req->lk->entity.id);
+    } else if (st == SB_ERR_LOCK_LOST) {
+        amqp_delivery_reject(req->d, st,
+                             "The lock supplied is invalid. Either the lock expired, or the message has already "
+                             "been removed from the queue.");
+    } else {
+        amqp_delivery_reject(req->d, st, "The emulator's store could not settle the message; retry.");
+    }
+    pn_delivery_settle(req->d);
+    amqp_conn_pump(c);
+    amqp_conn_unref(c);
+    free(req);
+}
+
+/* Copies a string value of the rejected outcome's info map (keys are symbols). */
+static const char *info_string(pn_data_t *info, const char *key, char *buf, size_t buflen)
+{
+    pn_data_rewind(info);
+    if (!pn_data_next(info) || pn_data_type(info) != PN_MAP)
+        return NULL;
+    pn_data_enter(info);
+    const char *found = NULL;
+    while (pn_data_next(info)) {
+        bool match = false;
+        pn_type_t t = pn_data_type(info);
+        if (t == PN_SYMBOL || t == PN_STRING) {
+            pn_bytes_t k = t == PN_SYMBOL ? pn_data_get_symbol(info) : pn_data_get_string(info);
+            match = k.size == strlen(key) && !memcmp(k.start, key, k.size);
+        }
+        if (!pn_data_next(info))
+            break;
+        if (match && pn_data_type(info) == PN_STRING) {
+            pn_bytes_t v = pn_data_get_string(info);
+            size_t n = v.size < buflen - 1 ? v.size : buflen - 1;
+            memcpy(buf, v.start, n);
+            buf[n] = 0;
+            found = buf;
+            break;
+        }
+    }
+    pn_data_exit(info);
+    return found;
+}
+
+void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
+{
+    if (lk->receive_and_delete || pn_delivery_get_context(d))
+        return; /* pre-settled, or a settlement already in the store */
+    uint64_t outcome = pn_delivery_remote_state(d);
+    store_settle_kind kind;
+    switch (outcome) {
+    case PN_ACCEPTED: kind = STORE_SETTLE_COMPLETE; break;
+    case PN_REJECTED: kind = STORE_SETTLE_DEADLETTER; break;
+    case PN_RELEASED: kind = STORE_SETTLE_RELEASE; break;
+    case PN_MODIFIED:
+        kind = pn_disposition_is_undeliverable(pn_delivery_remote(d)) ? STORE_SETTLE_DEFER : STORE_SETTLE_ABANDON;
+        break;
+    default:
+        return; /* no terminal outcome yet */
+    }
+    pn_delivery_tag_t tag = pn_delivery_tag(d);
+    if (tag.size != 16) {
+        amqp_delivery_reject(d, SB_ERR_LOCK_LOST, "The delivery tag is not a lock token.");
+        pn_delivery_settle(d);
+        return;
+    }
+    uint8_t token[16];
+    ent_lock_token_swap((const uint8_t *)tag.start, token);
+    char reason[AMQP_DEAD_LETTER_TEXT_MAX + 1], description[AMQP_DEAD_LETTER_TEXT_MAX + 1];
+    const char *r = NULL, *ds = NULL;
+    if (kind == STORE_SETTLE_DEADLETTER) {
+        pn_condition_t *cond = pn_disposition_condition(pn_delivery_remote(d));
+        r = info_string(pn_condition_info(cond), "DeadLetterReason", reason, sizeof reason);
+        ds = info_string(pn_condition_info(cond), "DeadLetterErrorDescription", description, sizeof description);
+        if (!ds && pn_condition_get_description(cond)) {
+            snprintf(description, sizeof description, "%s", pn_condition_get_description(cond));
+            ds = description;
+        }
+    }
+    settle_req *req = malloc(sizeof *req);
+    if (!req)
+        return;
+    req->lk = lk;
+    req->d = d;
+    req->outcome = outcome;
+    req->kind = kind;
+    pn_delivery_set_context(d, req);
+    amqp_conn_ref(lk->conn);
+    store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, ent_clock_now_ms(), on_settled, req);
+}

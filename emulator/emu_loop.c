@@ -1,0 +1,180 @@
+/* See emu_loop.h. */
+#include "emu_loop.h"
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ent_clock.h"
+#include "ent_log.h"
+
+/* The group-commit flush runs on the next loop turn, so that everything that
+ * arrived in this turn joins the same transaction. */
+static lws_sorted_usec_list_t flush_sul;
+static emu_loop *flush_loop;
+
+static void flush_now(lws_sorted_usec_list_t *sul)
+{
+    (void)sul;
+    flush_loop->flush_scheduled = false;
+    store_flush(flush_loop->store);
+}
+
+static void hook_want_flush(void *ud)
+{
+    emu_loop *L = ud;
+    if (L->flush_scheduled || !L->ctx)
+        return;
+    L->flush_scheduled = true;
+    flush_loop = L;
+    lws_sul_schedule(L->ctx, 0, &flush_sul, flush_now, 1);
+}
+
+static void hook_want_write(void *ud)
+{
+    emu_loop *L = ud;
+    if (L->pg_wsi)
+        lws_callback_on_writable(L->pg_wsi);
+}
+
+store_hooks emu_loop_store_hooks(emu_loop *L) { return (store_hooks){hook_want_write, hook_want_flush, L}; }
+
+static int pg_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    (void)user;
+    (void)in;
+    (void)len;
+    emu_loop *L = lws_vhost_user(lws_get_vhost(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_RAW_RX_FILE:
+        store_on_readable(L->store);
+        break;
+    case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+        store_on_writable(L->store);
+        break;
+    case LWS_CALLBACK_RAW_CLOSE_FILE:
+        if (L && L->pg_wsi == wsi)
+            L->pg_wsi = NULL;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void lws_log_to_ours(int level, const char *line)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "lws: %s", line);
+    size_t n = strlen(buf);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = 0;
+    ent_log(level == LLL_ERR ? ENT_LOG_ERROR : ENT_LOG_WARN, "%s", buf);
+}
+
+static struct lws_vhost *listen_raw(emu_loop *L, const emu_options *o, const char *name, int port, const char *cert,
+                                    const char *key, amqp_server *srv)
+{
+    struct lws_context_creation_info vi;
+    memset(&vi, 0, sizeof vi);
+    vi.vhost_name = name;
+    vi.port = port;
+    vi.iface = o->bind;
+    vi.protocols = L->amqp_protocols;
+    vi.options = LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    vi.listen_accept_role = "raw-skt";
+    vi.listen_accept_protocol = L->amqp_protocols[0].name;
+    vi.ssl_cert_filepath = cert;
+    vi.ssl_private_key_filepath = key;
+    vi.user = srv;
+    return lws_create_vhost(L->ctx, &vi);
+}
+
+int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, const char *tls_key, amqp_server *srv,
+                   store *st, char *err, size_t errlen)
+{
+    L->store = st;
+    L->http.srv = srv;
+    L->amqp_protocols[0] = *amqp_server_protocol();
+    L->http_protocols[0] = *http_api_protocol();
+    L->pg_protocols[0] = (struct lws_protocols){"sbemu-pg", pg_callback, 0, 0, 0, NULL, 0};
+
+    lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_ours);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    info.port = CONTEXT_PORT_NO_LISTEN;
+    L->ctx = lws_create_context(&info);
+    if (!L->ctx) {
+        snprintf(err, errlen, "cannot create the libwebsockets context");
+        return -1;
+    }
+    if (!listen_raw(L, o, "amqp", o->amqp_port, NULL, NULL, srv)) {
+        snprintf(err, errlen, "cannot listen for AMQP on port %d (--amqp-port): is it in use?", o->amqp_port);
+        return -1;
+    }
+    if (o->amqps_port && !listen_raw(L, o, "amqps", o->amqps_port, tls_cert, tls_key, srv)) {
+        snprintf(err, errlen, "cannot listen for AMQP over TLS on port %d (--amqps-port): in use, or bad certificate?",
+                 o->amqps_port);
+        return -1;
+    }
+    struct lws_context_creation_info vi;
+    memset(&vi, 0, sizeof vi);
+    vi.vhost_name = "http";
+    vi.port = o->http_port;
+    vi.iface = o->bind;
+    vi.protocols = L->http_protocols;
+    vi.user = &L->http;
+    if (!lws_create_vhost(L->ctx, &vi)) {
+        snprintf(err, errlen, "cannot listen for HTTP on port %d (--http-port): is it in use?", o->http_port);
+        return -1;
+    }
+    memset(&vi, 0, sizeof vi);
+    vi.vhost_name = "internal";
+    vi.port = CONTEXT_PORT_NO_LISTEN_SERVER;
+    vi.protocols = L->pg_protocols;
+    vi.user = L;
+    struct lws_vhost *internal = lws_create_vhost(L->ctx, &vi);
+    /* lws closes what it adopts; libpq keeps its own descriptor */
+    int fd = dup(store_socket(st));
+    lws_sock_file_fd_type desc = {.filefd = fd};
+    L->pg_wsi = internal ? lws_adopt_descriptor_vhost(internal, LWS_ADOPT_RAW_FILE_DESC, desc, "sbemu-pg", NULL) : NULL;
+    if (!L->pg_wsi) {
+        snprintf(err, errlen, "cannot watch the PostgreSQL socket");
+        return -1;
+    }
+    amqp_server_attach_loop(srv, L->ctx);
+    L->http.amqp_listening = true;
+    return 0;
+}
+
+void emu_loop_run(emu_loop *L, volatile int *stop)
+{
+    while (!*stop)
+        if (lws_service(L->ctx, 0) < 0)
+            break;
+}
+
+void emu_loop_drain(emu_loop *L, int ms, bool (*done)(void *), void *arg)
+{
+    int64_t until = ent_clock_now_ms() + ms;
+    while (!done(arg) && ent_clock_now_ms() < until)
+        lws_service(L->ctx, 0);
+}
+
+void emu_loop_wake(emu_loop *L)
+{
+    if (L->ctx)
+        lws_cancel_service(L->ctx);
+}
+
+void emu_loop_destroy(emu_loop *L)
+{
+    if (L->ctx) {
+        lws_sul_cancel(&flush_sul);
+        L->http.amqp_listening = false;
+        lws_context_destroy(L->ctx);
+        L->ctx = NULL;
+    }
+}

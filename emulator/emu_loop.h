@@ -1,0 +1,40 @@
+/* The one event loop: a libwebsockets context with a vhost per listening port
+ * (plain AMQP, AMQP over TLS, HTTP) and an internal vhost that watches the
+ * store's PostgreSQL socket. Everything runs on this thread. */
+#ifndef EMU_LOOP_H
+#define EMU_LOOP_H
+
+#include <stdbool.h>
+#include <libwebsockets.h>
+#include <stddef.h>
+
+#include "amqp_server.h"
+#include "emu_options.h"
+#include "http_api.h"
+#include "store.h"
+
+typedef struct emu_loop {
+    struct lws_context *ctx;
+    store *store;
+    struct lws *pg_wsi;          /* the adopted dup() of the store's socket */
+    bool flush_scheduled;
+    http_api_state http;
+    /* lws keeps pointers to these protocol lists: they live as long as the loop */
+    struct lws_protocols amqp_protocols[2];
+    struct lws_protocols http_protocols[2];
+    struct lws_protocols pg_protocols[2];
+} emu_loop;
+
+/* Creates the context and listeners and adopts the store socket. The store's
+ * hooks must point at emu_loop_store_hooks(loop). Returns 0, or -1 with err. */
+int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, const char *tls_key, amqp_server *srv,
+                   store *st, char *err, size_t errlen);
+store_hooks emu_loop_store_hooks(emu_loop *L);
+/* Serves until *stop becomes true (set from a signal handler, then emu_loop_wake). */
+void emu_loop_run(emu_loop *L, volatile int *stop);
+/* Serves for at most ms, returning early when done() says so. */
+void emu_loop_drain(emu_loop *L, int ms, bool (*done)(void *), void *arg);
+void emu_loop_wake(emu_loop *L);
+void emu_loop_destroy(emu_loop *L);
+
+#endif

@@ -1,0 +1,192 @@
+/* sbemu: start-up and shutdown, in the order they must happen.
+ *
+ *   options -> logging -> PostgreSQL (embedded or --postgres) -> migrations ->
+ *   Config.json -> TLS certificate -> store -> AMQP server -> listeners -> loop
+ *
+ * and on SIGINT/SIGTERM: close client connections, let in-flight commits
+ * finish, close the store, stop the embedded PostgreSQL, exit 0. */
+#include <errno.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "amqp_server.h"
+#if __has_include("cmd_filter.h")
+#include "cmd_filter.h"
+#define HAVE_CMD_FILTER 1
+#endif
+#include "emu_config_json.h"
+#include "emu_log.h"
+#include "emu_loop.h"
+#include "emu_options.h"
+#include "emu_pgembed.h"
+#include "emu_tlscert.h"
+#include "ent_log.h"
+#include "store.h"
+#include "store_migrate.h"
+
+/* How long shutdown waits for in-flight commits and goodbyes. */
+#define EMU_SHUTDOWN_GRACE_MS 3000
+#define EMU_ERR_MAX 1024
+#define EMU_CONNINFO_MAX 1024
+
+static volatile int stop_requested;
+static emu_loop loop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+    emu_loop_wake(&loop);
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0755) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+/* Migrations and Config.json run once, on a plain blocking connection. */
+static int prepare_database(const char *conninfo, const char *config_file, char *err, size_t errlen)
+{
+    PGconn *conn = PQconnectdb(conninfo);
+    if (PQstatus(conn) != CONNECTION_OK) {
+        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
+        PQfinish(conn);
+        return -1;
+    }
+    PQclear(PQexec(conn, "SET client_min_messages = warning"));
+    int rc = store_migrate(conn, err, errlen);
+    if (!rc && config_file)
+        rc = emu_config_load_and_apply(conn, config_file, err, errlen);
+    PQfinish(conn);
+    return rc;
+}
+
+static bool shutdown_done(void *arg)
+{
+    amqp_server *srv = arg;
+    return store_idle(loop.store) && amqp_server_connection_count(srv) == 0;
+}
+
+static void print_connection_string(const emu_options *o, const char *cert)
+{
+    char port[16] = "";
+    if (o->amqp_port != 5672)
+        snprintf(port, sizeof port, ":%d", o->amqp_port);
+    printf("sbemu is ready.\n"
+           "  Connection string: Endpoint=sb://localhost%s;SharedAccessKeyName=%s;SharedAccessKey=%s;"
+           "UseDevelopmentEmulator=true;\n"
+           "  AMQP: %d   AMQPS: %d   HTTP (/health): %d\n",
+           port, o->sas_key_name, o->sas_key, o->amqp_port, o->amqps_port, o->http_port);
+    if (cert)
+        printf("  TLS certificate (trust it as a CA): %s\n", cert);
+    fflush(stdout);
+}
+
+static int run(emu_options *o)
+{
+    char err[EMU_ERR_MAX] = "", conninfo[EMU_CONNINFO_MAX];
+    char cert[4096] = "", key[4096] = "";
+    emu_pgembed pg;
+    memset(&pg, 0, sizeof pg);
+    int rc = 1;
+    store *st = NULL;
+    amqp_server *srv = NULL;
+
+    if (make_dirs(o->data_dir)) {
+        LOG_ERROR("cannot create --data-dir '%s': %s", o->data_dir, strerror(errno));
+        return 1;
+    }
+    if (o->postgres) {
+        snprintf(conninfo, sizeof conninfo, "%s", o->postgres);
+    } else if (emu_pgembed_start(&pg, o->data_dir, conninfo, sizeof conninfo, err, sizeof err)) {
+        LOG_ERROR("embedded PostgreSQL: %s", err);
+        return 1;
+    }
+    if (prepare_database(conninfo, o->config_file, err, sizeof err)) {
+        LOG_ERROR("%s", err);
+        goto out;
+    }
+    if (o->amqps_port) {
+        if (o->tls_cert) {
+            snprintf(cert, sizeof cert, "%s", o->tls_cert);
+            snprintf(key, sizeof key, "%s", o->tls_key);
+        } else if (emu_tlscert_ensure(o->data_dir, cert, sizeof cert, key, sizeof key, err, sizeof err)) {
+            LOG_ERROR("TLS certificate: %s", err);
+            goto out;
+        }
+    }
+    store_hooks hooks = emu_loop_store_hooks(&loop);
+    if (!(st = store_open(conninfo, &hooks, err, sizeof err))) {
+        LOG_ERROR("%s", err);
+        goto out;
+    }
+    amqp_settings settings = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size};
+    if (!(srv = amqp_server_new(st, &settings))) {
+        LOG_ERROR("out of memory");
+        goto out;
+    }
+    if (emu_loop_start(&loop, o, cert[0] ? cert : NULL, key[0] ? key : NULL, srv, st, err, sizeof err)) {
+        LOG_ERROR("%s", err);
+        goto out;
+    }
+    print_connection_string(o, cert[0] ? cert : NULL);
+    LOG_INFO("Emulator Service is Successfully Up!");
+    emu_loop_run(&loop, &stop_requested);
+
+    LOG_INFO("stopping: closing connections and finishing in-flight commits");
+    amqp_server_close_all(srv);
+    emu_loop_drain(&loop, EMU_SHUTDOWN_GRACE_MS, shutdown_done, srv);
+    rc = 0;
+out:
+    emu_loop_destroy(&loop);
+    amqp_server_free(srv);
+    store_close(st);
+    if (!o->postgres)
+        emu_pgembed_stop(&pg);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef HAVE_CMD_FILTER
+    if (argc > 1 && !strcmp(argv[1], "filter"))
+        return emu_cmd_filter(argc - 1, argv + 1);
+#endif
+    emu_options o;
+    char err[EMU_ERR_MAX];
+    int rc = emu_options_parse(&o, argc, argv, err, sizeof err);
+    if (rc == 1) {
+        emu_options_usage(stdout);
+        emu_options_free(&o);
+        return 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", err);
+        emu_options_free(&o);
+        return 2;
+    }
+    emu_log_init(o.log_level);
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    rc = run(&o);
+    emu_options_free(&o);
+    return rc;
+}

@@ -1,0 +1,15 @@
+/* The emulator's one clock. Every time-based rule (TTL, schedules, locks,
+ * idleness) reads it, and SQL receives its value as a parameter, so moving it
+ * (ent_clock_advance) makes time pass for the whole emulator at once. */
+#ifndef ENT_CLOCK_H
+#define ENT_CLOCK_H
+
+#include <stdint.h>
+
+/* Milliseconds since the Unix epoch: the system clock plus the advanced offset. */
+int64_t ent_clock_now_ms(void);
+/* Moves the clock forward by ms (negative values are refused; returns -1). */
+int ent_clock_advance(int64_t ms);
+int64_t ent_clock_offset_ms(void);
+
+#endif

@@ -1,0 +1,337 @@
+/* The group-commit engine behind store.h. */
+#include "store.h"
+
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ent_log.h"
+#include "store_statements.h"
+
+/* Operations per transaction. Past this the batch is cut (never inside an op). */
+#define STORE_BATCH_MAX_OPS 512
+
+typedef struct store_stmt {
+    const char *prepared;
+    int nparams;
+    char *block; /* one allocation holding every parameter value */
+    const char *values[STORE_MAX_PARAMS];
+    int lengths[STORE_MAX_PARAMS];
+    int formats[STORE_MAX_PARAMS];
+} store_stmt;
+
+/* One logical operation: its statements run in one transaction, in order. */
+struct store_op {
+    store_op *next;
+    int nstmt;
+    bool solo;        /* retried alone after its batch failed */
+    sb_status status; /* SB_OK unless parse decided otherwise */
+    store_parse_fn parse;
+    store_done_fn done;
+    void *ctx;
+    void *result;
+    void (*free_result)(void *);
+    store_stmt stmts[];
+};
+
+/* What each pipelined query of the in-flight batch belongs to. */
+typedef struct store_slot {
+    store_op *op; /* NULL for BEGIN and COMMIT */
+    int stmt;
+} store_slot;
+
+/* Owned by the emulator; owns the connection and every queued op. */
+struct store {
+    PGconn *conn;
+    store_hooks hooks;
+    bool broken;
+    store_op *pending, *pending_tail;
+    store_op *inflight; /* list of the ops in the in-flight batch */
+    store_slot *slots;  /* query k of the batch */
+    int nslots, slot_cap, next_slot;
+    bool batch_failed;
+};
+
+store_op *store_op_new(int nstmt, store_parse_fn parse, store_done_fn done, void *ctx)
+{
+    store_op *op = calloc(1, sizeof *op + (size_t)nstmt * sizeof(store_stmt));
+    if (!op)
+        return NULL;
+    op->nstmt = nstmt;
+    op->parse = parse;
+    op->done = done;
+    op->ctx = ctx;
+    return op;
+}
+
+int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *params, int nparams)
+{
+    store_stmt *st = &op->stmts[i];
+    if (nparams > STORE_MAX_PARAMS)
+        return -1;
+    size_t total = 0;
+    for (int k = 0; k < nparams; k++)
+        total += params[k].value ? (size_t)params[k].len + 1 : 0;
+    st->block = malloc(total ? total : 1);
+    if (!st->block)
+        return -1;
+    char *at = st->block;
+    st->prepared = prepared;
+    st->nparams = nparams;
+    for (int k = 0; k < nparams; k++) {
+        st->formats[k] = params[k].binary;
+        st->lengths[k] = params[k].len;
+        if (!params[k].value) {
+            st->values[k] = NULL;
+            continue;
+        }
+        memcpy(at, params[k].value, (size_t)params[k].len);
+        at[params[k].len] = 0; /* text parameters are read up to the NUL */
+        st->values[k] = at;
+        at += params[k].len + 1;
+    }
+    return 0;
+}
+
+void *store_op_ctx(const store_op *op) { return op->ctx; }
+int store_op_nstmt(const store_op *op) { return op->nstmt; }
+void *store_op_result(const store_op *op) { return op->result; }
+void store_op_set_status(store_op *op, sb_status st) { op->status = st; }
+
+void store_op_set_result(store_op *op, void *result, void (*free_result)(void *))
+{
+    op->result = result;
+    op->free_result = free_result;
+}
+
+static void op_finish(store_op *op, sb_status st)
+{
+    if (op->done)
+        op->done(op, st == SB_OK ? op->status : st);
+    if (op->free_result && op->result)
+        op->free_result(op->result);
+    for (int i = 0; i < op->nstmt; i++)
+        free(op->stmts[i].block);
+    free(op);
+}
+
+/* ---- connection ---- */
+
+store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen)
+{
+    store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->hooks = *hooks;
+    s->conn = PQconnectdb(conninfo);
+    if (PQstatus(s->conn) != CONNECTION_OK) {
+        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(s->conn));
+        PQfinish(s->conn);
+        free(s);
+        return NULL;
+    }
+    if (store_statements_prepare(s->conn, err, errlen) || PQsetnonblocking(s->conn, 1) ||
+        !PQenterPipelineMode(s->conn)) {
+        if (!err[0])
+            snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(s->conn));
+        PQfinish(s->conn);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void fail_list(store_op *op, sb_status st)
+{
+    while (op) {
+        store_op *next = op->next;
+        op_finish(op, st);
+        op = next;
+    }
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    store_op *inflight = s->inflight, *pending = s->pending;
+    s->inflight = s->pending = s->pending_tail = NULL;
+    fail_list(inflight, SB_ERR_INTERNAL);
+    fail_list(pending, SB_ERR_INTERNAL);
+    PQfinish(s->conn);
+    free(s->slots);
+    free(s);
+}
+
+int store_socket(const store *s) { return PQsocket(s->conn); }
+bool store_idle(const store *s) { return !s->pending && !s->inflight; }
+bool store_healthy(const store *s) { return !s->broken && PQstatus(s->conn) == CONNECTION_OK; }
+
+/* The connection is gone: everything queued fails; the store stays broken. */
+static void store_break(store *s, const char *why)
+{
+    if (!s->broken)
+        LOG_ERROR("PostgreSQL connection lost (%s): %s", why, PQerrorMessage(s->conn));
+    s->broken = true;
+    store_op *inflight = s->inflight, *pending = s->pending;
+    s->inflight = s->pending = s->pending_tail = NULL;
+    fail_list(inflight, SB_ERR_INTERNAL);
+    fail_list(pending, SB_ERR_INTERNAL);
+}
+
+void store_submit(store *s, store_op *op)
+{
+    if (s->broken || op->status != SB_OK) {
+        /* broken store, or the op could not even be built (out of memory) */
+        op_finish(op, s->broken ? SB_ERR_INTERNAL : op->status);
+        return;
+    }
+    op->next = NULL;
+    if (s->pending_tail)
+        s->pending_tail->next = op;
+    else
+        s->pending = op;
+    s->pending_tail = op;
+    if (!s->inflight && s->hooks.want_flush)
+        s->hooks.want_flush(s->hooks.ud);
+}
+
+static int add_slot(store *s, store_op *op, int stmt)
+{
+    if (s->nslots == s->slot_cap) {
+        int cap = s->slot_cap ? s->slot_cap * 2 : 64;
+        store_slot *n = realloc(s->slots, (size_t)cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->slots = n;
+        s->slot_cap = cap;
+    }
+    s->slots[s->nslots++] = (store_slot){op, stmt};
+    return 0;
+}
+
+static bool send_plain(store *s, const char *sql)
+{
+    return PQsendQueryParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 1) == 1;
+}
+
+void store_flush(store *s)
+{
+    if (s->inflight || !s->pending || s->broken)
+        return;
+    /* Take whole ops: a solo op goes alone, others up to the batch limit. */
+    store_op *first = s->pending, *last = first;
+    int n = 1;
+    if (!first->solo)
+        while (last->next && !last->next->solo && n < STORE_BATCH_MAX_OPS) {
+            last = last->next;
+            n++;
+        }
+    s->pending = last->next;
+    if (!s->pending)
+        s->pending_tail = NULL;
+    last->next = NULL;
+    s->inflight = first;
+    s->nslots = 0;
+    s->next_slot = 0;
+    s->batch_failed = false;
+
+    bool ok = add_slot(s, NULL, 0) == 0 && send_plain(s, "BEGIN");
+    for (store_op *op = first; ok && op; op = op->next)
+        for (int i = 0; ok && i < op->nstmt; i++) {
+            store_stmt *st = &op->stmts[i];
+            ok = add_slot(s, op, i) == 0 &&
+                 PQsendQueryPrepared(s->conn, st->prepared, st->nparams, st->values, st->lengths, st->formats, 1) == 1;
+        }
+    ok = ok && add_slot(s, NULL, 0) == 0 && send_plain(s, "COMMIT") && PQpipelineSync(s->conn) == 1;
+    if (!ok) {
+        store_break(s, "send");
+        return;
+    }
+    store_on_writable(s);
+}
+
+void store_on_writable(store *s)
+{
+    if (s->broken)
+        return;
+    int r = PQflush(s->conn);
+    if (r < 0)
+        store_break(s, "flush");
+    else if (r > 0 && s->hooks.want_write)
+        s->hooks.want_write(s->hooks.ud);
+}
+
+/* The batch is over: settle every op, or requeue them alone if it failed. */
+static void batch_complete(store *s)
+{
+    store_op *ops = s->inflight;
+    s->inflight = NULL;
+    if (s->batch_failed && ops && ops->next) {
+        store_op *tail = ops;
+        for (store_op *op = ops; op; op = op->next) {
+            op->solo = true;
+            op->status = SB_OK;
+            if (op->free_result && op->result)
+                op->free_result(op->result);
+            op->result = NULL;
+            tail = op;
+        }
+        tail->next = s->pending;
+        s->pending = ops;
+        if (!s->pending_tail)
+            s->pending_tail = tail;
+    } else {
+        fail_list(ops, s->batch_failed ? SB_ERR_INTERNAL : SB_OK);
+    }
+    store_flush(s);
+}
+
+static void handle_result(store *s, PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_PIPELINE_SYNC) {
+        batch_complete(s);
+        return;
+    }
+    if (s->next_slot >= s->nslots)
+        return; /* not ours: cannot happen in a healthy pipeline */
+    store_slot *slot = &s->slots[s->next_slot];
+    if (st == PGRES_FATAL_ERROR) {
+        if (!s->batch_failed)
+            LOG_WARN("store: %s failed: %s", slot->op ? slot->op->stmts[slot->stmt].prepared : "transaction",
+                     PQresultErrorMessage(r));
+        s->batch_failed = true;
+    } else if (st == PGRES_PIPELINE_ABORTED) {
+        s->batch_failed = true;
+    } else if (slot->op && slot->op->parse && !s->batch_failed) {
+        slot->op->parse(slot->op, slot->stmt, r);
+    }
+}
+
+void store_on_readable(store *s)
+{
+    if (s->broken)
+        return;
+    if (!PQconsumeInput(s->conn)) {
+        store_break(s, "read");
+        return;
+    }
+    while (s->inflight && !PQisBusy(s->conn)) {
+        PGresult *r = PQgetResult(s->conn);
+        if (!r) {
+            /* end of one query's results */
+            if (s->next_slot < s->nslots)
+                s->next_slot++;
+            continue;
+        }
+        handle_result(s, r);
+        PQclear(r);
+    }
+    PGnotify *n;
+    while ((n = PQnotifies(s->conn)))
+        PQfreemem(n);
+}

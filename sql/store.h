@@ -1,0 +1,70 @@
+/* The asynchronous PostgreSQL store: one non-blocking libpq connection in
+ * pipeline mode, driven by the emulator's loop.
+ *
+ * Group commit: operations submitted while a transaction is in flight wait in
+ * `pending`; when the in-flight one ends (PGRES_PIPELINE_SYNC), everything
+ * pending goes out as the next transaction: BEGIN, each operation's statements,
+ * COMMIT, Sync. Callbacks run only after the COMMIT is known, so a caller can
+ * acknowledge its client the moment its callback says SB_OK.
+ *
+ * If a transaction fails, each of its operations is retried alone, so one bad
+ * request cannot fail its neighbours. The loop integration is three calls
+ * (store_socket, store_on_readable, store_on_writable) and two hooks. */
+#ifndef STORE_H
+#define STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ent_status.h"
+
+typedef struct store store;
+typedef struct store_op store_op;
+
+/* How the store asks its loop for service. Both may be called often. */
+typedef struct store_hooks {
+    void (*want_write)(void *ud); /* call store_on_writable when the socket is writable */
+    void (*want_flush)(void *ud); /* call store_flush soon, after the current callbacks */
+    void *ud;
+} store_hooks;
+
+/* Connects (blocking; done once at start), prepares the statements and enters
+ * pipeline mode. NULL with a message in err on failure. */
+store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen);
+void store_close(store *s); /* fails what is still pending with SB_ERR_INTERNAL */
+
+int store_socket(const store *s);
+void store_on_readable(store *s);
+void store_on_writable(store *s);
+void store_flush(store *s);        /* sends the pending batch if none is in flight */
+bool store_idle(const store *s);   /* nothing pending, nothing in flight */
+bool store_healthy(const store *s);
+
+/* ---- the engine's contract with store_ops.c ---- */
+
+/* Parameters are int8 (8 bytes, binary), text, bytea or uuid (binary), as the
+ * statement was prepared; results come back in binary format. */
+typedef struct store_param {
+    const void *value; /* NULL for SQL NULL */
+    int len;
+    int binary;
+} store_param;
+
+
+typedef void (*store_parse_fn)(store_op *op, int stmt, const void *pgresult);
+typedef void (*store_done_fn)(store_op *op, sb_status st);
+
+/* Allocates an op with room for nstmt statements. Ownership passes to the store
+ * at store_submit; the store frees it after done() returns. */
+store_op *store_op_new(int nstmt, store_parse_fn parse, store_done_fn done, void *ctx);
+/* Sets statement i: a prepared statement name and its parameters (copied). */
+int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *params, int nparams);
+void *store_op_ctx(const store_op *op);
+int store_op_nstmt(const store_op *op);
+void *store_op_result(const store_op *op);           /* op-owned result storage */
+void store_op_set_result(store_op *op, void *result, void (*free_result)(void *));
+void store_op_set_status(store_op *op, sb_status st); /* a logical outcome decided by parse */
+void store_submit(store *s, store_op *op);
+
+#endif

@@ -1,0 +1,287 @@
+/* Builds the ops of store_queue.h and parses their binary results. */
+#include "store_queue.h"
+
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_statements.h"
+
+/* ---- binary parameter and result helpers ---- */
+
+typedef struct int8_param {
+    unsigned char b[8];
+} int8_param;
+
+static int8_param be_int8(int64_t v)
+{
+    int8_param p;
+    for (int i = 0; i < 8; i++)
+        p.b[i] = (unsigned char)((uint64_t)v >> (56 - 8 * i));
+    return p;
+}
+
+#define P_INT8(x) ((store_param){(x).b, 8, 1})
+#define P_TEXT(s) ((store_param){(s), (s) ? (int)strlen(s) : 0, 0})
+#define P_UUID(u) ((store_param){(u), 16, 1})
+
+static int64_t col_i64(const PGresult *r, int row, int col)
+{
+    const unsigned char *p = (const unsigned char *)PQgetvalue(r, row, col);
+    uint64_t v = 0;
+    int len = PQgetlength(r, row, col);
+    for (int i = 0; i < len; i++)
+        v = v << 8 | p[i];
+    if (len == 4)
+        return (int32_t)v;
+    if (len == 2)
+        return (int16_t)v;
+    return (int64_t)v;
+}
+
+static bool col_bool(const PGresult *r, int row, int col) { return PQgetvalue(r, row, col)[0] != 0; }
+
+static void col_text(const PGresult *r, int row, int col, char *out, size_t outlen)
+{
+    size_t n = (size_t)PQgetlength(r, row, col);
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, PQgetvalue(r, row, col), n);
+    out[n] = 0;
+}
+
+/* The caller's callback and context, carried by every op. */
+typedef struct user_cb {
+    void (*fn)(void);
+    void *ctx;
+} user_cb;
+
+static user_cb *user_new(void (*fn)(void), void *ctx)
+{
+    user_cb *u = malloc(sizeof *u);
+    if (u) {
+        u->fn = fn;
+        u->ctx = ctx;
+    }
+    return u;
+}
+
+/* ---- lookup ---- */
+
+static void lookup_parse(store_op *op, int stmt, const void *res)
+{
+    (void)stmt;
+    const PGresult *r = res;
+    if (PQntuples(r) < 1) {
+        store_op_set_status(op, SB_ERR_NOT_FOUND);
+        return;
+    }
+    store_entity *e = calloc(1, sizeof *e);
+    if (!e) {
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return;
+    }
+    e->id = col_i64(r, 0, 0);
+    col_text(r, 0, 1, e->name, sizeof e->name);
+    col_text(r, 0, 2, e->status, sizeof e->status);
+    e->requires_session = col_bool(r, 0, 3);
+    e->lock_duration_ms = col_i64(r, 0, 4);
+    e->max_delivery_count = (int32_t)col_i64(r, 0, 5);
+    e->default_ttl_ms = col_i64(r, 0, 6);
+    e->dead_lettering_on_expiration = col_bool(r, 0, 7);
+    e->max_size_mb = col_i64(r, 0, 8);
+    e->requires_duplicate_detection = col_bool(r, 0, 9);
+    e->duplicate_window_ms = col_i64(r, 0, 10);
+    store_op_set_result(op, e, free);
+}
+
+static void lookup_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    ((store_lookup_cb)u->fn)(u->ctx, st, st == SB_OK ? store_op_result(op) : NULL);
+    free(u);
+}
+
+void store_lookup_queue(store *s, const char *name, store_lookup_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new(1, lookup_parse, lookup_done, u) : NULL;
+    store_param p[1] = {P_TEXT(name)};
+    if (!op) {
+        free(u);
+        cb(ctx, SB_ERR_INTERNAL, NULL);
+        return;
+    }
+    if (store_op_stmt(op, 0, STMT_LOOKUP_QUEUE, p, 1))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- send ---- */
+
+static void status_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    if (u->fn)
+        ((store_status_cb)u->fn)(u->ctx, st);
+    free(u);
+}
+
+void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new((int)n, NULL, status_done, u) : NULL;
+    if (!op) {
+        free(u);
+        cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    int8_param q = be_int8(queue_id);
+    for (size_t i = 0; i < n; i++) {
+        const store_new_message *m = &msgs[i];
+        int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), avail = be_int8(m->available_ms),
+                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms);
+        store_param p[9] = {
+            P_INT8(q),
+            P_INT8(state),
+            P_INT8(enq),
+            P_INT8(avail),
+            m->expires_ms ? P_INT8(exp) : (store_param){0},
+            m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
+            P_TEXT(m->message_id),
+            P_TEXT(m->session_id),
+            {m->bytes, (int)m->len, 1},
+        };
+        if (store_op_stmt(op, (int)i, STMT_SEND, p, 9)) {
+            store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
+            break;
+        }
+    }
+    store_submit(s, op);
+}
+
+/* ---- claim ---- */
+
+typedef struct claim_result {
+    size_t n;
+    store_claimed *msgs;
+    void *pgresult; /* the rows the claimed messages point into */
+} claim_result;
+
+static void claim_free(void *p)
+{
+    claim_result *c = p;
+    PQclear(c->pgresult);
+    free(c->msgs);
+    free(c);
+}
+
+static int by_sequence(const void *a, const void *b)
+{
+    const store_claimed *x = a, *y = b;
+    return x->sequence_number < y->sequence_number ? -1 : x->sequence_number > y->sequence_number;
+}
+
+static void claim_parse(store_op *op, int stmt, const void *res)
+{
+    const PGresult *r = res;
+    if (stmt != store_op_nstmt(op) - 1)
+        return; /* the dead-letter sweep before the claim returns nothing */
+    int rows = PQntuples(r);
+    claim_result *c = calloc(1, sizeof *c);
+    PGresult *copy = PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
+    if (!c || !copy || (rows && !(c->msgs = calloc((size_t)rows, sizeof *c->msgs)))) {
+        free(c);
+        PQclear(copy);
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return;
+    }
+    c->pgresult = copy;
+    c->n = (size_t)rows;
+    for (int i = 0; i < rows; i++) {
+        store_claimed *m = &c->msgs[i];
+        m->sequence_number = col_i64(copy, i, 0);
+        m->enqueued_ms = col_i64(copy, i, 1);
+        m->locked_until_ms = col_i64(copy, i, 2);
+        memcpy(m->lock_token, PQgetvalue(copy, i, 3), 16);
+        m->delivery_count = (int32_t)col_i64(copy, i, 4);
+        m->ttl_ms = col_i64(copy, i, 5);
+        m->dead_letter_reason = PQgetisnull(copy, i, 6) ? NULL : PQgetvalue(copy, i, 6);
+        m->dead_letter_description = PQgetisnull(copy, i, 7) ? NULL : PQgetvalue(copy, i, 7);
+        m->bytes = (const uint8_t *)PQgetvalue(copy, i, 8);
+        m->len = (size_t)PQgetlength(copy, i, 8);
+    }
+    qsort(c->msgs, c->n, sizeof *c->msgs, by_sequence);
+    store_op_set_result(op, c, claim_free);
+}
+
+static void claim_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    claim_result *c = store_op_result(op);
+    if (st == SB_OK && c)
+        ((store_claim_cb)u->fn)(u->ctx, SB_OK, c->msgs, c->n);
+    else
+        ((store_claim_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
+    free(u);
+}
+
+void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
+                 int64_t locked_until_ms, store_claim_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    bool sweep = subqueue == 0;
+    store_op *op = u ? store_op_new(sweep ? 2 : 1, claim_parse, claim_done, u) : NULL;
+    if (!op) {
+        free(u);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
+               until = be_int8(locked_until_ms);
+    int i = 0;
+    int rc = 0;
+    if (sweep)
+        rc |= store_op_stmt(op, i++, STMT_DLQ_LAPSED, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
+    if (mode == STORE_CLAIM_LOCK)
+        rc |= store_op_stmt(op, i, STMT_CLAIM_LOCK,
+                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until)}, 5);
+    else
+        rc |= store_op_stmt(op, i, STMT_CLAIM_DELETE, (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim)},
+                            4);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- settle ---- */
+
+static void settle_parse(store_op *op, int stmt, const void *res)
+{
+    (void)stmt;
+    if (PQntuples((const PGresult *)res) < 1)
+        store_op_set_status(op, SB_ERR_LOCK_LOST);
+}
+
+void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
+                  const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx)
+{
+    static const char *const stmt_of[] = {
+        [STORE_SETTLE_COMPLETE] = STMT_COMPLETE, [STORE_SETTLE_ABANDON] = STMT_ABANDON,
+        [STORE_SETTLE_DEADLETTER] = STMT_DEADLETTER, [STORE_SETTLE_DEFER] = STMT_DEFER,
+        [STORE_SETTLE_RELEASE] = STMT_RELEASE,
+    };
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new(1, settle_parse, status_done, u) : NULL;
+    if (!op) {
+        free(u);
+        if (cb)
+            cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    store_param p[5] = {P_UUID(lock_token), P_INT8(q), P_INT8(now), P_TEXT(reason), P_TEXT(description)};
+    if (store_op_stmt(op, 0, stmt_of[kind], p, kind == STORE_SETTLE_DEADLETTER ? 5 : 3))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}

@@ -1,0 +1,84 @@
+/* Typed queue operations on the store (see store.h for when callbacks run).
+ * Every time is a millisecond Unix time from the emulator's clock. */
+#ifndef STORE_QUEUE_H
+#define STORE_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ent_status.h"
+#include "store.h"
+
+/* Service Bus paths are at most 260 characters. */
+#define STORE_ENTITY_NAME_MAX 260
+
+/* A queue's row as a link needs it. Copied out of the result: caller-owned. */
+typedef struct store_entity {
+    int64_t id;
+    char name[STORE_ENTITY_NAME_MAX + 1];
+    char status[24];
+    bool requires_session;
+    int64_t lock_duration_ms;
+    int32_t max_delivery_count;
+    int64_t default_ttl_ms; /* -1: unlimited */
+    bool dead_lettering_on_expiration;
+    int64_t max_size_mb;
+    bool requires_duplicate_detection;
+    int64_t duplicate_window_ms;
+} store_entity;
+
+typedef void (*store_lookup_cb)(void *ctx, sb_status st, const store_entity *e);
+/* SB_ERR_NOT_FOUND when no queue has that name (case-insensitive). */
+void store_lookup_queue(store *s, const char *name, store_lookup_cb cb, void *ctx);
+
+typedef struct store_new_message {
+    const uint8_t *bytes; /* copied at submit */
+    size_t len;
+    const char *message_id; /* NULL: none */
+    const char *session_id; /* NULL: none */
+    int state;              /* 0 active, 2 scheduled */
+    int64_t enqueued_ms;
+    int64_t available_ms;
+    int64_t expires_ms; /* 0: never */
+    int64_t ttl_ms;     /* -1: none */
+} store_new_message;
+
+typedef void (*store_status_cb)(void *ctx, sb_status st);
+/* All n messages commit together or not at all (a Service Bus batch is atomic). */
+void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx);
+
+/* A claimed message; memory owned by the store until the callback returns. */
+typedef struct store_claimed {
+    int64_t sequence_number;
+    int64_t enqueued_ms;
+    int64_t locked_until_ms; /* 0 for receive-and-delete */
+    int64_t ttl_ms;
+    uint8_t lock_token[16];  /* RFC 4122 byte order */
+    int32_t delivery_count;  /* locks granted so far, this one included */
+    const char *dead_letter_reason;      /* NULL: none */
+    const char *dead_letter_description; /* NULL: none */
+    const uint8_t *bytes;
+    size_t len;
+} store_claimed;
+
+typedef enum store_claim_mode { STORE_CLAIM_LOCK, STORE_CLAIM_DELETE } store_claim_mode;
+typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msgs, size_t n);
+/* Takes up to max receivable messages of (queue, subqueue) in sequence order:
+ * locks them until locked_until_ms, or deletes them. */
+void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
+                 int64_t locked_until_ms, store_claim_cb cb, void *ctx);
+
+typedef enum store_settle_kind {
+    STORE_SETTLE_COMPLETE,
+    STORE_SETTLE_ABANDON,
+    STORE_SETTLE_DEADLETTER,
+    STORE_SETTLE_DEFER,
+    STORE_SETTLE_RELEASE,
+} store_settle_kind;
+
+/* SB_ERR_LOCK_LOST when the token is unknown, settled, or its lock lapsed. */
+void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
+                  const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx);
+
+#endif

@@ -1,0 +1,25 @@
+/* The prepared statements of the store, by name. Their SQL lives in
+ * store_statements.c so that the whole database surface reads in one place. */
+#ifndef STORE_STATEMENTS_H
+#define STORE_STATEMENTS_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+/* The most parameters any statement takes. */
+#define STORE_MAX_PARAMS 12
+
+#define STMT_LOOKUP_QUEUE "sb_lookup_queue"
+#define STMT_SEND "sb_send"
+#define STMT_DLQ_LAPSED "sb_dlq_lapsed"
+#define STMT_CLAIM_LOCK "sb_claim_lock"
+#define STMT_CLAIM_DELETE "sb_claim_delete"
+#define STMT_COMPLETE "sb_complete"
+#define STMT_ABANDON "sb_abandon"
+#define STMT_DEADLETTER "sb_deadletter"
+#define STMT_DEFER "sb_defer"
+#define STMT_RELEASE "sb_release"
+
+int store_statements_prepare(PGconn *conn, char *err, size_t errlen);
+
+#endif
