@@ -338,14 +338,16 @@ static int on_writeable(amqp_conn *c, struct lws *wsi)
 static int amqp_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
     amqp_pss *pss = user;
-    amqp_server *srv = lws_vhost_user(lws_get_vhost(wsi)) ? lws_vhost_user(lws_get_vhost(wsi)) : NULL;
     switch (reason) {
-    case LWS_CALLBACK_RAW_ADOPT:
+    case LWS_CALLBACK_RAW_ADOPT: {
+        /* only adopted sockets have a vhost: read it here, not for every reason */
+        amqp_server *srv = lws_vhost_user(lws_get_vhost(wsi));
         if (!srv || !(pss->conn = conn_new(srv, wsi)))
             return -1;
         LOG_DEBUG("conn %llu: accepted", (unsigned long long)pss->conn->id);
         amqp_conn_pump(pss->conn);
         return 0;
+    }
     case LWS_CALLBACK_RAW_RX:
         return pss->conn ? on_rx(pss->conn, in, len) : -1;
     case LWS_CALLBACK_RAW_WRITEABLE:

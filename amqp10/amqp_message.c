@@ -302,6 +302,35 @@ static void encode_application_properties(const amqp_msg *m, const amqp_delivery
     amqp_buf_compound_end(out, mark, n);
 }
 
+/* Properties with message-id filled in: the original fields after it are copied as they are. */
+static void encode_properties(const amqp_msg *m, const amqp_delivery_info *info, amqp_buf *out)
+{
+    if (m->has_message_id || !info->message_id) {
+        amqp_buf_raw(out, m->properties.p, m->properties.len);
+        return;
+    }
+    amqp_buf_descriptor(out, AMQP_SEC_PROPERTIES);
+    size_t mark = amqp_buf_list_begin(out);
+    amqp_buf_string(out, info->message_id, strlen(info->message_id));
+    uint32_t n = 1;
+    if (m->properties.len) {
+        const uint8_t *p = m->properties.p;
+        amqp_val list, f;
+        if (!amqp_read(&p, m->properties.p + m->properties.len, &list) &&
+            (list.code == 0xc0 || list.code == 0xd0)) {
+            p = list.data;
+            const uint8_t *end = list.data + list.size;
+            for (uint32_t i = 0; i < list.count && !amqp_read(&p, end, &f); i++) {
+                if (i == 0)
+                    continue; /* the absent (null) message-id */
+                amqp_buf_raw(out, f.start, (size_t)(f.end - f.start));
+                n++;
+            }
+        }
+    }
+    amqp_buf_compound_end(out, mark, n);
+}
+
 int amqp_msg_encode_delivery(const uint8_t *stored, size_t len, const amqp_delivery_info *info, amqp_buf *out)
 {
     amqp_msg m;
@@ -310,7 +339,7 @@ int amqp_msg_encode_delivery(const uint8_t *stored, size_t len, const amqp_deliv
     encode_header(&m, info, out);
     /* delivery-annotations are for one hop only and are not forwarded */
     encode_annotations(&m, info, out);
-    amqp_buf_raw(out, m.properties.p, m.properties.len);
+    encode_properties(&m, info, out);
     encode_application_properties(&m, info, out);
     amqp_buf_raw(out, m.body.p, m.body.len);
     amqp_buf_raw(out, m.footer.p, m.footer.len);

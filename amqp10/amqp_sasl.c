@@ -13,7 +13,12 @@
 
 static void sasl_free(pn_transport_t *t) { (void)t; }
 static const char *sasl_list(pn_transport_t *t) { (void)t; return "MSSBCBS ANONYMOUS PLAIN EXTERNAL"; }
-static bool sasl_init_server(pn_transport_t *t) { (void)t; return true; }
+/* The server speaks first: post the mechanisms frame. */
+static bool sasl_init_server(pn_transport_t *t)
+{
+    pnx_sasl_set_desired_state(t, SASL_POSTED_MECHANISMS);
+    return true;
+}
 static bool sasl_init_client(pn_transport_t *t) { (void)t; return false; }
 static void sasl_prepare_write(pn_transport_t *t) { (void)t; }
 

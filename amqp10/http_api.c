@@ -39,12 +39,11 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 {
     (void)user;
     (void)len;
-    const http_api_state *st = lws_vhost_user(lws_get_vhost(wsi));
     switch (reason) {
     case LWS_CALLBACK_HTTP: {
         const char *path = in;
         if (!strcmp(path, "/health") || !strcmp(path, "/health/"))
-            return on_health(wsi, st);
+            return on_health(wsi, lws_vhost_user(lws_get_vhost(wsi)));
         char body[256];
         snprintf(body, sizeof body, "{\"error\":\"no such resource: %.180s\"}", path);
         return respond(wsi, 404, "application/json", body);

@@ -38,6 +38,7 @@ static void deliver(amqp_link *lk, const store_claimed *m)
         .message_state = -1,
         .dead_letter_reason = m->dead_letter_reason,
         .dead_letter_description = m->dead_letter_description,
+        .message_id = m->message_id,
     };
     amqp_buf out = {0};
     if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out)) {

@@ -40,22 +40,23 @@ static void hook_want_write(void *ud)
 
 store_hooks emu_loop_store_hooks(emu_loop *L) { return (store_hooks){hook_want_write, hook_want_flush, L}; }
 
+static emu_loop *loop_of(struct lws *wsi) { return lws_vhost_user(lws_get_vhost(wsi)); }
+
 static int pg_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
     (void)user;
     (void)in;
     (void)len;
-    emu_loop *L = lws_vhost_user(lws_get_vhost(wsi));
     switch (reason) {
     case LWS_CALLBACK_RAW_RX_FILE:
-        store_on_readable(L->store);
+        store_on_readable(loop_of(wsi)->store);
         break;
     case LWS_CALLBACK_RAW_WRITEABLE_FILE:
-        store_on_writable(L->store);
+        store_on_writable(loop_of(wsi)->store);
         break;
     case LWS_CALLBACK_RAW_CLOSE_FILE:
-        if (L && L->pg_wsi == wsi)
-            L->pg_wsi = NULL;
+        if (loop_of(wsi)->pg_wsi == wsi)
+            loop_of(wsi)->pg_wsi = NULL;
         break;
     default:
         break;

@@ -210,6 +210,7 @@ static void claim_parse(store_op *op, int stmt, const void *res)
         m->dead_letter_description = PQgetisnull(copy, i, 7) ? NULL : PQgetvalue(copy, i, 7);
         m->bytes = (const uint8_t *)PQgetvalue(copy, i, 8);
         m->len = (size_t)PQgetlength(copy, i, 8);
+        m->message_id = PQgetisnull(copy, i, 9) ? NULL : PQgetvalue(copy, i, 9);
     }
     qsort(c->msgs, c->n, sizeof *c->msgs, by_sequence);
     store_op_set_result(op, c, claim_free);

@@ -58,6 +58,7 @@ typedef struct store_claimed {
     int32_t delivery_count;  /* locks granted so far, this one included */
     const char *dead_letter_reason;      /* NULL: none */
     const char *dead_letter_description; /* NULL: none */
+    const char *message_id;  /* as stored; the broker's when the sender set none */
     const uint8_t *bytes;
     size_t len;
 } store_claimed;

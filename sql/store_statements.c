@@ -22,7 +22,8 @@ typedef struct stmt_def {
 #define CLAIM_RETURNING                                                                                          \
     " RETURNING m.sequence_number, sbemu_ms(m.enqueued_at), coalesce(sbemu_ms(m.locked_until), 0),"          \
     " coalesce(m.lock_token, '00000000-0000-0000-0000-000000000000'), m.delivery_count,"                       \
-    " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message"
+    " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message,"                \
+    " m.message_id"
 
 /* $1 queue, $2 subqueue, $3 now, $4 max count */
 #define CLAIM_CANDIDATES                                                                                          \
@@ -45,7 +46,9 @@ static const stmt_def stmt_defs[] = {
      " RETURNING next_sequence_number - 1 AS seq)"
      " INSERT INTO messages (queue_id, sequence_number, state, enqueued_at, available_at, expires_at,"
      " time_to_live_ms, message_id, session_id, message)"
-     " SELECT $1, q.seq, $2::smallint, sbemu_ts($3), sbemu_ts($4), sbemu_ts($5), $6, $7, $8, $9 FROM q"
+     " SELECT $1, q.seq, $2::smallint, sbemu_ts($3), sbemu_ts($4), sbemu_ts($5), $6,"
+     /* Service Bus stamps a MessageId on messages sent without one */
+     " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8, $9 FROM q"
      " RETURNING sequence_number",
      9, {INT8, INT8, INT8, INT8, INT8, INT8, TEXT, TEXT, BYTEA}},
     /* A lock that lapsed on a message delivered MaxDeliveryCount times dead-letters it. $1 queue, $2 now */
