@@ -18,10 +18,7 @@
 typedef struct ent_subscription_config {
     ent_subscription_props props;
     ent_rule_props *rules;
-    size_t nrules;
-    /* Whether the file listed rules. A subscription without them gets the
-     * $Default (1=1) rule when it has none yet. */
-    int rules_given;
+    size_t nrules;   /* 0: the store gives it $Default (1=1) if it has no rule yet */
 } ent_subscription_config;
 
 typedef struct ent_topic_config {

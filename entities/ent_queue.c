@@ -63,6 +63,7 @@ const char *ent_value_type_name(ent_value_type t)
     case ENT_VALUE_INT: return "an integer";
     case ENT_VALUE_DOUBLE: return "a number";
     case ENT_VALUE_STRING: return "a string";
+    case ENT_VALUE_STRUCTURED: return "an object or array";
     }
     return "an unknown type";
 }

@@ -82,6 +82,8 @@ typedef enum ent_value_type {
     ENT_VALUE_INT,
     ENT_VALUE_DOUBLE,
     ENT_VALUE_STRING,
+    ENT_VALUE_STRUCTURED, /* an object or array: no property takes one; setters
+                             refuse it (or say the property is unknown) */
 } ent_value_type;
 
 /* A typed value. The setters copy what they keep; s is borrowed. */

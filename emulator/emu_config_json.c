@@ -1,0 +1,704 @@
+/* Config.json -> ent_config (see emu_config_json.h). The walk is strict about
+ * types and values (through the entities/ setters) and lenient about shape:
+ * what sbemu does not know is warned about and skipped, never fatal. */
+#include "emu_config_json.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "ent_log.h"
+#include "store_config.h"
+
+/* Room for `subscription "<260-char topic>/Subscriptions/<50-char name>"` and
+ * the like, and for an error text built around one. */
+#define WHO_SIZE 1600
+#define MSG_SIZE 2048
+
+/* Everything the walk needs: the output, the error buffer, the source name. */
+typedef struct walk {
+    ent_config *cfg;
+    const char *source;
+    char *err;
+    size_t errlen;
+} walk;
+
+__attribute__((format(printf, 2, 3)))
+static int walk_fail(walk *w, const char *fmt, ...)
+{
+    char msg[MSG_SIZE + WHO_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(w->err, w->errlen, "%s: %s", w->source, msg);
+    return -1;
+}
+
+/* ---- Comments ----------------------------------------------------------- */
+
+char *emu_config_strip_comments(const char *text, size_t len, char *err, size_t errlen)
+{
+    char *out = malloc(len + 1);
+    if (!out) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    memcpy(out, text, len);
+    out[len] = '\0';
+    /* A UTF-8 byte order mark (Windows editors write one). */
+    if (len >= 3 && !memcmp(out, "\xEF\xBB\xBF", 3))
+        memset(out, ' ', 3);
+
+    int line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = out[i];
+        if (c == '\n') {
+            line++;
+            line_start = i + 1;
+        } else if (c == '"') {
+            /* Skip the string, honouring backslash escapes. */
+            for (i++; i < len && out[i] != '"'; i++) {
+                if (out[i] == '\\' && i + 1 < len)
+                    i++;
+                else if (out[i] == '\n') {
+                    line++;
+                    line_start = i + 1;
+                }
+            }
+        } else if (c == '/' && i + 1 < len && out[i + 1] == '/') {
+            while (i < len && out[i] != '\n')
+                out[i++] = ' ';
+            i--; /* let the loop see the newline */
+        } else if (c == '/' && i + 1 < len && out[i + 1] == '*') {
+            int start_line = line;
+            size_t start_col = i - line_start + 1;
+            out[i++] = ' ';
+            out[i++] = ' ';
+            while (i < len && !(out[i] == '*' && i + 1 < len && out[i + 1] == '/')) {
+                if (out[i] == '\n') {
+                    line++;
+                    line_start = i + 1;
+                } else {
+                    out[i] = ' ';
+                }
+                i++;
+            }
+            if (i >= len) {
+                snprintf(err, errlen, "line %d, column %zu: unterminated /* comment", start_line, start_col);
+                free(out);
+                return NULL;
+            }
+            out[i] = out[i + 1] = ' ';
+            i++;
+        }
+    }
+
+    /* Trailing commas, now that comments are blank: ",  }" -> "   }". */
+    for (size_t i = 0; i < len; i++) {
+        if (out[i] == '"') {
+            for (i++; i < len && out[i] != '"'; i++)
+                if (out[i] == '\\' && i + 1 < len)
+                    i++;
+        } else if (out[i] == ',') {
+            size_t j = i + 1;
+            while (j < len && (out[j] == ' ' || out[j] == '\t' || out[j] == '\r' || out[j] == '\n'))
+                j++;
+            if (j < len && (out[j] == '}' || out[j] == ']'))
+                out[i] = ' ';
+        }
+    }
+    return out;
+}
+
+/* ---- JSON helpers ------------------------------------------------------- */
+
+/* Case-insensitive member lookup, as .NET configuration binding does. */
+static json_t *get_ci(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v)
+        return v;
+    const char *k;
+    json_object_foreach(obj, k, v) {
+        if (!strcasecmp(k, key))
+            return v;
+    }
+    return NULL;
+}
+
+static int is_one_of(const char *key, const char *const *names)
+{
+    for (; *names; names++)
+        if (!strcasecmp(key, *names))
+            return 1;
+    return 0;
+}
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "something else";
+}
+
+/* A scalar as an ent_value; -1 for objects and arrays. */
+static int to_value(json_t *j, ent_value *v)
+{
+    switch (json_typeof(j)) {
+    case JSON_STRING: *v = ent_value_string(json_string_value(j)); return 0;
+    case JSON_INTEGER: *v = ent_value_int(json_integer_value(j)); return 0;
+    case JSON_REAL: *v = ent_value_double(json_real_value(j)); return 0;
+    case JSON_TRUE: *v = ent_value_bool(1); return 0;
+    case JSON_FALSE: *v = ent_value_bool(0); return 0;
+    case JSON_NULL: *v = ent_value_null(); return 0;
+    default: return -1;
+    }
+}
+
+/* The array under key, or NULL when absent or null. Other types are errors. */
+static int get_array(walk *w, json_t *obj, const char *key, const char *where, json_t **out)
+{
+    json_t *a = get_ci(obj, key);
+    *out = NULL;
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a))
+        return walk_fail(w, "%s: \"%s\" must be an array, got %s", where, key, json_kind(a));
+    *out = a;
+    return 0;
+}
+
+static int get_object(walk *w, json_t *obj, const char *key, const char *where, json_t **out)
+{
+    json_t *o = get_ci(obj, key);
+    *out = NULL;
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o))
+        return walk_fail(w, "%s: \"%s\" must be an object, got %s", where, key, json_kind(o));
+    *out = o;
+    return 0;
+}
+
+/* The "Name" of the i-th element of `list` (e.g. "Queues[2]"). */
+static int get_name(walk *w, json_t *item, const char *where, const char **name)
+{
+    if (!json_is_object(item))
+        return walk_fail(w, "%s must be an object, got %s", where, json_kind(item));
+    json_t *n = get_ci(item, "Name");
+    if (!n)
+        return walk_fail(w, "%s has no \"Name\"", where);
+    if (!json_is_string(n))
+        return walk_fail(w, "%s: \"Name\" must be a string, got %s", where, json_kind(n));
+    *name = json_string_value(n);
+    return 0;
+}
+
+static void warn_unknown_keys(json_t *obj, const char *where, const char *const *known)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(obj, k, v) {
+        if (!is_one_of(k, known))
+            LOG_WARN("Config.json: %s: unknown key \"%s\" ignored", where, k);
+    }
+}
+
+/* Properties that exist in some Service Bus API but that sbemu does not model. */
+static const char *const ignored_properties[] = {
+    "MaxMessageSizeInKilobytes", "EnableExpress", "AuthorizationRules", "RequiresPreprocessing",
+    "IsAnonymousAccessible", "EnableSubscriptionPartitioning", "FilteringMessagesBeforePublishing", NULL,
+};
+
+/* ---- Properties through the entities/ setters --------------------------- */
+
+typedef sb_status (*setter_fn)(void *props, const char *property, ent_value v, char *err, size_t errlen);
+
+static sb_status set_queue(void *p, const char *k, ent_value v, char *e, size_t n) { return ent_queue_set(p, k, v, e, n); }
+static sb_status set_topic(void *p, const char *k, ent_value v, char *e, size_t n) { return ent_topic_set(p, k, v, e, n); }
+static sb_status set_subscription(void *p, const char *k, ent_value v, char *e, size_t n)
+{
+    return ent_subscription_set(p, k, v, e, n);
+}
+static sb_status set_rule(void *p, const char *k, ent_value v, char *e, size_t n) { return ent_rule_set(p, k, v, e, n); }
+
+/* Files written for the official emulator may use a dup window down to PT5S;
+ * the cloud's minimum is PT20S. Raise such values instead of refusing them. */
+static ent_value compat_dup_window(const char *who, const char *key, ent_value v, char *buf, size_t buflen)
+{
+    if (strcasecmp(key, "DuplicateDetectionHistoryTimeWindow") || v.type != ENT_VALUE_STRING)
+        return v;
+    int64_t ms, min = ent_limits_get()->dup_window_min_ms;
+    if (ent_duration_parse(v.u.s, &ms, NULL, 0) || ms >= min || ms < EMU_CONFIG_OFFICIAL_DUP_WINDOW_MIN_MS)
+        return v;
+    ent_duration_format(min, buf, buflen);
+    LOG_WARN("Config.json: %s: DuplicateDetectionHistoryTimeWindow \"%s\" is below the Service Bus minimum; "
+             "using %s",
+             who, v.u.s, buf);
+    return ent_value_string(buf);
+}
+
+/* Sets one property; unknown names warn. `who` is the entity for messages. */
+static int set_one(walk *w, setter_fn set, void *props, const char *who, const char *key, json_t *jv)
+{
+    ent_value v;
+    int structured = to_value(jv, &v) != 0;
+    if (structured)
+        v = (ent_value){.type = ENT_VALUE_STRUCTURED};
+    char compat[ENT_DURATION_TEXT_MAX];
+    v = compat_dup_window(who, key, v, compat, sizeof compat);
+    char msg[MSG_SIZE];
+    sb_status st = set(props, key, v, msg, sizeof msg);
+    if (st == SB_OK)
+        return 0;
+    if (st != SB_ERR_NOT_FOUND && structured)
+        return walk_fail(w, "%s: %s must be a single value, got %s", who, key, json_kind(jv));
+    if (st == SB_ERR_NOT_FOUND) {
+        const char *leaf = strrchr(key, '.');
+        leaf = leaf ? leaf + 1 : key;
+        if (is_one_of(leaf, ignored_properties))
+            LOG_WARN("Config.json: %s: %s is not supported by sbemu; ignored", who, key);
+        else
+            LOG_WARN("Config.json: %s: unknown property \"%s\" ignored", who, key);
+        return 0;
+    }
+    return walk_fail(w, "%s", msg);
+}
+
+static int set_all(walk *w, setter_fn set, void *props, const char *who, json_t *properties)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(properties, k, v) {
+        if (set_one(w, set, props, who, k, v))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- Rules -------------------------------------------------------------- */
+
+/* prefix + name into key; a name too long for it is an error, not a cut. */
+static int make_key(walk *w, char *key, size_t size, const char *who, const char *prefix, const char *name)
+{
+    if ((size_t)snprintf(key, size, "%s%s", prefix, name) >= size)
+        return walk_fail(w, "%s: property name \"%.40s...\" is too long", who, name);
+    return 0;
+}
+
+/* Flattens {"CorrelationFilter": {"To": .., "Properties": {..}}} and friends
+ * into the dotted names ent_rule_set takes. */
+static int set_rule_properties(walk *w, ent_rule_props *r, const char *who, json_t *props)
+{
+    json_t *filter_type = get_ci(props, "FilterType");
+    json_t *sql = NULL, *corr = NULL, *action = NULL;
+    if (get_object(w, props, "SqlFilter", who, &sql) || get_object(w, props, "CorrelationFilter", who, &corr) ||
+        get_object(w, props, "Action", who, &action))
+        return -1;
+
+    if (filter_type) {
+        if (set_one(w, set_rule, r, who, "FilterType", filter_type))
+            return -1;
+    } else if (sql && !corr) {
+        r->filter_type = ENT_FILTER_SQL;
+    } else if (corr && !sql) {
+        r->filter_type = ENT_FILTER_CORRELATION;
+    } else {
+        return walk_fail(w, "%s: FilterType is missing (expected \"Sql\" or \"Correlation\")", who);
+    }
+    if (r->filter_type == ENT_FILTER_SQL && corr)
+        LOG_WARN("Config.json: %s: CorrelationFilter ignored because FilterType is Sql", who);
+    if (r->filter_type == ENT_FILTER_CORRELATION && sql)
+        LOG_WARN("Config.json: %s: SqlFilter ignored because FilterType is Correlation", who);
+
+    char key[1024];
+    const char *k;
+    json_t *v;
+    if (sql && r->filter_type == ENT_FILTER_SQL) {
+        json_object_foreach(sql, k, v) {
+            if (make_key(w, key, sizeof key, who, "SqlFilter.", k))
+                return -1;
+            if (set_one(w, set_rule, r, who, key, v))
+                return -1;
+        }
+    }
+    if (corr && r->filter_type == ENT_FILTER_CORRELATION) {
+        json_object_foreach(corr, k, v) {
+            if (!strcasecmp(k, "Properties")) {
+                if (json_is_null(v))
+                    continue;
+                if (!json_is_object(v))
+                    return walk_fail(w, "%s: CorrelationFilter.Properties must be an object, got %s", who,
+                                     json_kind(v));
+                const char *pk;
+                json_t *pv;
+                json_object_foreach(v, pk, pv) {
+                    if (make_key(w, key, sizeof key, who, "CorrelationFilter.Properties.", pk))
+                        return -1;
+                    if (json_is_null(pv))
+                        return walk_fail(w, "%s: %s must be a string, number or boolean, got null", who, key);
+                    if (set_one(w, set_rule, r, who, key, pv))
+                        return -1;
+                }
+                continue;
+            }
+            if (make_key(w, key, sizeof key, who, "CorrelationFilter.", k))
+                return -1;
+            if (set_one(w, set_rule, r, who, key, v))
+                return -1;
+        }
+    }
+    if (action) {
+        json_object_foreach(action, k, v) {
+            if (make_key(w, key, sizeof key, who, "Action.", k))
+                return -1;
+            if (set_one(w, set_rule, r, who, key, v))
+                return -1;
+        }
+    }
+    static const char *const known[] = {"FilterType", "SqlFilter", "CorrelationFilter", "Action", NULL};
+    json_object_foreach(props, k, v) {
+        if (!is_one_of(k, known)) {
+            if (is_one_of(k, ignored_properties))
+                LOG_WARN("Config.json: %s: %s is not supported by sbemu; ignored", who, k);
+            else
+                LOG_WARN("Config.json: %s: unknown property \"%s\" ignored", who, k);
+        }
+    }
+    return 0;
+}
+
+static int read_rules(walk *w, ent_subscription_config *sc, json_t *rules, const char *sub_who)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach(rules, i, item) {
+        char where[WHO_SIZE + 64];
+        snprintf(where, sizeof where, "%s: Rules[%zu]", sub_who, i);
+        const char *name;
+        if (get_name(w, item, where, &name))
+            return -1;
+        ent_rule_props r;
+        char msg[MSG_SIZE];
+        if (ent_rule_props_init(&r, sc->props.topic, sc->props.name, name, msg, sizeof msg) != SB_OK) {
+            ent_rule_props_free(&r);
+            return walk_fail(w, "%s", msg);
+        }
+        char who[WHO_SIZE];
+        snprintf(who, sizeof who, "rule \"%s/Subscriptions/%s/Rules/%s\"", r.topic, r.subscription, r.name);
+        if (ent_config_find_rule(sc, name)) {
+            ent_rule_props_free(&r);
+            return walk_fail(w, "%s is declared twice", who);
+        }
+        json_t *props = get_ci(item, "Properties");
+        int rc = 0;
+        if (!props || json_is_null(props))
+            rc = walk_fail(w, "%s has no \"Properties\" (FilterType and a filter are required)", who);
+        else if (!json_is_object(props))
+            rc = walk_fail(w, "%s: \"Properties\" must be an object, got %s", who, json_kind(props));
+        else
+            rc = set_rule_properties(w, &r, who, props);
+        if (!rc && ent_rule_validate(&r, msg, sizeof msg) != SB_OK)
+            rc = walk_fail(w, "%s", msg);
+        if (!rc && !ent_config_add_rule(sc, &r))
+            rc = walk_fail(w, "%s: out of memory", who);
+        static const char *const known[] = {"Name", "Properties", NULL};
+        if (!rc)
+            warn_unknown_keys(item, who, known);
+        ent_rule_props_free(&r);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- Queues, topics, subscriptions -------------------------------------- */
+
+/* Service Bus queues and topics share one namespace of paths. */
+static int check_path_free(walk *w, const char *kind, const char *name)
+{
+    if (ent_config_find_queue(w->cfg, name))
+        return walk_fail(w, "%s \"%s\" is declared twice (a queue already has that name)", kind, name);
+    if (ent_config_find_topic(w->cfg, name))
+        return walk_fail(w, "%s \"%s\" is declared twice (a topic already has that name)", kind, name);
+    return 0;
+}
+
+static int read_queues(walk *w, json_t *queues, const char *ns_where)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach(queues, i, item) {
+        char where[WHO_SIZE];
+        snprintf(where, sizeof where, "%sQueues[%zu]", ns_where, i);
+        const char *name;
+        if (get_name(w, item, where, &name))
+            return -1;
+        ent_queue_props q;
+        char msg[MSG_SIZE];
+        if (ent_queue_props_init(&q, name, msg, sizeof msg) != SB_OK)
+            return walk_fail(w, "%s: %s", where, msg);
+        if (check_path_free(w, "queue", name))
+            return -1;
+        char who[WHO_SIZE];
+        snprintf(who, sizeof who, "queue \"%s\"", q.name);
+        json_t *props;
+        if (get_object(w, item, "Properties", who, &props) || (props && set_all(w, set_queue, &q, who, props)))
+            return -1;
+        if (ent_queue_validate(&q, msg, sizeof msg) != SB_OK)
+            return walk_fail(w, "%s", msg);
+        static const char *const known[] = {"Name", "Properties", NULL};
+        warn_unknown_keys(item, who, known);
+        if (!ent_config_add_queue(w->cfg, &q))
+            return walk_fail(w, "%s: out of memory", who);
+    }
+    return 0;
+}
+
+static int read_subscriptions(walk *w, ent_topic_config *tc, json_t *subs, const char *topic_who)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach(subs, i, item) {
+        char where[WHO_SIZE + 64];
+        snprintf(where, sizeof where, "%s: Subscriptions[%zu]", topic_who, i);
+        const char *name;
+        if (get_name(w, item, where, &name))
+            return -1;
+        ent_subscription_props s;
+        char msg[MSG_SIZE];
+        if (ent_subscription_props_init(&s, tc->props.name, name, msg, sizeof msg) != SB_OK)
+            return walk_fail(w, "%s", msg);
+        char who[WHO_SIZE];
+        snprintf(who, sizeof who, "subscription \"%s/Subscriptions/%s\"", s.topic, s.name);
+        if (ent_config_find_subscription(tc, name))
+            return walk_fail(w, "%s is declared twice", who);
+        json_t *props, *rules;
+        if (get_object(w, item, "Properties", who, &props) ||
+            (props && set_all(w, set_subscription, &s, who, props)) || get_array(w, item, "Rules", who, &rules))
+            return -1;
+        if (ent_subscription_validate(&s, msg, sizeof msg) != SB_OK)
+            return walk_fail(w, "%s", msg);
+        static const char *const known[] = {"Name", "Properties", "Rules", NULL};
+        warn_unknown_keys(item, who, known);
+        ent_subscription_config *sc = ent_config_add_subscription(tc, &s);
+        if (!sc)
+            return walk_fail(w, "%s: out of memory", who);
+        if (rules && read_rules(w, sc, rules, who))
+            return -1;
+    }
+    return 0;
+}
+
+static int read_topics(walk *w, json_t *topics, const char *ns_where)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach(topics, i, item) {
+        char where[WHO_SIZE];
+        snprintf(where, sizeof where, "%sTopics[%zu]", ns_where, i);
+        const char *name;
+        if (get_name(w, item, where, &name))
+            return -1;
+        ent_topic_props t;
+        char msg[MSG_SIZE];
+        if (ent_topic_props_init(&t, name, msg, sizeof msg) != SB_OK)
+            return walk_fail(w, "%s: %s", where, msg);
+        if (check_path_free(w, "topic", name))
+            return -1;
+        char who[WHO_SIZE];
+        snprintf(who, sizeof who, "topic \"%s\"", t.name);
+        json_t *props, *subs;
+        if (get_object(w, item, "Properties", who, &props) || (props && set_all(w, set_topic, &t, who, props)) ||
+            get_array(w, item, "Subscriptions", who, &subs))
+            return -1;
+        if (ent_topic_validate(&t, msg, sizeof msg) != SB_OK)
+            return walk_fail(w, "%s", msg);
+        static const char *const known[] = {"Name", "Properties", "Subscriptions", NULL};
+        warn_unknown_keys(item, who, known);
+        ent_topic_config *tc = ent_config_add_topic(w->cfg, &t);
+        if (!tc)
+            return walk_fail(w, "%s: out of memory", who);
+        if (subs && read_subscriptions(w, tc, subs, who))
+            return -1;
+    }
+    return 0;
+}
+
+static int read_namespaces(walk *w, json_t *namespaces)
+{
+    size_t i;
+    json_t *ns;
+    if (json_array_size(namespaces) > 1)
+        LOG_WARN("Config.json: %zu namespaces given; sbemu serves one and merges their entities",
+                 json_array_size(namespaces));
+    json_array_foreach(namespaces, i, ns) {
+        char where[64];
+        snprintf(where, sizeof where, "Namespaces[%zu]", i);
+        if (!json_is_object(ns))
+            return walk_fail(w, "%s must be an object, got %s", where, json_kind(ns));
+        json_t *name = get_ci(ns, "Name");
+        if (name && !json_is_string(name))
+            return walk_fail(w, "%s: \"Name\" must be a string, got %s", where, json_kind(name));
+        if (name) {
+            if (strcasecmp(json_string_value(name), ENT_CONFIG_DEFAULT_NAMESPACE))
+                LOG_WARN("Config.json: namespace \"%s\": the official emulator only knows \"%s\"; accepted",
+                         json_string_value(name), ENT_CONFIG_DEFAULT_NAMESPACE);
+            if (i == 0)
+                snprintf(w->cfg->namespace_name, sizeof w->cfg->namespace_name, "%s", json_string_value(name));
+        }
+        if (get_ci(ns, "Properties"))
+            LOG_WARN("Config.json: %s: namespace \"Properties\" are not used by sbemu; ignored", where);
+        static const char *const known[] = {"Name", "Queues", "Topics", "Properties", NULL};
+        warn_unknown_keys(ns, where, known);
+        /* Error texts name entities by name; the index helps only without one. */
+        char prefix[80] = "";
+        if (json_array_size(namespaces) > 1)
+            snprintf(prefix, sizeof prefix, "%s.", where);
+        json_t *queues, *topics;
+        if (get_array(w, ns, "Queues", where, &queues) || get_array(w, ns, "Topics", where, &topics))
+            return -1;
+        if (queues && read_queues(w, queues, prefix))
+            return -1;
+        if (topics && read_topics(w, topics, prefix))
+            return -1;
+    }
+    return 0;
+}
+
+static int read_root(walk *w, json_t *root)
+{
+    if (!json_is_object(root))
+        return walk_fail(w, "the top level must be an object, got %s", json_kind(root));
+    json_t *uc = get_ci(root, "UserConfig");
+    if (!uc)
+        return walk_fail(w, "no \"UserConfig\" object at the top level");
+    if (!json_is_object(uc))
+        return walk_fail(w, "\"UserConfig\" must be an object, got %s", json_kind(uc));
+    static const char *const root_known[] = {"UserConfig", NULL};
+    warn_unknown_keys(root, "top level", root_known);
+    static const char *const uc_known[] = {"Namespaces", "Logging", NULL};
+    warn_unknown_keys(uc, "UserConfig", uc_known);
+
+    json_t *logging;
+    if (get_object(w, uc, "Logging", "UserConfig", &logging))
+        return -1;
+    if (logging) {
+        json_t *type = get_ci(logging, "Type");
+        if (type && !json_is_string(type))
+            return walk_fail(w, "UserConfig.Logging: \"Type\" must be a string, got %s", json_kind(type));
+        if (type)
+            snprintf(w->cfg->logging_type, sizeof w->cfg->logging_type, "%s", json_string_value(type));
+    }
+
+    json_t *namespaces = get_ci(uc, "Namespaces");
+    if (!namespaces)
+        return walk_fail(w, "UserConfig has no \"Namespaces\" array");
+    if (!json_is_array(namespaces))
+        return walk_fail(w, "UserConfig: \"Namespaces\" must be an array, got %s", json_kind(namespaces));
+    if (json_array_size(namespaces) == 0)
+        LOG_WARN("Config.json: \"Namespaces\" is empty: no entities to create");
+    return read_namespaces(w, namespaces);
+}
+
+int emu_config_parse(const char *text, size_t len, const char *source, ent_config *out, char *err, size_t errlen)
+{
+    ent_config_init(out);
+    walk w = {out, source ? source : "Config.json", err, errlen};
+    char why[256];
+    char *clean = emu_config_strip_comments(text, len, why, sizeof why);
+    if (!clean)
+        return walk_fail(&w, "%s", why);
+    json_error_t jerr;
+    json_t *root = json_loadb(clean, len, 0, &jerr);
+    free(clean);
+    if (!root)
+        return walk_fail(&w, "line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+    int rc = read_root(&w, root);
+    json_decref(root);
+    if (rc)
+        ent_config_free(out);
+    return rc;
+}
+
+int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
+{
+    ent_config_init(out);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= EMU_CONFIG_MAX_FILE_SIZE) {
+                snprintf(err, errlen, "%s: larger than %d bytes; is it the right file?", path,
+                         EMU_CONFIG_MAX_FILE_SIZE);
+                rc = -1;
+                break;
+            }
+            cap = cap ? cap * 2 : 16384;
+            char *grown = realloc(buf, cap);
+            if (!grown) {
+                snprintf(err, errlen, "%s: out of memory", path);
+                rc = -1;
+                break;
+            }
+            buf = grown;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+                rc = -1;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    if (!rc)
+        rc = emu_config_parse(buf ? buf : "", len, path, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t errlen)
+{
+    ent_config cfg;
+    if (emu_config_load(path, &cfg, err, errlen))
+        return -1;
+    size_t nsubs = 0, nrules = 0;
+    for (size_t i = 0; i < cfg.ntopics; i++) {
+        nsubs += cfg.topics[i].nsubscriptions;
+        for (size_t j = 0; j < cfg.topics[i].nsubscriptions; j++)
+            nrules += cfg.topics[i].subscriptions[j].nrules;
+    }
+    char why[MSG_SIZE];
+    int rc = store_config_apply(conn, &cfg, why, sizeof why);
+    if (rc)
+        snprintf(err, errlen, "%s: %s", path, why);
+    else
+        LOG_INFO("%s: applied %zu queue(s), %zu topic(s), %zu subscription(s), %zu rule(s)", path, cfg.nqueues,
+                 cfg.ntopics, nsubs, nrules);
+    ent_config_free(&cfg);
+    return rc;
+}
