@@ -40,7 +40,7 @@ static void p_duration(params *p, int64_t ms)
         p_int(p, ms);
 }
 
-/* Strips libpq's trailing newline so that messages stay on one line. */
+/* "<who>: <the server's reason>", on one line. */
 __attribute__((format(printf, 4, 5)))
 static int fail_with(PGresult *r, char *err, size_t errlen, const char *fmt, ...)
 {
@@ -49,10 +49,15 @@ static int fail_with(PGresult *r, char *err, size_t errlen, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(who, sizeof who, fmt, ap);
     va_end(ap);
+    /* The primary message names the constraint; DETAIL would dump the row. */
+    const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     char why[2048];
-    snprintf(why, sizeof why, "%s", r ? PQresultErrorMessage(r) : "no result");
+    snprintf(why, sizeof why, "%s", primary ? primary : r ? PQresultErrorMessage(r) : "no result from the server");
+    for (char *c = why; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
     size_t n = strlen(why);
-    while (n && (why[n - 1] == '\n' || why[n - 1] == ' '))
+    while (n && why[n - 1] == ' ')
         why[--n] = '\0';
     snprintf(err, errlen, "%s: %s", who, why);
     return -1;
