@@ -322,13 +322,13 @@ function emulatorSuite(name, opts, body) {
       client(connStr = emu.connectionString, options = {}) {
         const { ServiceBusClient } = require("@azure/service-bus");
         const c = new ServiceBusClient(connStr, {
-          retryOptions: { maxRetries: 2, retryDelayInMs: 200, maxRetryDelayInMs: 1000, timeoutInMs: 15000 },
+          retryOptions: { maxRetries: 1, retryDelayInMs: 200, maxRetryDelayInMs: 1000, timeoutInMs: 10000 },
           ...options,
         });
         clients.push(c);
         return c;
       },
-      test(tname, fn, timeoutMs = 60000) {
+      test(tname, fn, timeoutMs = 40000) {
         test(tname, { timeout: timeoutMs }, async (t) => {
           if (!started) throw new Error("emulator did not start (see its log above)");
           try {

@@ -1,0 +1,186 @@
+"""Starts a real sbemu for Debian's Python azure-servicebus 7.8.2 (uamqp).
+
+That SDK always dials port 5671 with TLS whatever the Endpoint says, so the emulator
+gets --amqps-port 5671 and the client must trust <data-dir>/tls/cert.pem through
+connection_verify=. Other ports are free ones. The emulator's output goes to
+<tmp>/sbemu.log, printed when something fails.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+BIN = os.environ.get("SBEMU_BIN") or os.path.join(REPO, "build", "bin", "sbemu")
+AMQPS_PORT = 5671  # fixed by the SDK
+SAS_KEY_NAME = "RootManageSharedAccessKey"
+SAS_KEY = "SAS_KEY_VALUE"
+HEALTH_TIMEOUT = 30.0
+STOP_TIMEOUT = 15.0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port):
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def make_config(queues):
+    def props(p):
+        d = {
+            "DeadLetteringOnMessageExpiration": False,
+            "DefaultMessageTimeToLive": "PT1H",
+            "DuplicateDetectionHistoryTimeWindow": "PT20S",
+            "ForwardDeadLetteredMessagesTo": "",
+            "ForwardTo": "",
+            "LockDuration": "PT1M",
+            "MaxDeliveryCount": 10,
+            "RequiresDuplicateDetection": False,
+            "RequiresSession": False,
+        }
+        d.update(p or {})
+        return d
+
+    qs = [q if isinstance(q, dict) else {"name": q} for q in queues]
+    return {
+        "UserConfig": {
+            "Namespaces": [{
+                "Name": "sbemulatorns",
+                "Queues": [{"Name": q["name"], "Properties": props(q.get("properties"))} for q in qs],
+                "Topics": [],
+            }],
+            "Logging": {"Type": "Console"},
+        }
+    }
+
+
+class Emulator:
+    def __init__(self, queues, name="py"):
+        self.tmp = tempfile.mkdtemp(prefix="sbemu-e2e-%s-" % name)
+        os.chmod(self.tmp, 0o755)  # the embedded cluster runs as postgres
+        self.data_dir = os.path.join(self.tmp, "data")
+        self.log_path = os.path.join(self.tmp, "sbemu.log")
+        self.config_path = os.path.join(self.tmp, "Config.json")
+        with open(self.config_path, "w") as f:
+            json.dump(make_config(queues), f, indent=2)
+        self.proc = None
+        self.failed = False
+        self.amqp_port = free_port()
+        self.http_port = free_port()
+
+    @property
+    def cert_path(self):
+        return os.path.join(self.data_dir, "tls", "cert.pem")
+
+    def connection_string(self, key=SAS_KEY, key_name=SAS_KEY_NAME):
+        return ("Endpoint=sb://localhost;SharedAccessKeyName=%s;SharedAccessKey=%s;"
+                "UseDevelopmentEmulator=true;" % (key_name, key))
+
+    def start(self):
+        if not os.path.exists(BIN):
+            raise RuntimeError("sbemu binary not found at %s (build it: scripts/build.sh)" % BIN)
+        if port_in_use(AMQPS_PORT):
+            raise RuntimeError("port %d is taken: the Python SDK can only use 5671" % AMQPS_PORT)
+        args = [BIN, "--config", self.config_path, "--data-dir", self.data_dir,
+                "--amqp-port", str(self.amqp_port), "--amqps-port", str(AMQPS_PORT),
+                "--http-port", str(self.http_port)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SBEMU_")}
+        with open(self.log_path, "ab") as log:
+            log.write(("=== %s\n" % " ".join(args)).encode())
+            log.flush()
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        self.wait_healthy()
+
+    def wait_healthy(self):
+        deadline = time.monotonic() + HEALTH_TIMEOUT
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.fail("sbemu exited during start-up with code %s" % self.proc.returncode)
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/health" % self.http_port, timeout=1) as r:
+                    body = r.read().decode()
+                    if r.status == 200:
+                        if json.loads(body).get("status") != "healthy":
+                            self.fail("/health answered 200 with %s" % body)
+                        break
+                    last = "%s %s" % (r.status, body)
+            except Exception as e:  # refused, 503, not yet listening
+                last = repr(e)
+            time.sleep(0.1)
+        else:
+            self.fail("sbemu not healthy after %.0f s (last /health: %s)" % (HEALTH_TIMEOUT, last))
+        # Health is served on the HTTP port; make sure the TLS listener is up too.
+        deadline = time.monotonic() + 10
+        while not port_in_use(AMQPS_PORT):
+            if time.monotonic() > deadline:
+                self.fail("sbemu is healthy but nothing listens on %d (--amqps-port)" % AMQPS_PORT)
+            time.sleep(0.1)
+        if not os.path.exists(self.cert_path):
+            self.fail("no certificate at %s" % self.cert_path)
+
+    def dump_log(self, reason=""):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                lines = f.read().split("\n")
+        except OSError:
+            lines = []
+        sys.stderr.write("\n----- sbemu log (%s, last %d of %d lines)%s -----\n%s\n----- end of sbemu log -----\n" % (
+            self.log_path, min(200, len(lines)), len(lines), (" after: " + reason) if reason else "",
+            "\n".join(lines[-200:])))
+
+    def fail(self, message):
+        self.failed = True
+        self.dump_log(message)
+        raise RuntimeError(message)
+
+    def stop(self):
+        """SIGTERM, expecting exit code 0."""
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        if proc.poll() is not None:
+            self.fail("sbemu had already exited (code %s) before stop" % proc.returncode)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            self.fail("sbemu did not exit within %.0f s of SIGTERM" % STOP_TIMEOUT)
+        if code != 0:
+            self.fail("sbemu exited with %s after SIGTERM (expected 0)" % code)
+
+    def cleanup(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        pidfile = os.path.join(self.data_dir, "pg", "data", "postmaster.pid")
+        try:
+            with open(pidfile) as f:
+                pid = int(f.readline())
+            os.kill(pid, signal.SIGQUIT)
+            for _ in range(100):
+                os.kill(pid, 0)
+                time.sleep(0.05)
+        except (OSError, ValueError):
+            pass
+        if os.environ.get("SBEMU_E2E_VERBOSE"):
+            self.dump_log("end of run")
+        if self.failed or os.environ.get("SBEMU_E2E_KEEP"):
+            sys.stderr.write("sbemu e2e: kept %s\n" % self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)

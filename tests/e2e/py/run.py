@@ -1,0 +1,32 @@
+"""Runs the Python SDK e2e tests (unittest) and ends with 'python: N passed, N failed'.
+
+Usage: /usr/bin/python3 tests/e2e/py/run.py [-v]   (exit code 1 on any failure)
+"""
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def main():
+    suite = unittest.defaultTestLoader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+    total = suite.countTestCases()
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    # A module set-up or tear-down error (e.g. sbemu not exiting 0 on SIGTERM) is no test
+    # of its own: it counts as a failure but takes nothing from the passed tests.
+    bad = result.failures + result.errors
+    holders = [t for t, _ in bad if isinstance(t, unittest.suite._ErrorHolder)]
+    failed = len(bad) + len(result.unexpectedSuccesses)
+    passed = result.testsRun - (len(bad) - len(holders)) - len(result.skipped) - len(result.unexpectedSuccesses)
+    # Tests that never ran (their module's set-up failed) count as failed too.
+    failed += total - result.testsRun
+    if total == 0:
+        failed = max(failed, 1)
+    print("python: %d passed, %d failed" % (passed, failed), flush=True)
+    return 0 if failed == 0 and result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs every SDK end-to-end suite against build/bin/sbemu (or $SBEMU_BIN):
+#   JS  (@azure/service-bus 7.9.5, plain AMQP)    tests/e2e/js/*.test.js
+#   raw garbage on the AMQP port                  tests/e2e/test_garbage.js
+#   kill -9 / restart / --postgres durability    tests/e2e/test_crash_restart.js
+#   Python (Debian azure-servicebus 7.8.2, AMQPS on 5671)  tests/e2e/py/test_*.py
+# Each file gets its own emulator with a temp data dir, and its own time limit.
+# Prints 'N passed, N failed' last; exits 1 if anything failed.
+#   tests/e2e/run.sh [FILTER]   FILTER: a substring of the file names to run (e.g. "lock", "py")
+set -uo pipefail
+cd "$(dirname "$0")"
+E2E=$(pwd)
+REPO=$(cd ../.. && pwd)
+export SBEMU_BIN=${SBEMU_BIN:-$REPO/build/bin/sbemu}
+FILTER=${1:-}
+PY=/usr/bin/python3
+
+passed=0
+failed=0
+results=()
+
+note() { printf '\n=== %s\n' "$*"; }
+
+if [[ ! -x $SBEMU_BIN ]]; then
+  echo "e2e: no sbemu binary at $SBEMU_BIN (run scripts/build.sh)" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# npm ci only when node_modules is missing or older than the lockfile.
+if [[ ! -d node_modules/@azure/service-bus || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  note "npm ci (tests/e2e)"
+  if ! npm ci --no-audit --no-fund --loglevel=error; then
+    echo "e2e: npm ci failed" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+fi
+
+# Everything a run creates lives under one directory, so that whatever a killed
+# suite leaves running (sbemu, its embedded postmaster) can be found and stopped.
+RUN_DIR=$(mktemp -d /tmp/sbemu-e2e-run.XXXXXX)
+chmod 755 "$RUN_DIR" # the embedded PostgreSQL runs as the postgres user
+export TMPDIR=$RUN_DIR
+
+reap() {
+  local pid pidfile
+  for pid in $(pgrep -f -- "--data-dir $RUN_DIR/" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+  while IFS= read -r pidfile; do
+    pid=$(head -1 "$pidfile" 2>/dev/null || true)
+    [[ $pid =~ ^[0-9]+$ ]] && kill -QUIT "$pid" 2>/dev/null || true
+  done < <(find "$RUN_DIR" -name postmaster.pid 2>/dev/null)
+}
+trap reap EXIT
+
+# Runs one node --test file with a time limit and adds its counts.
+run_node() {
+  local file=$1 limit=$2 tap rc p f
+  [[ -n $FILTER && $file != *"$FILTER"* ]] && return
+  note "node --test $file (limit ${limit}s)"
+  tap=$RUN_DIR/$(basename "$file").tap
+  timeout -k 10 "$limit" node --test --test-concurrency=1 \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$tap" "$file"
+  rc=$?
+  p=$(grep -m1 -E '^# pass [0-9]+' "$tap" 2>/dev/null | awk '{print $3}')
+  f=$(grep -m1 -E '^# fail [0-9]+' "$tap" 2>/dev/null | awk '{print $3}')
+  local c
+  c=$(grep -m1 -E '^# cancelled [0-9]+' "$tap" 2>/dev/null | awk '{print $3}')
+  if [[ -z $p ]]; then
+    # Killed before the summary: count the finished tests, and the kill as a failure.
+    p=$(grep -cE '^ {4}ok ' "$tap" 2>/dev/null || true)
+    f=$(( $(grep -cE '^ {4}not ok ' "$tap" 2>/dev/null || true) + 1 ))
+    echo "e2e: $file did not finish (exit $rc; 124 = time limit of ${limit}s)"
+  else
+    f=$((f + ${c:-0}))
+  fi
+  if ((rc != 0 && f == 0)); then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  results+=("$(printf '%-28s %3d passed, %3d failed' "$(basename "$file")" "$p" "$f")")
+  reap
+}
+
+run_python() {
+  [[ -n $FILTER && py != *"$FILTER"* && test_sdk.py != *"$FILTER"* ]] && return
+  note "python: $PY py/run.py (limit 300s)"
+  local out=$RUN_DIR/python.out rc p f line
+  timeout -k 10 300 "$PY" -u py/run.py 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E '^python: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+  if [[ -n $line ]]; then
+    p=$(sed -E 's/^python: ([0-9]+) passed, ([0-9]+) failed.*/\1/' <<<"$line")
+    f=$(sed -E 's/^python: ([0-9]+) passed, ([0-9]+) failed.*/\2/' <<<"$line")
+  else
+    p=$(grep -cE ' \.\.\. ok$' "$out" || true)
+    f=$(( $(grep -cE ' \.\.\. (FAIL|ERROR)$' "$out" || true) + 1 ))
+    echo "e2e: python suite did not finish (exit $rc; 124 = time limit)"
+  fi
+  if ((rc != 0 && f == 0)); then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  results+=("$(printf '%-28s %3d passed, %3d failed' "py/test_*.py" "$p" "$f")")
+  reap
+}
+
+for f in js/*.test.js; do run_node "$f" 180; done
+run_node test_garbage.js 120
+run_node test_crash_restart.js 300
+run_python
+
+reap
+if [[ -z ${SBEMU_E2E_KEEP:-} ]] && ((failed == 0)); then
+  rm -rf "$RUN_DIR"
+else
+  echo "e2e: logs and data dirs kept in $RUN_DIR"
+fi
+note "e2e summary"
+printf '  %s\n' "${results[@]}"
+echo "$passed passed, $failed failed"
+((failed == 0 && passed > 0))
