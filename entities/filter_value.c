@@ -9,9 +9,9 @@
 
 /* Significant digits that make every double round-trip. */
 #define DOUBLE_MAX_DIGITS 17
-/* .NET prints a double in exponent form from 1E+15 up and below 1E-05. */
+/* .NET prints a double in exponent form from 1E+15 up and from 1E-05 down. */
 #define DOUBLE_SCI_HIGH_EXP 15
-#define DOUBLE_SCI_LOW_EXP (-5)
+#define DOUBLE_SCI_LOW_EXP (-4)
 #define MS_PER_SECOND 1000
 #define MS_PER_DAY INT64_C(86400000)
 /* TimeSpan text has seven fraction digits (100 ns ticks). */
