@@ -448,6 +448,28 @@ static void test_no_official_caps(void **state)
     ent_config_free(&cfg);
 }
 
+static void test_several_namespaces_merge(void **state)
+{
+    (void)state;
+    ent_config cfg;
+    const char text[] = "{\"UserConfig\": {\"Namespaces\": ["
+                        "{\"Name\": \"sbemulatorns\", \"Queues\": [{\"Name\": \"a\"}]},"
+                        "{\"Name\": \"second\", \"Queues\": [{\"Name\": \"b\"}], \"Topics\": [{\"Name\": \"t\"}]}],"
+                        " \"Logging\": {\"Type\": \"File\"}}}";
+    if (parse(text, &cfg))
+        fail_msg("%s", err);
+    assert_int_equal(cfg.nqueues, 2);
+    assert_int_equal(cfg.ntopics, 1);
+    assert_int_equal(cfg.topics[0].nsubscriptions, 0);
+    assert_string_equal(cfg.namespace_name, "sbemulatorns");
+    assert_contains(warnings, "2 namespaces given; sbemu serves one and merges their entities");
+    ent_config_free(&cfg);
+    /* ...and a name clash across them is still a clash. */
+    expect_fail("{\"UserConfig\": {\"Namespaces\": [{\"Queues\": [{\"Name\": \"a\"}]},"
+                " {\"Queues\": [{\"Name\": \"A\"}]}]}}",
+                "queue \"A\" is declared twice", NULL);
+}
+
 /* ---- Bad files ---------------------------------------------------------- */
 
 #define NS_OPEN "{\"UserConfig\": {\"Namespaces\": [{\"Name\": \"sbemulatorns\", "
@@ -634,6 +656,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lenient_shape, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warnings_not_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_official_caps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_several_namespaces_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_durations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_names, setup, teardown),
