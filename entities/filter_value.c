@@ -9,7 +9,8 @@
 
 /* Significant digits that make every double round-trip. */
 #define DOUBLE_MAX_DIGITS 17
-/* .NET prints a double in exponent form from 1E+15 up and from 1E-05 down. */
+/* .NET (Core 3.0+) prints a double in exponent form when it has more integer
+ * digits than max(its significant digits, 15), or from 1E-05 down. */
 #define DOUBLE_SCI_HIGH_EXP 15
 #define DOUBLE_SCI_LOW_EXP (-4)
 #define MS_PER_SECOND 1000
@@ -295,7 +296,8 @@ size_t ent_fv_format_double(double d, char *buf, size_t cap)
     int n = 0;
     if (neg)
         out[n++] = '-';
-    if (exp >= DOUBLE_SCI_HIGH_EXP || exp < DOUBLE_SCI_LOW_EXP) {
+    int high = nd > DOUBLE_SCI_HIGH_EXP ? nd : DOUBLE_SCI_HIGH_EXP;
+    if (exp >= high || exp < DOUBLE_SCI_LOW_EXP) {
         out[n++] = dig[0];
         if (nd > 1) {
             out[n++] = '.';
