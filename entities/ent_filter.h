@@ -212,8 +212,8 @@ typedef struct ent_filter_error {
     char message[ENT_FILTER_ERROR_MAX];
 } ent_filter_error;
 
-/* SB_ERR_ARGUMENT for syntax/limit errors, SB_ERR_ARGUMENT_RANGE never,
- * SB_ERR_INTERNAL for memory. */
+/* The status to answer a client with: SB_ERR_INTERNAL when out of memory,
+ * SB_ERR_ARGUMENT for everything else (a refused rule, a failed action). */
 sb_status ent_filter_error_status(const ent_filter_error *err);
 
 /* ---- filters ------------------------------------------------------------------- */
@@ -240,8 +240,9 @@ typedef struct ent_filter_prop {
     ent_filter_value value;
 } ent_filter_prop;
 
-/* Opaque, immutable after creation, owned by the caller (ent_filter_free).
- * Evaluating the same filter from several places at once is safe. */
+/* Opaque, immutable after creation, owned by the caller (ent_filter_free);
+ * evaluate it as many times as needed. Like the rest of entities/, it is
+ * meant for the one event-loop thread (newid() keeps generator state). */
 typedef struct ent_filter ent_filter;
 
 /* Parse a SQL filter. text need not be NUL-terminated. Parameter values are

@@ -8,6 +8,9 @@
  *
  * Where the documentation (service-bus-messaging-sql-filter.md) is silent we
  * chose, and the tests pin:
+ *  - strings compare ordinally (byte order of UTF-8 = code point order),
+ *    case-sensitively, for = <> and for < <= > >= alike; a guid equals its
+ *    text in any letter case;
  *  - comparing values of unrelated types ('a' = 1, TRUE < FALSE) is UNKNOWN,
  *    not an error: the filter just does not match;
  *  - '+' with a string operand concatenates (C#), rendering the other operand

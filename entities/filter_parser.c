@@ -4,7 +4,14 @@
  * [NOT] NULL, [NOT] IN, [NOT] LIKE), + -, * / %, unary + -. Comparisons do
  * not chain ("a = b = c" is an error), as in SQL-92. Parameters and
  * property('constant') are resolved here, so evaluation never looks a name
- * up twice. filter_action.c reuses fparse_expr/fparse_property. */
+ * up twice. filter_action.c reuses fparse_expr/fparse_property.
+ *
+ * Wider than the documented grammar, on purpose: IS [NOT] NULL takes any
+ * expression, not only a property (a missing system property is still only
+ * tolerated when it is the operand itself), and any boolean-valued operand
+ * may stand as a predicate ("flag AND TRUE"). Constants that can never be a
+ * boolean (5, 'x', a + 1) are refused where a predicate is required, and
+ * non-string LIKE patterns or escapes are refused when they are constants. */
 #include <stdlib.h>
 #include <string.h>
 
