@@ -78,7 +78,6 @@ emulatorSuite("js settlement", { queues }, (ctx) => {
     await dlq.completeMessage(d);
     await dlq.close();
     await expectMarkerNext(sb, "deadletter");
-    await expectMarkerNext(sb, "deadletter", { subQueueType: "deadLetter" });
   });
 
   ctx.test("MaxDeliveryCount 2: the message lands in the DLQ with MaxDeliveryCountExceeded", async () => {

@@ -53,6 +53,12 @@ async function expectCode(promise, code) {
     err = e;
   }
   assert.ok(err, `expected an error with code ${code}, but the call succeeded`);
+  // core-amqp retries errors it deems retryable (UnauthorizedError is one: keys may be
+  // rotated) and then throws an AggregateError of every attempt's error.
+  if (err instanceof AggregateError && Array.isArray(err.errors) && err.errors.length > 0) {
+    for (const e of err.errors) assert.equal(e.code, code, `attempt failed with ${e.code} (${e.name}: ${e.message}), expected ${code}`);
+    err = err.errors[err.errors.length - 1];
+  }
   assert.equal(err.code, code, `expected code ${code}, got ${err.code} (${err.name}: ${err.message})`);
   return err;
 }

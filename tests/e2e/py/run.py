@@ -1,6 +1,6 @@
 """Runs the Python SDK e2e tests (unittest) and ends with 'python: N passed, N failed'.
 
-Usage: /usr/bin/python3 tests/e2e/py/run.py [-v]   (exit code 1 on any failure)
+Usage: /usr/bin/python3 tests/e2e/py/run.py [TEST-NAME-PATTERN...]   (exit code 1 on any failure)
 """
 import os
 import sys
@@ -11,7 +11,10 @@ sys.path.insert(0, HERE)
 
 
 def main():
-    suite = unittest.defaultTestLoader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+    loader = unittest.TestLoader()
+    if len(sys.argv) > 1:  # run.py PATTERN...: only tests whose name contains a pattern
+        loader.testNamePatterns = ["*%s*" % p for p in sys.argv[1:]]
+    suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
     total = suite.countTestCases()
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     # A module set-up or tear-down error (e.g. sbemu not exiting 0 on SIGTERM) is no test

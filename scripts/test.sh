@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, build, then
+#   ctest (cmocka unit tests)  ->  tests/fuzz/run.sh 30 (if present)
+#   ->  tests/cli/*.sh build/bin/sbemu (if present)  ->  tests/e2e/run.sh (real SDKs)
+# Exits non-zero if anything failed. The very last line is 'N passed, N failed'.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+LOGDIR=$(mktemp -d /tmp/sbemu-test.XXXXXX)
+start=$(date +%s)
+
+passed=0
+failed=0
+summary=()
+
+section() { printf '\n##### %s  (+%ss)\n' "$*" "$(($(date +%s) - start))"; }
+add() { # name passed failed
+  passed=$((passed + $2))
+  failed=$((failed + $3))
+  summary+=("$(printf '%-30s %4d passed, %4d failed' "$1" "$2" "$3")")
+}
+finish() {
+  section "summary (logs in $LOGDIR)"
+  printf '  %s\n' "${summary[@]}"
+  echo "$passed passed, $failed failed"
+  ((failed == 0 && passed > 0))
+  exit
+}
+
+# Runs a command (output shown and logged) and counts it: its own last
+# '[word: ]N passed, N failed' line if it prints one, else 1 passed or 1 failed by exit code.
+counted() { # name command...
+  local name=$1 log rc line p f
+  shift
+  log=$LOGDIR/$(printf %s "$name" | tr -c 'A-Za-z0-9_.-' '_').log
+  "$@" < /dev/null 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E '^([A-Za-z0-9_-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  if [[ -n $line ]]; then
+    p=$(sed -E 's/^([A-Za-z0-9_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\2/' <<<"$line")
+    f=$(sed -E 's/^([A-Za-z0-9_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\3/' <<<"$line")
+    ((rc != 0 && f == 0)) && f=1
+  elif ((rc == 0)); then p=1 f=0
+  else p=0 f=1
+  fi
+  add "$name" "$p" "$f"
+  return "$rc"
+}
+
+section "install-deps"
+if ! ./scripts/install-deps.sh; then add install-deps 0 1; finish; fi
+
+section "build"
+if ! ./scripts/build.sh 2>&1 | tee "$LOGDIR/build.log"; then
+  echo "test.sh: the build failed, nothing else can run" >&2
+  add build 0 1
+  finish
+fi
+add build 1 0
+
+section "ctest"
+ctest --test-dir build --output-on-failure < /dev/null 2>&1 | tee "$LOGDIR/ctest.log"
+rc=${PIPESTATUS[0]}
+line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$LOGDIR/ctest.log" | tail -1)
+if [[ -n $line ]]; then
+  total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+  f=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  add ctest $((total - f)) "$f"
+elif grep -q 'No tests were found' "$LOGDIR/ctest.log"; then
+  echo "test.sh: ctest found no tests"
+else
+  add ctest 0 1
+fi
+
+if [[ -x tests/fuzz/run.sh || -f tests/fuzz/run.sh ]]; then
+  section "fuzz (tests/fuzz/run.sh 30)"
+  counted fuzz timeout -k 10 600 bash tests/fuzz/run.sh 30
+fi
+
+shopt -s nullglob
+cli_tests=(tests/cli/*.sh)
+if ((${#cli_tests[@]})); then
+  for t in "${cli_tests[@]}"; do
+    section "cli: $t"
+    counted "cli/$(basename "$t")" timeout -k 10 300 bash "$t" "$ROOT/build/bin/sbemu"
+  done
+fi
+
+section "e2e (tests/e2e/run.sh)"
+counted e2e timeout -k 10 1200 bash tests/e2e/run.sh
+
+finish
