@@ -764,6 +764,36 @@ static int read_major(const emu_pgembed *pg)
     return v;
 }
 
+/* Where a cluster goes when PostgreSQL's user cannot reach the data dir (a
+ * checkout under /root is the usual case): a directory of its own here, named
+ * by a hash of the data dir, with <data-dir>/pg a symlink to it. */
+#define EMU_PGEMBED_RELOCATE_BASE "/var/lib/sbemu"
+
+static int set_pgdir(emu_pgembed *pg, const char *dir)
+{
+    return path_join(pg->pgdir, sizeof pg->pgdir, dir, "") < 0 ||
+                   path_join(pg->pgdata, sizeof pg->pgdata, pg->pgdir, "/data") < 0 ||
+                   path_join(pg->logfile, sizeof pg->logfile, pg->pgdir, "/postgres.log") < 0
+               ? -1
+               : 0;
+}
+
+static int relocate(emu_pgembed *pg, char *err, size_t errlen)
+{
+    char link[EMU_PGEMBED_PATH_MAX], target[EMU_PGEMBED_PATH_MAX];
+    snprintf(link, sizeof link, "%s", pg->pgdir);
+    snprintf(target, sizeof target, "%s/%016llx", EMU_PGEMBED_RELOCATE_BASE, (unsigned long long)fnv1a64(link));
+    if (mkdir_p(EMU_PGEMBED_RELOCATE_BASE, 0755) < 0 || (mkdir(target, 0700) < 0 && errno != EEXIST))
+        return fail(err, errlen, "postgres: cannot create %s: %s", target, strerror(errno));
+    if (chown(target, pg->uid, pg->gid) < 0)
+        return fail(err, errlen, "postgres: chown %s to %s: %s", target, pg->user, strerror(errno));
+    rmdir(link); /* the empty directory made a moment ago; a non-empty one stays and symlink fails */
+    if (symlink(target, link) < 0)
+        return fail(err, errlen, "postgres: cannot link %s to %s: %s", link, target, strerror(errno));
+    LOG_INFO("postgres: %s cannot reach %s, so the cluster lives in %s (linked from there)", pg->user, link, target);
+    return set_pgdir(pg, target);
+}
+
 static int setup_paths(emu_pgembed *pg, const char *data_dir, char *err, size_t errlen)
 {
     char abs[EMU_PGEMBED_PATH_MAX];
@@ -798,8 +828,17 @@ int emu_pgembed_start(emu_pgembed *pg, const char *data_dir, char *conninfo, siz
     if (pg->switch_user && stat(pg->pgdir, &st) == 0 && st.st_uid != pg->uid &&
         chown(pg->pgdir, pg->uid, pg->gid) < 0)
         return fail(err, errlen, "postgres: chown %s to %s: %s", pg->pgdir, pg->user, strerror(errno));
-    if (pg->switch_user && check_reachable(pg, err, errlen) < 0)
-        return -1;
+    char real[EMU_PGEMBED_PATH_MAX];
+    if (realpath(pg->pgdir, real) && strcmp(real, pg->pgdir) && set_pgdir(pg, real) < 0)
+        return fail(err, errlen, "postgres: %s: path too long", real); /* an earlier relocation */
+    if (pg->switch_user && check_reachable(pg, err, errlen) < 0) {
+        char first[512];
+        snprintf(first, sizeof first, "%s", err);
+        if (relocate(pg, err, errlen) < 0 || check_reachable(pg, err, errlen) < 0) {
+            LOG_ERROR("%s", first);
+            return -1;
+        }
+    }
     if (take_lock(pg, err, errlen) < 0)
         return -1;
 

@@ -16,18 +16,20 @@
 
 /* ---- Limits ------------------------------------------------------------- */
 
-static const ent_limits service_bus_limits = {
-    .lock_duration_min_ms = ENT_LOCK_DURATION_MIN_MS,
-    .lock_duration_max_ms = ENT_LOCK_DURATION_MAX_MS,
-    .max_delivery_count_min = ENT_MAX_DELIVERY_COUNT_MIN,
-    .default_ttl_min_ms = ENT_DEFAULT_TTL_MIN_MS,
-    .auto_delete_on_idle_min_ms = ENT_AUTO_DELETE_ON_IDLE_MIN_MS,
-    .dup_window_min_ms = ENT_DUP_WINDOW_MIN_MS,
-    .dup_window_max_ms = ENT_DUP_WINDOW_MAX_MS,
-    .max_size_in_megabytes_min = ENT_MAX_SIZE_IN_MEGABYTES_MIN,
-    .max_size_in_megabytes_max = ENT_MAX_SIZE_IN_MEGABYTES_MAX,
-};
-static ent_limits limits = service_bus_limits;
+/* A macro so that both initialisers below are constant expressions (clang insists). */
+#define SERVICE_BUS_LIMITS {\
+    .lock_duration_min_ms = ENT_LOCK_DURATION_MIN_MS,\
+    .lock_duration_max_ms = ENT_LOCK_DURATION_MAX_MS,\
+    .max_delivery_count_min = ENT_MAX_DELIVERY_COUNT_MIN,\
+    .default_ttl_min_ms = ENT_DEFAULT_TTL_MIN_MS,\
+    .auto_delete_on_idle_min_ms = ENT_AUTO_DELETE_ON_IDLE_MIN_MS,\
+    .dup_window_min_ms = ENT_DUP_WINDOW_MIN_MS,\
+    .dup_window_max_ms = ENT_DUP_WINDOW_MAX_MS,\
+    .max_size_in_megabytes_min = ENT_MAX_SIZE_IN_MEGABYTES_MIN,\
+    .max_size_in_megabytes_max = ENT_MAX_SIZE_IN_MEGABYTES_MAX,\
+}
+static const ent_limits service_bus_limits = SERVICE_BUS_LIMITS;
+static ent_limits limits = SERVICE_BUS_LIMITS;
 
 const ent_limits *ent_limits_get(void) { return &limits; }
 void ent_limits_set(const ent_limits *l) { limits = l ? *l : service_bus_limits; }
