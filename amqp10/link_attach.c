@@ -75,7 +75,9 @@ static void on_lookup(void *ctx, sb_status st, const store_entity *e)
         lk->entity = *e;
         lk->subqueue = lk->address.dead_letter ? 1 : 0;
         bool out = lk->role == LINK_ENTITY_OUT;
-        if (!out && lk->address.dead_letter) {
+        if (lk->role == LINK_MGMT_REQUESTS || lk->role == LINK_MGMT_REPLIES) {
+            accept_link(lk);
+        } else if (!out && lk->address.dead_letter) {
             snprintf(desc, sizeof desc, "Messages cannot be sent to the dead-letter queue of '%s'.", e->name);
             refuse_status(lk, SB_ERR_NOT_ALLOWED, desc);
         } else if (out && e->requires_session) {
@@ -121,8 +123,7 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         return;
     case ENT_NODE_MANAGEMENT:
         lk->role = client_sends ? LINK_MGMT_REQUESTS : LINK_MGMT_REPLIES;
-        accept_link(lk);
-        return;
+        break; /* looked up like an entity link: the operations need its row */
     case ENT_NODE_ENTITY:
         lk->role = client_sends ? LINK_ENTITY_IN : LINK_ENTITY_OUT;
         break;
@@ -131,7 +132,8 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         snprintf(desc, sizeof desc,
                  "Unauthorized access. '%s' claim(s) are required to perform this operation. Resource: "
                  "'sb://%s/%s'. No valid token was put on $cbs for this path.",
-                 client_sends ? "Send" : "Listen", host_of(c), lk->address.entity);
+                 lk->address.kind == ENT_NODE_MANAGEMENT ? "Manage" : client_sends ? "Send" : "Listen", host_of(c),
+                 lk->address.entity);
         refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
         return;
     }

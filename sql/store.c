@@ -133,7 +133,8 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
         free(s);
         return NULL;
     }
-    if (store_statements_prepare(s->conn, err, errlen) || PQsetnonblocking(s->conn, 1) ||
+    if (store_statements_prepare(s->conn, err, errlen) || store_mgmt_statements_prepare(s->conn, err, errlen) ||
+        PQsetnonblocking(s->conn, 1) ||
         !PQenterPipelineMode(s->conn)) {
         if (!err[0])
             snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(s->conn));

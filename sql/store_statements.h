@@ -21,5 +21,7 @@
 #define STMT_RELEASE "sb_release"
 
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen);
+/* The $management operations' statements (store_mgmt_statements.c). */
+int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen);
 
 #endif
