@@ -28,7 +28,7 @@ typedef struct stmt_def {
 /* $1 queue, $2 subqueue, $3 now, $4 max count */
 #define CLAIM_CANDIDATES                                                                                          \
     "WITH c AS (SELECT sequence_number FROM messages"                                                           \
-    " WHERE queue_id = $1 AND subqueue = $2::smallint AND state = 0 AND available_at <= sbemu_ts($3)"           \
+    " WHERE queue_id = $1 AND subqueue = $2::smallint AND state <> 1 AND available_at <= sbemu_ts($3)"          \
     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
     " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED) "
 
@@ -63,7 +63,7 @@ static const stmt_def stmt_defs[] = {
     /* $5 locked-until */
     {STMT_CLAIM_LOCK,
      CLAIM_CANDIDATES "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
-                      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
+                      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1, state = 0"
                       " FROM c WHERE m.queue_id = $1 AND m.sequence_number = c.sequence_number" CLAIM_RETURNING,
      5, {INT8, INT8, INT8, INT8, INT8}},
     {STMT_CLAIM_DELETE,
