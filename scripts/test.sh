@@ -87,6 +87,6 @@ if ((${#cli_tests[@]})); then
 fi
 
 section "e2e (tests/e2e/run.sh)"
-counted e2e timeout -k 10 1200 bash tests/e2e/run.sh
+counted e2e timeout -k 10 1800 bash tests/e2e/run.sh
 
 finish

@@ -59,7 +59,7 @@ run_node() {
   [[ -n $FILTER && $file != *"$FILTER"* ]] && return
   note "node --test $file (limit ${limit}s)"
   tap=$RUN_DIR/$(basename "$file").tap
-  timeout -k 10 "$limit" node --test --test-concurrency=1 \
+  timeout -k 10 "$limit" node --test \
     --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$tap" "$file"
   rc=$?
@@ -84,9 +84,9 @@ run_node() {
 
 run_python() {
   [[ -n $FILTER && py != *"$FILTER"* && test_sdk.py != *"$FILTER"* ]] && return
-  note "python: $PY py/run.py (limit 300s)"
+  note "python: $PY py/run.py (limit 240s)"
   local out=$RUN_DIR/python.out rc p f line
-  local -a cmd=(timeout -k 10 300 "$PY" -u py/run.py)
+  local -a cmd=(timeout -k 10 240 "$PY" -u py/run.py)
   # The SDK can only dial 5671. If something else holds it (another emulator on a
   # shared machine), run the suite in a private network namespace of its own.
   if (exec 3<>/dev/tcp/127.0.0.1/5671) 2>/dev/null; then
@@ -115,9 +115,9 @@ run_python() {
   reap
 }
 
-for f in js/*.test.js; do run_node "$f" 180; done
+for f in js/*.test.js; do run_node "$f" 120; done
 run_node test_garbage.js 120
-run_node test_crash_restart.js 300
+run_node test_crash_restart.js 240
 run_python
 
 reap
