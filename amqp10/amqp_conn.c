@@ -29,15 +29,12 @@ static uint64_t next_conn_id = 1;
 
 /* ---- server ---- */
 
+void amqp_server_wake_all(amqp_server *srv);
+
 static void poll_parked(lws_sorted_usec_list_t *sul)
 {
     amqp_server *srv = lws_container_of(sul, amqp_server, poll_timer);
-    for (amqp_conn *c = srv->conns; c; c = c->next) {
-        for (amqp_link *lk = c->links; lk; lk = lk->next)
-            if (lk->parked)
-                amqp_link_pump(lk);
-        amqp_conn_pump(c);
-    }
+    amqp_server_wake_all(srv);
     lws_sul_schedule(srv->lws, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
 }
 
@@ -55,6 +52,17 @@ void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
 {
     srv->lws = ctx;
     lws_sul_schedule(ctx, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
+    amqp_sweep_start(srv);
+}
+
+void amqp_server_wake_all(amqp_server *srv)
+{
+    for (amqp_conn *c = srv->conns; c; c = c->next) {
+        for (amqp_link *lk = c->links; lk; lk = lk->next)
+            if (lk->parked)
+                amqp_link_pump(lk);
+        amqp_conn_pump(c);
+    }
 }
 
 void amqp_server_free(amqp_server *srv)
@@ -62,6 +70,7 @@ void amqp_server_free(amqp_server *srv)
     if (!srv)
         return;
     lws_sul_cancel(&srv->poll_timer);
+    lws_sul_cancel(&srv->sweep_timer);
     free(srv);
 }
 

@@ -28,6 +28,8 @@
 /* A parked receiver polls the store this often for messages no commit of this
  * process announced (lock expiry, schedules, other replicas). */
 #define AMQP_POLL_INTERVAL_MS 500
+/* How often the background sweep runs (expiry, lapsed locks, idle queues). */
+#define AMQP_SWEEP_INTERVAL_MS 1000
 /* Our AMQP idle timeout: clients must send something at least this often. */
 #define AMQP_IDLE_TIMEOUT_MS 240000
 /* Frames we accept and send; also what the SDKs expect of Service Bus Standard. */
@@ -75,6 +77,8 @@ struct amqp_server {
     amqp_conn *conns;
     int nconns;
     lws_sorted_usec_list_t poll_timer;
+    lws_sorted_usec_list_t sweep_timer;
+    bool sweeping, sweep_again;
 };
 
 struct amqp_conn {
@@ -98,6 +102,9 @@ void amqp_conn_pump(amqp_conn *c);
 amqp_link *amqp_link_of(pn_link_t *l);
 /* Every open entity-out link of the server, for wake-ups. */
 void amqp_server_wake(amqp_server *srv, int64_t queue_id);
+
+/* amqp_sweep.c */
+void amqp_sweep_start(amqp_server *srv);
 
 /* amqp_sasl.c */
 void amqp_sasl_install(pn_transport_t *t);

@@ -302,31 +302,47 @@ static void encode_application_properties(const amqp_msg *m, const amqp_delivery
     amqp_buf_compound_end(out, mark, n);
 }
 
-/* Properties with message-id filled in: the original fields after it are copied as they are. */
+/* Properties as sent, except that the broker fills in message-id when the
+ * sender set none and makes absolute-expiry-time authoritative (DOC-PG). */
+#define AMQP_PROPERTIES_FIELDS 13
+#define AMQP_PROP_MESSAGE_ID 0
+#define AMQP_PROP_ABSOLUTE_EXPIRY 8
+
 static void encode_properties(const amqp_msg *m, const amqp_delivery_info *info, amqp_buf *out)
 {
-    if (m->has_message_id || !info->message_id) {
+    bool set_id = !m->has_message_id && info->message_id;
+    if (!set_id && !info->expires_ms) {
         amqp_buf_raw(out, m->properties.p, m->properties.len);
         return;
     }
-    amqp_buf_descriptor(out, AMQP_SEC_PROPERTIES);
-    size_t mark = amqp_buf_list_begin(out);
-    amqp_buf_string(out, info->message_id, strlen(info->message_id));
-    uint32_t n = 1;
+    amqp_val fields[AMQP_PROPERTIES_FIELDS];
+    uint32_t have = 0;
     if (m->properties.len) {
         const uint8_t *p = m->properties.p;
-        amqp_val list, f;
-        if (!amqp_read(&p, m->properties.p + m->properties.len, &list) &&
-            (list.code == 0xc0 || list.code == 0xd0)) {
+        amqp_val list;
+        if (!amqp_read(&p, m->properties.p + m->properties.len, &list) && (list.code == 0xc0 || list.code == 0xd0)) {
             p = list.data;
             const uint8_t *end = list.data + list.size;
-            for (uint32_t i = 0; i < list.count && !amqp_read(&p, end, &f); i++) {
-                if (i == 0)
-                    continue; /* the absent (null) message-id */
-                amqp_buf_raw(out, f.start, (size_t)(f.end - f.start));
-                n++;
-            }
+            while (have < list.count && have < AMQP_PROPERTIES_FIELDS && !amqp_read(&p, end, &fields[have]))
+                have++;
         }
+    }
+    uint32_t n = have;
+    if (set_id && n < AMQP_PROP_MESSAGE_ID + 1)
+        n = AMQP_PROP_MESSAGE_ID + 1;
+    if (info->expires_ms && n < AMQP_PROP_ABSOLUTE_EXPIRY + 1)
+        n = AMQP_PROP_ABSOLUTE_EXPIRY + 1;
+    amqp_buf_descriptor(out, AMQP_SEC_PROPERTIES);
+    size_t mark = amqp_buf_list_begin(out);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == AMQP_PROP_MESSAGE_ID && set_id)
+            amqp_buf_string(out, info->message_id, strlen(info->message_id));
+        else if (i == AMQP_PROP_ABSOLUTE_EXPIRY && info->expires_ms)
+            amqp_buf_timestamp(out, info->expires_ms);
+        else if (i < have)
+            amqp_buf_raw(out, fields[i].start, (size_t)(fields[i].end - fields[i].start));
+        else
+            amqp_buf_null(out);
     }
     amqp_buf_compound_end(out, mark, n);
 }

@@ -71,6 +71,7 @@ typedef struct amqp_delivery_info {
     const char *dead_letter_description;
     const char *dead_letter_source;      /* x-opt-deadletter-source, NULL: omit */
     const char *message_id;              /* put in properties when the message has none */
+    int64_t expires_ms;                  /* properties.absolute-expiry-time; 0: leave as sent */
 } amqp_delivery_info;
 
 /* Encodes the delivery form of a stored message into out (appends). Returns 0 or -1. */

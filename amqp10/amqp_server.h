@@ -28,5 +28,8 @@ const struct lws_protocols *amqp_server_protocol(void);
 /* Closes every connection (amqp:connection:forced) as the process stops. */
 void amqp_server_close_all(amqp_server *srv);
 int amqp_server_connection_count(const amqp_server *srv);
+/* Runs the background sweep now (after the clock moved) and wakes every waiting receiver. */
+void amqp_sweep_now(amqp_server *srv);
+void amqp_server_wake_all(amqp_server *srv);
 
 #endif

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "ent_clock.h"
+#include "ent_duration.h"
+#include <time.h>
 
 /* Response bodies here are small and fixed; anything bigger is a bug. */
 #define HTTP_BODY_MAX 1024
@@ -35,6 +38,38 @@ static int on_health(struct lws *wsi, const http_api_state *st)
                    "{\"status\":\"unhealthy\",\"message\":\"Service not available. Please try after some time.\"}");
 }
 
+/* GET /$sbemu/clock and POST /$sbemu/clock/advance?by=<ISO-8601 duration>:
+ * the emulator's clock, movable so that tests need not wait for TTLs, locks,
+ * schedules and idle deletion. */
+static int on_clock(struct lws *wsi, const char *path, const http_api_state *st)
+{
+    char body[HTTP_BODY_MAX], by[128], err[256];
+    bool advance = !strcmp(path, "/$sbemu/clock/advance");
+    if (advance) {
+        int64_t ms;
+        if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
+            return respond(wsi, 405, "application/json", "{\"error\":\"use POST to advance the clock\"}");
+        const char *val = lws_get_urlarg_by_name(wsi, "by=", by, sizeof by); /* points past "by=" in by */
+        if (!val || ent_duration_parse(val, &ms, err, sizeof err) ||
+            ms == ENT_DURATION_UNLIMITED || ent_clock_advance(ms)) {
+            snprintf(body, sizeof body,
+                     "{\"error\":\"query parameter 'by' must be an ISO-8601 duration such as PT6M\"}");
+            return respond(wsi, 400, "application/json", body);
+        }
+        amqp_sweep_now(st->srv);
+        amqp_server_wake_all(st->srv);
+    }
+    int64_t now = ent_clock_now_ms();
+    time_t secs = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char iso[64];
+    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(body, sizeof body, "{\"now\":\"%s.%03dZ\",\"offsetMs\":%lld}", iso, (int)(now % 1000),
+             (long long)ent_clock_offset_ms());
+    return respond(wsi, 200, "application/json", body);
+}
+
 static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
     (void)user;
@@ -44,6 +79,8 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         const char *path = in;
         if (!strcmp(path, "/health") || !strcmp(path, "/health/"))
             return on_health(wsi, lws_vhost_user(lws_get_vhost(wsi)));
+        if (!strcmp(path, "/$sbemu/clock") || !strcmp(path, "/$sbemu/clock/advance"))
+            return on_clock(wsi, path, lws_vhost_user(lws_get_vhost(wsi)));
         char body[256];
         snprintf(body, sizeof body, "{\"error\":\"no such resource: %.180s\"}", path);
         return respond(wsi, 404, "application/json", body);

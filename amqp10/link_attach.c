@@ -80,6 +80,10 @@ static void on_lookup(void *ctx, sb_status st, const store_entity *e)
         } else if (!out && lk->address.dead_letter) {
             snprintf(desc, sizeof desc, "Messages cannot be sent to the dead-letter queue of '%s'.", e->name);
             refuse_status(lk, SB_ERR_NOT_ALLOWED, desc);
+        } else if (out && (!strcmp(e->status, "Disabled") || !strcmp(e->status, "ReceiveDisabled"))) {
+            snprintf(desc, sizeof desc, "Messaging entity '%s' is currently disabled for receiving (status %s).",
+                     e->name, e->status);
+            refuse_status(lk, SB_ERR_ENTITY_DISABLED, desc);
         } else if (out && e->requires_session) {
             snprintf(desc, sizeof desc,
                      "The queue '%s' requires sessions, which this emulator does not support yet.", e->name);

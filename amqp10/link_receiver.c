@@ -9,6 +9,7 @@
 #include "amqp_internal.h"
 #include "amqp_message.h"
 #include "ent_clock.h"
+#include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
 
@@ -22,11 +23,23 @@ static void on_sent(void *ctx, sb_status st)
 {
     pending_send *ps = ctx;
     amqp_conn *c = ps->lk->conn;
+    char desc[600];
     if (st == SB_OK) {
         pn_delivery_update(ps->d, PN_ACCEPTED);
-        amqp_server_wake(c->srv, ps->lk->entity.id);
+        amqp_server_wake(c->srv, ps->lk->entity.send_target_id);
     } else {
-        amqp_delivery_reject(ps->d, st, "The emulator's store could not commit the message; retry.");
+        if (st == SB_ERR_QUOTA_EXCEEDED)
+            snprintf(desc, sizeof desc,
+                     "The maximum entity size has been reached or exceeded for '%s' (MaxSizeInMegabytes %lld); "
+                     "receive or purge messages to make room.",
+                     ps->lk->entity.name, (long long)ps->lk->entity.max_size_mb);
+        else if (st == SB_ERR_NOT_FOUND)
+            snprintf(desc, sizeof desc, "The messaging entity '%s' could not be found (it was deleted).",
+                     ps->lk->entity.name);
+        else
+            snprintf(desc, sizeof desc, "The emulator's store could not commit the message; retry.");
+        LOG_INFO("conn %llu: send to '%s' failed: %s", (unsigned long long)c->id, ps->lk->entity.name, desc);
+        amqp_delivery_reject(ps->d, st, desc);
     }
     pn_delivery_settle(ps->d);
     amqp_conn_pump(c);
@@ -45,7 +58,8 @@ static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char
 static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, size_t len, int64_t now,
                   store_new_message *out)
 {
-    int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, lk->entity.default_ttl_ms);
+    const store_entity *e = &lk->entity;
+    int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, e->send_target_default_ttl_ms);
     out->bytes = bytes;
     out->len = len;
     out->message_id = m->has_message_id ? m->message_id : NULL;
@@ -54,7 +68,13 @@ static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, 
     out->available_ms = ent_available_at_ms(now, m->scheduled_enqueue_ms);
     out->state = out->available_ms > now ? 2 : 0;
     out->ttl_ms = ttl;
-    out->expires_ms = ent_expires_at_ms(now, ttl);
+    /* a scheduled message lives its TTL from the time it becomes visible */
+    out->expires_ms = ent_expires_at_ms(out->available_ms, ttl);
+    if (e->forward_hops_exceeded) {
+        out->subqueue = 1;
+        out->dead_letter_reason = ENT_DLQ_REASON_HOPS;
+        out->dead_letter_description = ENT_DLQ_DESC_HOPS;
+    }
 }
 
 static bool send_refused_by_status(const store_entity *e)
@@ -118,7 +138,8 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
             ps->lk = lk;
             ps->d = d;
             amqp_conn_ref(lk->conn);
-            store_send(lk->conn->srv->store, lk->entity.id, msgs, n, on_sent, ps); /* copies the bytes */
+            /* copies the bytes; a ForwardTo chain sends to its end */
+            store_send(lk->conn->srv->store, lk->entity.send_target_id, msgs, n, on_sent, ps);
         }
         free(msgs);
         free(parsed);

@@ -39,6 +39,8 @@ static void deliver(amqp_link *lk, const store_claimed *m)
         .dead_letter_reason = m->dead_letter_reason,
         .dead_letter_description = m->dead_letter_description,
         .message_id = m->message_id,
+        .dead_letter_source = m->dead_letter_source,
+        .expires_ms = lk->subqueue ? 0 : m->expires_ms, /* the dead-letter subqueue ignores TTL */
     };
     amqp_buf out = {0};
     if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out)) {

@@ -37,7 +37,7 @@ struct store_op {
 
 /* What each pipelined query of the in-flight batch belongs to. */
 typedef struct store_slot {
-    store_op *op; /* NULL for BEGIN and COMMIT */
+    store_op *op;
     int stmt;
 } store_slot;
 
@@ -214,11 +214,6 @@ static int add_slot(store *s, store_op *op, int stmt)
     return 0;
 }
 
-static bool send_plain(store *s, const char *sql)
-{
-    return PQsendQueryParams(s->conn, sql, 0, NULL, NULL, NULL, NULL, 1) == 1;
-}
-
 void store_flush(store *s)
 {
     if (s->inflight || !s->pending || s->broken)
@@ -240,14 +235,17 @@ void store_flush(store *s)
     s->next_slot = 0;
     s->batch_failed = false;
 
-    bool ok = add_slot(s, NULL, 0) == 0 && send_plain(s, "BEGIN");
+    /* No BEGIN/COMMIT: everything up to the Sync is one implicit transaction,
+     * committed at the Sync, or rolled back whole at the first error (an
+     * explicit block would stay open and aborted after an error). */
+    bool ok = true;
     for (store_op *op = first; ok && op; op = op->next)
         for (int i = 0; ok && i < op->nstmt; i++) {
             store_stmt *st = &op->stmts[i];
             ok = add_slot(s, op, i) == 0 &&
                  PQsendQueryPrepared(s->conn, st->prepared, st->nparams, st->values, st->lengths, st->formats, 1) == 1;
         }
-    ok = ok && add_slot(s, NULL, 0) == 0 && send_plain(s, "COMMIT") && PQpipelineSync(s->conn) == 1;
+    ok = ok && PQpipelineSync(s->conn) == 1;
     if (!ok) {
         store_break(s, "send");
         return;
@@ -285,10 +283,26 @@ static void batch_complete(store *s)
         s->pending = ops;
         if (!s->pending_tail)
             s->pending_tail = tail;
+    } else if (s->batch_failed && ops) {
+        fail_list(ops, ops->status != SB_OK ? ops->status : SB_ERR_INTERNAL);
     } else {
-        fail_list(ops, s->batch_failed ? SB_ERR_INTERNAL : SB_OK);
+        fail_list(ops, SB_OK);
     }
     store_flush(s);
+}
+
+/* Statements raise SQLSTATEs of class SB (sbemu_raise) for outcomes that are
+ * Service Bus answers: SBN.. entity gone, SBQ.. quota exceeded. */
+static sb_status status_of_sqlstate(const char *state)
+{
+    if (!state || strncmp(state, "SB", 2))
+        return SB_OK;
+    switch (state[2]) {
+    case 'N': return SB_ERR_NOT_FOUND;
+    case 'Q': return SB_ERR_QUOTA_EXCEEDED;
+    case 'D': return SB_ERR_ENTITY_DISABLED;
+    default: return SB_ERR_INTERNAL;
+    }
 }
 
 static void handle_result(store *s, PGresult *r)
@@ -302,6 +316,12 @@ static void handle_result(store *s, PGresult *r)
         return; /* not ours: cannot happen in a healthy pipeline */
     store_slot *slot = &s->slots[s->next_slot];
     if (st == PGRES_FATAL_ERROR) {
+        sb_status answer = status_of_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+        if (slot->op && answer != SB_OK) {
+            slot->op->status = answer; /* a Service Bus answer, not a failure */
+            s->batch_failed = true;
+            return;
+        }
         if (!s->batch_failed)
             LOG_WARN("store: %s failed: %s", slot->op ? slot->op->stmts[slot->stmt].prepared : "transaction",
                      PQresultErrorMessage(r));

@@ -3,8 +3,8 @@
  *
  * Group commit: operations submitted while a transaction is in flight wait in
  * `pending`; when the in-flight one ends (PGRES_PIPELINE_SYNC), everything
- * pending goes out as the next transaction: BEGIN, each operation's statements,
- * COMMIT, Sync. Callbacks run only after the COMMIT is known, so a caller can
+ * pending goes out as the next transaction: each operation's statements and a
+ * Sync (one implicit transaction). Callbacks run only after the commit is known, so a caller can
  * acknowledge its client the moment its callback says SB_OK.
  *
  * If a transaction fails, each of its operations is retried alone, so one bad

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_dead_letter.h"
+#include "ent_log.h"
 #include "store_statements.h"
 
 /* ---- binary parameter and result helpers ---- */
@@ -92,6 +94,9 @@ static void lookup_parse(store_op *op, int stmt, const void *res)
     e->max_size_mb = col_i64(r, 0, 8);
     e->requires_duplicate_detection = col_bool(r, 0, 9);
     e->duplicate_window_ms = col_i64(r, 0, 10);
+    e->send_target_id = col_i64(r, 0, 11);
+    e->forward_hops_exceeded = col_bool(r, 0, 12);
+    e->send_target_default_ttl_ms = col_i64(r, 0, 13);
     store_op_set_result(op, e, free);
 }
 
@@ -106,13 +111,14 @@ void store_lookup_queue(store *s, const char *name, store_lookup_cb cb, void *ct
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new(1, lookup_parse, lookup_done, u) : NULL;
-    store_param p[1] = {P_TEXT(name)};
+    int8_param hops = be_int8(ENT_MAX_FORWARD_HOPS);
+    store_param p[2] = {P_TEXT(name), P_INT8(hops)};
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL);
         return;
     }
-    if (store_op_stmt(op, 0, STMT_LOOKUP_QUEUE, p, 1))
+    if (store_op_stmt(op, 0, STMT_LOOKUP_QUEUE, p, 2))
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }
@@ -140,8 +146,8 @@ void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_
     for (size_t i = 0; i < n; i++) {
         const store_new_message *m = &msgs[i];
         int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), avail = be_int8(m->available_ms),
-                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms);
-        store_param p[9] = {
+                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
+        store_param p[12] = {
             P_INT8(q),
             P_INT8(state),
             P_INT8(enq),
@@ -151,8 +157,11 @@ void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_
             P_TEXT(m->message_id),
             P_TEXT(m->session_id),
             {m->bytes, (int)m->len, 1},
+            P_INT8(sq),
+            P_TEXT(m->dead_letter_reason),
+            P_TEXT(m->dead_letter_description),
         };
-        if (store_op_stmt(op, (int)i, STMT_SEND, p, 9)) {
+        if (store_op_stmt(op, (int)i, STMT_SEND, p, 12)) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
             break;
         }
@@ -211,6 +220,8 @@ static void claim_parse(store_op *op, int stmt, const void *res)
         m->bytes = (const uint8_t *)PQgetvalue(copy, i, 8);
         m->len = (size_t)PQgetlength(copy, i, 8);
         m->message_id = PQgetisnull(copy, i, 9) ? NULL : PQgetvalue(copy, i, 9);
+        m->dead_letter_source = PQgetisnull(copy, i, 10) ? NULL : PQgetvalue(copy, i, 10);
+        m->expires_ms = col_i64(copy, i, 11);
     }
     qsort(c->msgs, c->n, sizeof *c->msgs, by_sequence);
     store_op_set_result(op, c, claim_free);
@@ -232,7 +243,7 @@ void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
     bool sweep = subqueue == 0;
-    store_op *op = u ? store_op_new(sweep ? 2 : 1, claim_parse, claim_done, u) : NULL;
+    store_op *op = u ? store_op_new(sweep ? 3 : 2, claim_parse, claim_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
@@ -241,9 +252,12 @@ void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode
     int8_param q = be_int8(queue_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
                until = be_int8(locked_until_ms);
     int i = 0;
-    int rc = 0;
+    int rc = store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
     if (sweep)
-        rc |= store_op_stmt(op, i++, STMT_DLQ_LAPSED, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
+        rc |= store_op_stmt(op, i++, STMT_DLQ_LAPSED,
+                            (store_param[]){P_INT8(q), P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
+                                            P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY)},
+                            4);
     if (mode == STORE_CLAIM_LOCK)
         rc |= store_op_stmt(op, i, STMT_CLAIM_LOCK,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until)}, 5);
@@ -282,7 +296,87 @@ void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], stor
     }
     int8_param q = be_int8(queue_id), now = be_int8(now_ms);
     store_param p[5] = {P_UUID(lock_token), P_INT8(q), P_INT8(now), P_TEXT(reason), P_TEXT(description)};
-    if (store_op_stmt(op, 0, stmt_of[kind], p, kind == STORE_SETTLE_DEADLETTER ? 5 : 3))
+    if (kind == STORE_SETTLE_ABANDON) {
+        p[3] = P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY);
+        p[4] = P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY);
+    }
+    bool five = kind == STORE_SETTLE_DEADLETTER || kind == STORE_SETTLE_ABANDON;
+    if (store_op_stmt(op, 0, stmt_of[kind], p, five ? 5 : 3))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- sweep ---- */
+
+typedef struct sweep_result {
+    size_t n, cap;
+    int64_t *queues;
+} sweep_result;
+
+static void sweep_free(void *p)
+{
+    sweep_result *r = p;
+    free(r->queues);
+    free(r);
+}
+
+static void sweep_parse(store_op *op, int stmt, const void *res)
+{
+    const PGresult *r = res;
+    sweep_result *acc = store_op_result(op);
+    if (!acc) {
+        acc = calloc(1, sizeof *acc);
+        if (!acc)
+            return;
+        store_op_set_result(op, acc, sweep_free);
+    }
+    int rows = PQntuples(r);
+    if (stmt == 2) { /* idle queues deleted */
+        for (int i = 0; i < rows; i++)
+            LOG_INFO("queue '%s' was idle for its AutoDeleteOnIdle and is deleted", PQgetvalue(r, i, 1));
+        return;
+    }
+    if (stmt == 3 || rows == 0)
+        return;
+    if (acc->n + (size_t)rows > acc->cap) {
+        size_t cap = acc->n + (size_t)rows;
+        int64_t *q = realloc(acc->queues, cap * sizeof *q);
+        if (!q)
+            return;
+        acc->queues = q;
+        acc->cap = cap;
+    }
+    for (int i = 0; i < rows; i++)
+        acc->queues[acc->n++] = col_i64(r, i, 0);
+}
+
+static void sweep_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    sweep_result *r = store_op_result(op);
+    ((store_sweep_cb)u->fn)(u->ctx, st, r ? r->queues : NULL, r ? r->n : 0);
+    free(u);
+}
+
+void store_sweep(store *s, int64_t now_ms, store_sweep_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new(4, sweep_parse, sweep_done, u) : NULL;
+    if (!op) {
+        free(u);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param now = be_int8(now_ms);
+    int rc = store_op_stmt(op, 0, STMT_SWEEP_EXPIRED,
+                           (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_TTL), P_TEXT(ENT_DLQ_DESC_TTL)}, 3);
+    rc |= store_op_stmt(op, 1, STMT_SWEEP_LAPSED,
+                        (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
+                                        P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY)},
+                        3);
+    rc |= store_op_stmt(op, 2, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, 3, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
+    if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }

@@ -26,6 +26,10 @@ typedef struct store_entity {
     int64_t max_size_mb;
     bool requires_duplicate_detection;
     int64_t duplicate_window_ms;
+    /* Where sends go: the end of the ForwardTo chain (this queue when none). */
+    int64_t send_target_id;
+    int64_t send_target_default_ttl_ms;
+    bool forward_hops_exceeded; /* the chain is longer than ENT_MAX_FORWARD_HOPS */
 } store_entity;
 
 typedef void (*store_lookup_cb)(void *ctx, sb_status st, const store_entity *e);
@@ -42,6 +46,9 @@ typedef struct store_new_message {
     int64_t available_ms;
     int64_t expires_ms; /* 0: never */
     int64_t ttl_ms;     /* -1: none */
+    int subqueue;       /* 1: straight to the dead-letter subqueue, with the reason below */
+    const char *dead_letter_reason;
+    const char *dead_letter_description;
 } store_new_message;
 
 typedef void (*store_status_cb)(void *ctx, sb_status st);
@@ -59,6 +66,8 @@ typedef struct store_claimed {
     const char *dead_letter_reason;      /* NULL: none */
     const char *dead_letter_description; /* NULL: none */
     const char *message_id;  /* as stored; the broker's when the sender set none */
+    const char *dead_letter_source; /* NULL unless auto-forwarded from another queue's dead letters */
+    int64_t expires_ms;      /* 0: never */
     const uint8_t *bytes;
     size_t len;
 } store_claimed;
@@ -78,8 +87,16 @@ typedef enum store_settle_kind {
     STORE_SETTLE_RELEASE,
 } store_settle_kind;
 
-/* SB_ERR_LOCK_LOST when the token is unknown, settled, or its lock lapsed. */
+/* SB_ERR_LOCK_LOST when the token is unknown, settled, or its lock lapsed.
+ * reason/description: the dead-letter reason for DEADLETTER, and for ABANDON
+ * the one to use when the abandon exhausts MaxDeliveryCount. */
 void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx);
+
+/* The background sweep: expiries, lapsed locks past MaxDeliveryCount, idle
+ * queues, old duplicate-detection entries. Reports the queues whose messages
+ * moved (to wake their receivers). */
+typedef void (*store_sweep_cb)(void *ctx, sb_status st, const int64_t *touched, size_t ntouched);
+void store_sweep(store *s, int64_t now_ms, store_sweep_cb cb, void *ctx);
 
 #endif

@@ -19,6 +19,11 @@
 #define STMT_DEADLETTER "sb_deadletter"
 #define STMT_DEFER "sb_defer"
 #define STMT_RELEASE "sb_release"
+#define STMT_TOUCH "sb_touch"
+#define STMT_SWEEP_EXPIRED "sb_sweep_expired"
+#define STMT_SWEEP_LAPSED "sb_sweep_lapsed"
+#define STMT_SWEEP_IDLE "sb_sweep_idle"
+#define STMT_SWEEP_DUPLICATES "sb_sweep_duplicates"
 
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen);
 /* The $management operations' statements (store_mgmt_statements.c). */

@@ -1,0 +1,49 @@
+/* The background sweep: once a second (and at once when the clock is moved)
+ * the store expires messages, dead-letters lapsed locks past MaxDeliveryCount,
+ * deletes idle queues and forgets old MessageIds; receivers of the queues it
+ * touched are woken. Each step walks an index from its oldest deadline, so an
+ * idle emulator pays a few index probes per sweep however much it holds. */
+#include "amqp_internal.h"
+#include "ent_clock.h"
+#include "ent_log.h"
+
+static void sweep_timer(lws_sorted_usec_list_t *sul);
+
+static void schedule(amqp_server *srv, int64_t ms)
+{
+    lws_sul_schedule(srv->lws, 0, &srv->sweep_timer, sweep_timer, (lws_usec_t)ms * LWS_US_PER_MS);
+}
+
+static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
+{
+    amqp_server *srv = ctx;
+    srv->sweeping = false;
+    if (st != SB_OK)
+        LOG_WARN("sweep: %s", sb_status_name(st));
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || touched[i] != touched[i - 1])
+            amqp_server_wake(srv, touched[i]);
+    if (srv->sweep_again) {
+        srv->sweep_again = false;
+        amqp_sweep_now(srv);
+    }
+}
+
+void amqp_sweep_now(amqp_server *srv)
+{
+    if (srv->sweeping) {
+        srv->sweep_again = true;
+        return;
+    }
+    srv->sweeping = true;
+    store_sweep(srv->store, ent_clock_now_ms(), on_swept, srv);
+}
+
+static void sweep_timer(lws_sorted_usec_list_t *sul)
+{
+    amqp_server *srv = lws_container_of(sul, amqp_server, sweep_timer);
+    amqp_sweep_now(srv);
+    schedule(srv, AMQP_SWEEP_INTERVAL_MS);
+}
+
+void amqp_sweep_start(amqp_server *srv) { schedule(srv, AMQP_SWEEP_INTERVAL_MS); }

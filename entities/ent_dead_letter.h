@@ -1,0 +1,18 @@
+/* The dead-letter reasons and descriptions Service Bus itself sets
+ * (service-bus-features.md §4.8), so that every path that dead-letters a
+ * message writes the same words an SDK user would see on Azure. */
+#ifndef ENT_DEAD_LETTER_H
+#define ENT_DEAD_LETTER_H
+
+#define ENT_DLQ_REASON_MAX_DELIVERY "MaxDeliveryCountExceeded"
+#define ENT_DLQ_DESC_MAX_DELIVERY "Message couldn't be consumed after maximum delivery attempts."
+#define ENT_DLQ_REASON_TTL "TTLExpiredException"
+#define ENT_DLQ_DESC_TTL "The message expired and was dead lettered."
+#define ENT_DLQ_REASON_HOPS "MaxTransferHopCountExceeded"
+#define ENT_DLQ_DESC_HOPS                                                                                              \
+    "The maximum number of allowed hops when forwarding between queues has been exceeded. This value is set to 4."
+
+/* Auto-forwarding may chain at most this many hops. */
+#define ENT_MAX_FORWARD_HOPS 4
+
+#endif
