@@ -307,6 +307,7 @@ static void encode_application_properties(const amqp_msg *m, const amqp_delivery
 #define AMQP_PROPERTIES_FIELDS 13
 #define AMQP_PROP_MESSAGE_ID 0
 #define AMQP_PROP_ABSOLUTE_EXPIRY 8
+#define AMQP_PROP_CREATION_TIME 9
 
 static void encode_properties(const amqp_msg *m, const amqp_delivery_info *info, amqp_buf *out)
 {
@@ -327,6 +328,12 @@ static void encode_properties(const amqp_msg *m, const amqp_delivery_info *info,
                 have++;
         }
     }
+    /* Clients derive TimeToLive as absolute-expiry-time - creation-time (JS core-amqp),
+     * so count from the sender's creation time when it gave one. */
+    int64_t expires = info->expires_ms, created;
+    if (expires && info->ttl_ms >= 0 && have > AMQP_PROP_CREATION_TIME &&
+        amqp_val_timestamp(&fields[AMQP_PROP_CREATION_TIME], &created))
+        expires = created + info->ttl_ms;
     uint32_t n = have;
     if (set_id && n < AMQP_PROP_MESSAGE_ID + 1)
         n = AMQP_PROP_MESSAGE_ID + 1;
@@ -338,7 +345,7 @@ static void encode_properties(const amqp_msg *m, const amqp_delivery_info *info,
         if (i == AMQP_PROP_MESSAGE_ID && set_id)
             amqp_buf_string(out, info->message_id, strlen(info->message_id));
         else if (i == AMQP_PROP_ABSOLUTE_EXPIRY && info->expires_ms)
-            amqp_buf_timestamp(out, info->expires_ms);
+            amqp_buf_timestamp(out, expires);
         else if (i < have)
             amqp_buf_raw(out, fields[i].start, (size_t)(fields[i].end - fields[i].start));
         else
