@@ -27,7 +27,8 @@ def main():
     failed += total - result.testsRun
     if total == 0:
         failed = max(failed, 1)
-    print("python: %d passed, %d failed" % (passed, failed), flush=True)
+    skipped = len(result.skipped)
+    print("python: %d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""), flush=True)
     return 0 if failed == 0 and result.wasSuccessful() else 1
 
 

@@ -228,6 +228,8 @@ class TestPythonSdk(SbTestCase):
             self.assertNotIn("SENT", child.stdout, "a wrong key was accepted")
             if "REFUSED" in child.stdout or "OTHER" in child.stdout:
                 break
+        if child.returncode < 0 and not child.stdout.strip():
+            self.skipTest("inconclusive: uamqp crashed in all %d tries:\n%s" % (len(outcomes), "\n".join(outcomes)))
         self.assertIn("REFUSED", child.stdout, "no child saw the refusal:\n" + "\n".join(outcomes))
         self.assertIn("401", child.stdout)
 
