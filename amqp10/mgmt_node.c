@@ -1,48 +1,412 @@
-/* The <entity>/$management request/response node. Responses carry statusCode
- * (int), statusDescription (string) and, on errors, errorCondition (symbol),
- * wire-protocol §7. Operations are added one file each (mgmt_<op>.c) as the
- * issues that need them land; anything unknown is answered 501, link kept. */
+/* The <entity>/$management request/response node: dispatch by the `operation`
+ * application property to one file per operation, the response envelope
+ * (wire-protocol §7.2) and the typed readers of request bodies. Anything
+ * unknown is answered 501 and anything malformed 400; the link stays up. */
 #include <proton/codec.h>
 #include <proton/message.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "amqp_message.h"
 #include "amqp_reply.h"
+#include "ent_clock.h"
 #include "ent_log.h"
+#include "ent_message_rules.h"
+#include "mgmt_internal.h"
 
-static void put_str(pn_data_t *p, const char *s) { pn_data_put_string(p, pn_bytes(strlen(s), s)); }
+/* ---- the envelope ---- */
 
-static void respond_error(amqp_link *lk, pn_message_t *req, sb_status st, const char *description)
+void mgmt_put_string(pn_data_t *d, const char *s) { pn_data_put_string(d, pn_bytes(strlen(s), s)); }
+
+void mgmt_put_status(pn_data_t *props, sb_status st, const char *description)
+{
+    mgmt_put_string(props, "statusCode");
+    pn_data_put_int(props, sb_status_mgmt_code(st));
+    mgmt_put_string(props, "statusDescription");
+    mgmt_put_string(props, description);
+    const char *cond = sb_status_condition(st);
+    if (cond) {
+        mgmt_put_string(props, "errorCondition");
+        pn_data_put_symbol(props, pn_bytes(strlen(cond), cond));
+    }
+}
+
+pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *description)
 {
     pn_message_t *r = amqp_reply_begin(req);
     if (!r)
-        return;
+        return NULL;
     pn_data_t *p = pn_message_properties(r);
-    put_str(p, "statusCode");
-    pn_data_put_int(p, sb_status_mgmt_code(st));
-    put_str(p, "statusDescription");
-    put_str(p, description);
-    if (sb_status_condition(st)) {
-        put_str(p, "errorCondition");
-        const char *cond = sb_status_condition(st);
-        pn_data_put_symbol(p, pn_bytes(strlen(cond), cond));
-    }
-    amqp_reply_send(lk, req, r);
+    mgmt_put_status(p, st, description);
+    pn_data_exit(p); /* amqp_reply_send's own exit is then a no-op */
+    return r;
 }
+
+static void req_free(mgmt_req *r)
+{
+    amqp_conn *c = r->lk->conn;
+    bool held = r->held;
+    pn_message_free(r->msg);
+    free(r);
+    if (held) {
+        amqp_conn_pump(c);
+        amqp_conn_unref(c);
+    }
+}
+
+void mgmt_hold(mgmt_req *r)
+{
+    if (!r->held) {
+        amqp_conn_ref(r->lk->conn);
+        r->held = true;
+    }
+}
+
+void mgmt_send(mgmt_req *r, pn_message_t *resp)
+{
+    if (!resp)
+        resp = mgmt_build_response(r->msg, SB_ERR_INTERNAL, "The emulator ran out of memory answering the request.");
+    if (resp && r->lk->conn->wsi)
+        amqp_reply_send(r->lk, r->msg, resp); /* frees resp */
+    else
+        pn_message_free(resp);
+    req_free(r);
+}
+
+pn_message_t *mgmt_response(mgmt_req *r, sb_status st)
+{
+    return mgmt_build_response(r->msg, st, st == SB_NO_CONTENT ? "No Content" : "OK");
+}
+
+void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...)
+{
+    char desc[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(desc, sizeof desc, fmt, ap);
+    va_end(ap);
+    LOG_DEBUG("conn %llu: %s on '%s' answered %d: %s", (unsigned long long)r->lk->conn->id, r->operation,
+              r->lk->entity.name, sb_status_mgmt_code(st), desc);
+    mgmt_send(r, mgmt_build_response(r->msg, st, desc));
+}
+
+/* ---- request body readers ---- */
+
+bool mgmt_map_find(pn_data_t *body, const char *key)
+{
+    pn_data_rewind(body);
+    if (!pn_data_next(body) || pn_data_type(body) != PN_MAP)
+        return false;
+    pn_data_enter(body);
+    size_t klen = strlen(key);
+    while (pn_data_next(body)) {
+        pn_type_t t = pn_data_type(body);
+        bool match = false;
+        if (t == PN_STRING || t == PN_SYMBOL) {
+            pn_bytes_t k = t == PN_STRING ? pn_data_get_string(body) : pn_data_get_symbol(body);
+            match = k.size == klen && !memcmp(k.start, key, klen);
+        }
+        if (!pn_data_next(body))
+            return false;
+        if (match)
+            return pn_data_type(body) != PN_NULL;
+    }
+    return false;
+}
+
+static bool is_integer(pn_type_t t)
+{
+    switch (t) {
+    case PN_BYTE: case PN_UBYTE: case PN_SHORT: case PN_USHORT: case PN_INT: case PN_UINT: case PN_LONG:
+    case PN_ULONG:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The current node as an int64 (is_integer must hold). */
+static int64_t get_integer(pn_data_t *d)
+{
+    switch (pn_data_type(d)) {
+    case PN_BYTE: return pn_data_get_byte(d);
+    case PN_UBYTE: return pn_data_get_ubyte(d);
+    case PN_SHORT: return pn_data_get_short(d);
+    case PN_USHORT: return pn_data_get_ushort(d);
+    case PN_INT: return pn_data_get_int(d);
+    case PN_UINT: return pn_data_get_uint(d);
+    case PN_ULONG: {
+        uint64_t v = pn_data_get_ulong(d);
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
+    default: return pn_data_get_long(d);
+    }
+}
+
+/* Common prologue: 0 positioned on the value, 1 absent and optional, -1 absent and required. */
+static int locate(pn_data_t *body, const char *key, bool required, const char *expected, char *err, size_t errlen)
+{
+    if (mgmt_map_find(body, key))
+        return 0;
+    if (!required)
+        return 1;
+    snprintf(err, errlen, "The request body has no '%s' (expected %s).", key, expected);
+    return -1;
+}
+
+const char *mgmt_type_name(pn_type_t t)
+{
+    switch (t) {
+    case PN_NULL: return "null";
+    case PN_BOOL: return "boolean";
+    case PN_UBYTE: return "ubyte";
+    case PN_BYTE: return "byte";
+    case PN_USHORT: return "ushort";
+    case PN_SHORT: return "short";
+    case PN_UINT: return "uint";
+    case PN_INT: return "int";
+    case PN_CHAR: return "char";
+    case PN_ULONG: return "ulong";
+    case PN_LONG: return "long";
+    case PN_TIMESTAMP: return "timestamp";
+    case PN_FLOAT: return "float";
+    case PN_DOUBLE: return "double";
+    case PN_DECIMAL32: return "decimal32";
+    case PN_DECIMAL64: return "decimal64";
+    case PN_DECIMAL128: return "decimal128";
+    case PN_UUID: return "uuid";
+    case PN_BINARY: return "binary";
+    case PN_STRING: return "string";
+    case PN_SYMBOL: return "symbol";
+    case PN_DESCRIBED: return "a described value";
+    case PN_ARRAY: return "array";
+    case PN_LIST: return "list";
+    case PN_MAP: return "map";
+    default: return "an unknown type";
+    }
+}
+
+static int wrong_type(pn_data_t *body, const char *key, const char *expected, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "The request body's '%s' must be %s, not %s.", key, expected,
+             mgmt_type_name(pn_data_type(body)));
+    return -1;
+}
+
+int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen)
+{
+    int rc = locate(body, key, required, "an integer", err, errlen);
+    if (rc)
+        return rc;
+    if (!is_integer(pn_data_type(body)))
+        return wrong_type(body, key, "an integer", err, errlen);
+    *out = get_integer(body);
+    return 0;
+}
+
+int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t *out_ms, char *err, size_t errlen)
+{
+    int rc = locate(body, key, required, "a timestamp", err, errlen);
+    if (rc)
+        return rc;
+    if (pn_data_type(body) == PN_TIMESTAMP)
+        *out_ms = pn_data_get_timestamp(body);
+    else if (is_integer(pn_data_type(body))) /* milliseconds, for clients that cannot say timestamp */
+        *out_ms = get_integer(body);
+    else
+        return wrong_type(body, key, "a timestamp", err, errlen);
+    return 0;
+}
+
+int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, size_t buflen, char *err,
+                    size_t errlen)
+{
+    int rc = locate(body, key, required, "a string", err, errlen);
+    if (rc)
+        return rc;
+    pn_type_t t = pn_data_type(body);
+    if (t != PN_STRING && t != PN_SYMBOL)
+        return wrong_type(body, key, "a string", err, errlen);
+    pn_bytes_t s = t == PN_STRING ? pn_data_get_string(body) : pn_data_get_symbol(body);
+    if (s.size >= buflen) {
+        snprintf(err, errlen, "The request body's '%s' is %zu bytes long; the limit is %zu.", key, s.size, buflen - 1);
+        return -1;
+    }
+    memcpy(buf, s.start, s.size);
+    buf[s.size] = 0;
+    return 0;
+}
+
+/* Enters an array or list value; its element count in *count. */
+static int enter_sequence(pn_data_t *body, const char *key, const char *expected, size_t *count, char *err,
+                          size_t errlen)
+{
+    pn_type_t t = pn_data_type(body);
+    if (t == PN_ARRAY)
+        *count = pn_data_get_array(body);
+    else if (t == PN_LIST)
+        *count = pn_data_get_list(body);
+    else
+        return wrong_type(body, key, expected, err, errlen);
+    if (*count == 0 || *count > MGMT_ITEMS_MAX) {
+        snprintf(err, errlen, "The request body's '%s' must hold 1 to %d items, not %zu.", key, MGMT_ITEMS_MAX,
+                 *count);
+        return -1;
+    }
+    pn_data_enter(body);
+    return 0;
+}
+
+int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t *n, char *err, size_t errlen)
+{
+    static const char expected[] = "an array of long";
+    *out = NULL;
+    *n = 0;
+    size_t count;
+    if (locate(body, key, true, expected, err, errlen) || enter_sequence(body, key, expected, &count, err, errlen))
+        return -1;
+    int64_t *v = malloc(count * sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory reading '%s'", key);
+        return -1;
+    }
+    size_t i = 0;
+    while (i < count && pn_data_next(body)) {
+        if (!is_integer(pn_data_type(body))) {
+            free(v);
+            snprintf(err, errlen, "The request body's '%s' must be %s; item %zu is %s.", key, expected, i,
+                     mgmt_type_name(pn_data_type(body)));
+            return -1;
+        }
+        v[i++] = get_integer(body);
+    }
+    *out = v;
+    *n = i;
+    return 0;
+}
+
+int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], size_t *n, char *err, size_t errlen)
+{
+    static const char expected[] = "an array of uuid";
+    *out = NULL;
+    *n = 0;
+    size_t count;
+    if (locate(body, key, true, expected, err, errlen) || enter_sequence(body, key, expected, &count, err, errlen))
+        return -1;
+    uint8_t (*v)[16] = malloc(count * sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory reading '%s'", key);
+        return -1;
+    }
+    size_t i = 0;
+    while (i < count && pn_data_next(body)) {
+        if (pn_data_type(body) != PN_UUID) {
+            free(v);
+            snprintf(err, errlen, "The request body's '%s' must be %s; item %zu is %s.", key, expected, i,
+                     mgmt_type_name(pn_data_type(body)));
+            return -1;
+        }
+        pn_uuid_t u = pn_data_get_uuid(body);
+        memcpy(v[i++], u.bytes, 16);
+    }
+    *out = v;
+    *n = i;
+    return 0;
+}
+
+/* ---- message entries of peek and receive-by-sequence-number responses ---- */
+
+int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, bool peek, bool with_lock_token)
+{
+    amqp_delivery_info info = {
+        .sequence_number = m->sequence_number,
+        .enqueued_ms = m->enqueued_ms,
+        .locked_until_ms = peek ? 0 : m->locked_until_ms,
+        .ttl_ms = m->ttl_ms,
+        /* a peek is no delivery: .NET takes the header count as DeliveryCount
+         * for peeked messages and adds 1 otherwise (wire-protocol §0 #16) */
+        .header_delivery_count = peek ? (uint32_t)(m->delivery_count > 0 ? m->delivery_count : 0)
+                                      : ent_header_delivery_count(m->delivery_count),
+        .message_state = m->state,
+        .dead_letter_reason = m->dead_letter_reason,
+        .dead_letter_description = m->dead_letter_description,
+        .message_id = m->message_id,
+    };
+    amqp_buf out = {0};
+    if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out)) {
+        amqp_buf_free(&out);
+        return -1;
+    }
+    pn_data_put_map(list);
+    pn_data_enter(list);
+    mgmt_put_string(list, "message");
+    pn_data_put_binary(list, pn_bytes(out.len, (const char *)out.data));
+    if (with_lock_token && m->locked) {
+        pn_uuid_t u;
+        memcpy(u.bytes, m->lock_token, 16);
+        mgmt_put_string(list, "lock-token");
+        pn_data_put_uuid(list, u);
+    }
+    pn_data_exit(list);
+    amqp_buf_free(&out);
+    return 0;
+}
+
+/* ---- dispatch ---- */
+
+static const struct {
+    const char *operation;
+    mgmt_handler handler;
+} operations[] = {
+    {"com.microsoft:peek-message", mgmt_peek},
+    {"com.microsoft:renew-lock", mgmt_renew_lock},
+    {"com.microsoft:receive-by-sequence-number", mgmt_receive_by_seq},
+    {"com.microsoft:update-disposition", mgmt_update_disposition},
+    {"com.microsoft:schedule-message", mgmt_schedule},
+    {"com.microsoft:cancel-scheduled-message", mgmt_cancel_scheduled},
+    {"com.microsoft:batch-delete-messages", mgmt_batch_delete},
+};
 
 void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
 {
-    pn_message_t *req = amqp_request_decode(bytes, len);
+    pn_message_t *msg = amqp_request_decode(bytes, len);
     pn_delivery_update(d, PN_ACCEPTED);
     pn_delivery_settle(d);
-    if (!req) {
+    if (!msg) {
         LOG_WARN("conn %llu: $management request is not an AMQP message", (unsigned long long)lk->conn->id);
         return;
     }
-    char op[128], desc[256];
-    const char *operation = amqp_request_app_string(req, "operation", op, sizeof op);
-    snprintf(desc, sizeof desc, "The operation '%s' is not supported by this emulator yet.",
-             operation ? operation : "(none)");
-    respond_error(lk, req, SB_ERR_NOT_IMPLEMENTED, desc);
-    pn_message_free(req);
+    mgmt_req *r = calloc(1, sizeof *r);
+    if (!r) {
+        pn_message_free(msg);
+        return;
+    }
+    r->lk = lk;
+    r->msg = msg;
+    r->body = pn_message_body(msg);
+    r->now_ms = ent_clock_now_ms();
+    r->operation = amqp_request_app_string(msg, "operation", r->op_buf, sizeof r->op_buf);
+    if (!r->operation) {
+        r->operation = "(none)";
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request has no 'operation' application property (a string).");
+        return;
+    }
+    for (size_t i = 0; i < sizeof operations / sizeof operations[0]; i++) {
+        if (strcmp(operations[i].operation, r->operation))
+            continue;
+        pn_data_rewind(r->body);
+        if (!pn_data_next(r->body) || pn_data_type(r->body) != PN_MAP) {
+            mgmt_respond_error(r, SB_ERR_ARGUMENT, "The body of a '%s' request must be an AMQP map (amqp-value).",
+                               r->operation);
+            return;
+        }
+        LOG_DEBUG("conn %llu: %s on '%s'", (unsigned long long)lk->conn->id, r->operation, lk->entity.name);
+        operations[i].handler(r);
+        return;
+    }
+    mgmt_respond_error(r, SB_ERR_NOT_IMPLEMENTED,
+                       "The operation '%s' is not supported by this emulator (sessions and rules are not yet).",
+                       r->operation);
 }

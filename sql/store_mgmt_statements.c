@@ -1,12 +1,124 @@
-/* Prepared statements of the $management operations (peek, receive by
- * sequence number, schedule, cancel, batch delete, ...). Empty until those
- * operations land; store_open prepares whatever this file lists. */
+/* Prepared statements of the $management operations (store_mgmt.c builds the
+ * ops). Same rules as store_statements.c: times are millisecond parameters from
+ * the emulator's clock, never now(); statements that add or remove messages keep
+ * queues.size_in_bytes; lists of sequence numbers and lock tokens travel as one
+ * text-format array parameter ("{1,2}", "{uuid,uuid}"). */
+#include <stdio.h>
+
+#include "store_mgmt.h"
 #include "store_statements.h"
+
+#define INT8 20
+#define TEXT 25
+#define BYTEA 17
+#define INT8_ARRAY 1016
+#define UUID_ARRAY 2951
+
+typedef struct stmt_def {
+    const char *name;
+    const char *sql;
+    int nparams;
+    Oid types[STORE_MAX_PARAMS];
+} stmt_def;
+
+/* Columns of every message row (store_mgmt.c parses them in this order); $now
+ * is the statement's clock parameter. A scheduled message that is due is active. */
+#define MSG_COLUMNS(m, now)                                                                                    \
+    " " m "sequence_number, sbemu_ms(" m "enqueued_at), coalesce(sbemu_ms(" m "locked_until), 0), " m         \
+    "lock_token, " m "delivery_count::int8, coalesce(" m "time_to_live_ms, -1), " m "dead_letter_reason, " m    \
+    "dead_letter_error_description, " m "message, " m "message_id,"                                             \
+    " (CASE WHEN " m "state = 2 AND " m "available_at <= sbemu_ts(" now ") THEN 0 ELSE " m "state END)::int8"
+
+/* Deferred messages among $3 that nobody holds a lock on. $1 queue, $2 subqueue, $4 now. */
+#define DEFERRED_FIND                                                                                          \
+    "SELECT sequence_number FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"                    \
+    " AND sequence_number = ANY($3) AND state = 1 AND (lock_token IS NULL OR locked_until <= sbemu_ts($4))"   \
+    " FOR UPDATE"
+
+static const stmt_def mgmt_stmt_defs[] = {
+    /* AutoDeleteOnIdle activity. $1 queue, $2 now */
+    {STMT_MGMT_TOUCH, "UPDATE queues SET accessed_at = sbemu_ts($2) WHERE id = $1", 2, {INT8, INT8}},
+    /* $1 queue, $2 subqueue, $3 from sequence number, $4 max, $5 now. Walks the
+     * primary key from $3, so it costs what it returns (plus the other subqueue's rows). */
+    {STMT_MGMT_PEEK,
+     "SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
+     " AND sequence_number >= $3"
+     " AND (subqueue = 1 OR state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
+     " ORDER BY sequence_number LIMIT $4",
+     5, {INT8, INT8, INT8, INT8, INT8}},
+    /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
+    {STMT_MGMT_RENEW,
+     "WITH t AS (SELECT sequence_number FROM messages WHERE queue_id = $1 AND lock_token = ANY($2)"
+     " AND locked_until > sbemu_ts($3) FOR UPDATE)"
+     " UPDATE messages m SET locked_until = sbemu_ts($4), available_at = sbemu_ts($4)"
+     " FROM t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
+     " AND (SELECT count(*) FROM t) = cardinality($2)"
+     " RETURNING m.lock_token, sbemu_ms(m.locked_until)",
+     4, {INT8, UUID_ARRAY, INT8, INT8}},
+    {STMT_MGMT_DEFERRED_FIND, DEFERRED_FIND, 4, {INT8, INT8, INT8_ARRAY, INT8}},
+    /* $5 locked-until. Locks every one of $3 (distinct) or none; they stay deferred. */
+    {STMT_MGMT_DEFERRED_LOCK,
+     "WITH t AS (" DEFERRED_FIND ")"
+     " UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
+     " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
+     " FROM t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
+     " AND (SELECT count(*) FROM t) = cardinality($3)"
+     " RETURNING" MSG_COLUMNS("m.", "$4"),
+     5, {INT8, INT8, INT8_ARRAY, INT8, INT8}},
+    /* Receive-and-delete: deletes every one of $3 or none. The delivery count
+     * includes this delivery, as a lock would have. */
+    {STMT_MGMT_DEFERRED_DELETE,
+     "WITH t AS (" DEFERRED_FIND "),"
+     " d AS (DELETE FROM messages m USING t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
+     " AND (SELECT count(*) FROM t) = cardinality($3) RETURNING m.*),"
+     " u AS (UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(octet_length(message)), 0)"
+     " FROM d) WHERE id = $1)"
+     " SELECT sequence_number, sbemu_ms(enqueued_at), 0::int8, NULL::uuid, delivery_count::int8 + 1,"
+     " coalesce(time_to_live_ms, -1), dead_letter_reason, dead_letter_error_description, message, message_id,"
+     " state::int8 FROM d",
+     4, {INT8, INT8, INT8_ARRAY, INT8}},
+    /* Mirrors STMT_SEND (sequence number from the queue row, broker MessageId when
+     * none) and adds the bytes to size_in_bytes.
+     * $1 queue, $2 state, $3 enqueued, $4 available, $5 expires, $6 ttl, $7 message-id, $8 session, $9 bytes */
+    {STMT_MGMT_SCHEDULE,
+     "WITH q AS (UPDATE queues SET next_sequence_number = next_sequence_number + 1,"
+     " size_in_bytes = size_in_bytes + octet_length($9) WHERE id = $1"
+     " RETURNING next_sequence_number - 1 AS seq)"
+     " INSERT INTO messages (queue_id, sequence_number, state, enqueued_at, available_at, expires_at,"
+     " time_to_live_ms, message_id, session_id, message)"
+     " SELECT $1, q.seq, $2::smallint, sbemu_ts($3), sbemu_ts($4), sbemu_ts($5), $6,"
+     " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8, $9 FROM q"
+     " RETURNING sequence_number",
+     9, {INT8, INT8, INT8, INT8, INT8, INT8, TEXT, TEXT, BYTEA}},
+    /* $1 queue, $2 sequence numbers, $3 now: only schedules not yet due. */
+    {STMT_MGMT_CANCEL,
+     "WITH d AS (DELETE FROM messages WHERE queue_id = $1 AND subqueue = 0 AND sequence_number = ANY($2)"
+     " AND state = 2 AND lock_token IS NULL AND available_at > sbemu_ts($3) RETURNING octet_length(message) AS n)"
+     " UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE id = $1",
+     3, {INT8, INT8_ARRAY, INT8}},
+    /* $1 queue, $2 subqueue, $3 max, $4 enqueued before, $5 now. Skips held locks. */
+    {STMT_MGMT_BATCH_DELETE,
+     "WITH c AS (SELECT sequence_number FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
+     " AND enqueued_at < sbemu_ts($4) AND (lock_token IS NULL OR locked_until <= sbemu_ts($5))"
+     " ORDER BY sequence_number LIMIT $3 FOR UPDATE SKIP LOCKED),"
+     " d AS (DELETE FROM messages m USING c WHERE m.queue_id = $1 AND m.sequence_number = c.sequence_number"
+     " RETURNING octet_length(m.message) AS n),"
+     " u AS (UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE id = $1)"
+     " SELECT count(*) FROM d",
+     5, {INT8, INT8, INT8, INT8, INT8}},
+};
 
 int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen)
 {
-    (void)conn;
-    (void)err;
-    (void)errlen;
+    for (size_t i = 0; i < sizeof mgmt_stmt_defs / sizeof mgmt_stmt_defs[0]; i++) {
+        const stmt_def *d = &mgmt_stmt_defs[i];
+        PGresult *r = PQprepare(conn, d->name, d->sql, d->nparams, d->types);
+        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok)
+            snprintf(err, errlen, "cannot prepare %s: %s", d->name, PQresultErrorMessage(r));
+        PQclear(r);
+        if (!ok)
+            return -1;
+    }
     return 0;
 }

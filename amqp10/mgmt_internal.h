@@ -1,0 +1,98 @@
+/* What the $management operations (mgmt_<op>.c) share: the request they are
+ * answering, the typed readers of its body map, and the response envelope of
+ * wire-protocol §7.2 (statusCode int, statusDescription string, errorCondition
+ * symbol on errors, body an amqp-value map with string keys).
+ *
+ * Ownership: mgmt_node.c creates an mgmt_req per request and hands it to the
+ * operation, which owns it from then on and must end it exactly once with
+ * mgmt_respond_error or mgmt_send (both free it). An operation that waits for
+ * the store calls mgmt_hold first: the request then keeps its connection (and
+ * so its links) alive until it is answered. */
+#ifndef MGMT_INTERNAL_H
+#define MGMT_INTERNAL_H
+
+#include <proton/codec.h>
+#include <proton/message.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "amqp_internal.h"
+#include "store_mgmt.h"
+
+/* Service Bus limits (common-limits.md): peek returns at most 250 messages per
+ * call; a batch delete removes at most 4000 (Premium; Standard says 500). */
+#define MGMT_PEEK_MAX 250
+#define MGMT_BATCH_DELETE_MAX 4000
+/* Lock tokens, sequence numbers or messages one request may name. */
+#define MGMT_ITEMS_MAX 5000
+/* Dead-letter reason and description are capped at 4096 characters. */
+#define MGMT_DEAD_LETTER_TEXT_MAX 4096
+
+typedef struct mgmt_req {
+    amqp_link *lk;       /* the request link */
+    pn_message_t *msg;   /* the request (owned) */
+    pn_data_t *body;     /* pn_message_body(msg) */
+    const char *operation;
+    char op_buf[128];
+    int64_t now_ms;      /* the emulator's clock when the request arrived */
+    bool held;           /* mgmt_hold took a connection reference */
+} mgmt_req;
+
+typedef void (*mgmt_handler)(mgmt_req *r);
+
+/* The operations, one file each. */
+void mgmt_peek(mgmt_req *r);                  /* mgmt_peek.c */
+void mgmt_renew_lock(mgmt_req *r);            /* mgmt_renew_lock.c */
+void mgmt_receive_by_seq(mgmt_req *r);        /* mgmt_receive_by_seq.c */
+void mgmt_update_disposition(mgmt_req *r);    /* mgmt_update_disposition.c */
+void mgmt_schedule(mgmt_req *r);              /* mgmt_schedule.c */
+void mgmt_cancel_scheduled(mgmt_req *r);      /* mgmt_schedule.c */
+void mgmt_batch_delete(mgmt_req *r);          /* mgmt_batch_delete.c */
+
+/* ---- answering (mgmt_node.c) ---- */
+
+/* Keeps the connection alive while the store works for this request. */
+void mgmt_hold(mgmt_req *r);
+/* Answers with an error status: statusDescription from the printf format,
+ * errorCondition from the status table. Frees r. */
+void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Starts a success response (SB_OK = 200, SB_NO_CONTENT = 204); the caller may
+ * fill pn_message_body() and then calls mgmt_send. NULL when out of memory. */
+pn_message_t *mgmt_response(mgmt_req *r, sb_status st);
+/* Routes and sends resp (NULL: answers 500) and frees it and r. */
+void mgmt_send(mgmt_req *r, pn_message_t *resp);
+
+/* ---- pure helpers (mgmt_node.c; unit-tested) ---- */
+
+void mgmt_put_string(pn_data_t *d, const char *s);
+/* Writes the statusCode / statusDescription / errorCondition entries into an
+ * application-properties map the caller has entered. */
+void mgmt_put_status(pn_data_t *props, sb_status st, const char *description);
+/* Builds a whole response to req (properties map closed, no body): what
+ * mgmt_respond_error sends, and what the tests decode. */
+pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *description);
+
+/* Readers of the request body map. Each returns 0 when the key holds a value
+ * of the expected type, 1 when the key is absent or null and `required` is
+ * false, and -1 otherwise with a description naming the key and the expected
+ * type in err. Integers of any width and sign are accepted where one is
+ * expected (the SDKs disagree: ubyte, uint, int, long). */
+bool mgmt_map_find(pn_data_t *body, const char *key);
+/* AMQP's name of a type ("string", "long", "array"), for error descriptions. */
+const char *mgmt_type_name(pn_type_t t);
+int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen);
+int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t *out_ms, char *err, size_t errlen);
+/* Strings: truncated past buflen - 1 bytes is an error too (naming the limit). */
+int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, size_t buflen, char *err,
+                    size_t errlen);
+/* An array (or list) of integers / of uuids, 1..MGMT_ITEMS_MAX items. *out is
+ * malloc'd (the caller frees it). */
+int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t *n, char *err, size_t errlen);
+int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], size_t *n, char *err, size_t errlen);
+
+/* Appends {"message": binary, ["lock-token": uuid]} for a stored message to an
+ * open list, encoded as a receiver would get it (broker annotations, header
+ * delivery count, x-opt-message-state). peek: delivery count as is, no lock. */
+int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, bool peek, bool with_lock_token);
+
+#endif

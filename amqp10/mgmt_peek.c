@@ -1,0 +1,55 @@
+/* com.microsoft:peek-message: the messages of the link's (sub)queue from a
+ * sequence number on, in order and in every state (active, deferred,
+ * scheduled; locked or not), without locking anything (wire-protocol §7.3).
+ * 204 when there is nothing at or after that sequence number. Expired
+ * messages of the queue are not shown (see store_peek). */
+#include "ent_log.h"
+#include "mgmt_internal.h"
+
+static void on_peeked(void *ctx, sb_status st, const store_mgmt_msg *msgs, size_t n)
+{
+    mgmt_req *r = ctx;
+    if (st != SB_OK) {
+        mgmt_respond_error(r, st, "The emulator's store could not read the messages; retry.");
+        return;
+    }
+    if (n == 0) {
+        mgmt_send(r, mgmt_response(r, SB_NO_CONTENT));
+        return;
+    }
+    pn_message_t *resp = mgmt_response(r, SB_OK);
+    if (resp) {
+        pn_data_t *b = pn_message_body(resp);
+        pn_data_put_map(b);
+        pn_data_enter(b);
+        mgmt_put_string(b, "messages");
+        pn_data_put_list(b);
+        pn_data_enter(b);
+        for (size_t i = 0; i < n; i++)
+            if (mgmt_put_message_entry(b, &msgs[i], true, false))
+                LOG_ERROR("queue '%s': stored message %lld cannot be encoded; left out of the peek",
+                          r->lk->entity.name, (long long)msgs[i].sequence_number);
+        pn_data_exit(b);
+        pn_data_exit(b);
+    }
+    mgmt_send(r, resp);
+}
+
+void mgmt_peek(mgmt_req *r)
+{
+    char err[256];
+    int64_t from, count;
+    if (mgmt_arg_long(r->body, "from-sequence-number", true, &from, err, sizeof err) ||
+        mgmt_arg_long(r->body, "message-count", true, &count, err, sizeof err)) {
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "%s", err);
+        return;
+    }
+    if (count < 1) {
+        mgmt_respond_error(r, SB_ERR_ARGUMENT_RANGE, "'message-count' must be at least 1, not %lld.", (long long)count);
+        return;
+    }
+    if (count > MGMT_PEEK_MAX)
+        count = MGMT_PEEK_MAX; /* Service Bus returns at most 250 per call; the SDKs ask again */
+    mgmt_hold(r);
+    store_peek(r->lk->conn->srv->store, r->lk->entity.id, r->lk->subqueue, from, (int)count, r->now_ms, on_peeked, r);
+}

@@ -1,0 +1,236 @@
+/* com.microsoft:schedule-message and com.microsoft:cancel-scheduled-message.
+ *
+ * schedule: `messages` is a list of maps {message: binary, message-id: string,
+ * session-id?, partition-key?, ...}; each encoded message carries
+ * x-opt-scheduled-enqueue-time. Each is stored like a send (the entity's TTL
+ * cap applies) but in state 2 (scheduled), available and enqueued at its
+ * scheduled time, expiring TTL after it; receivers see it once it is due. The
+ * response is `sequence-numbers`, an array of long in request order. All the
+ * messages commit together or not at all.
+ *
+ * cancel: `sequence-numbers` (array of long) deletes those scheduled messages
+ * that are not due yet; others are ignored. 200 without a body. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_message.h"
+#include "ent_message_rules.h"
+#include "mgmt_internal.h"
+
+static bool send_refused(const store_entity *e)
+{
+    return !strcmp(e->status, "Disabled") || !strcmp(e->status, "SendDisabled");
+}
+
+/* Refuses what a queue's dead-letter subqueue or a send-disabled queue cannot take. */
+static bool refuse_target(mgmt_req *r)
+{
+    if (r->lk->subqueue) {
+        mgmt_respond_error(r, SB_ERR_NOT_ALLOWED, "Messages cannot be scheduled in the dead-letter queue of '%s'.",
+                           r->lk->entity.name);
+        return true;
+    }
+    if (send_refused(&r->lk->entity)) {
+        mgmt_respond_error(r, SB_ERR_ENTITY_DISABLED, "The messaging entity '%s' is %s; sending is not allowed.",
+                           r->lk->entity.name, r->lk->entity.status);
+        return true;
+    }
+    return false;
+}
+
+static void on_scheduled(void *ctx, sb_status st, const int64_t *seqs, size_t n)
+{
+    mgmt_req *r = ctx;
+    if (st != SB_OK) {
+        mgmt_respond_error(r, st, "The emulator's store could not schedule the messages; retry.");
+        return;
+    }
+    pn_message_t *resp = mgmt_response(r, SB_OK);
+    if (resp) {
+        pn_data_t *b = pn_message_body(resp);
+        pn_data_put_map(b);
+        pn_data_enter(b);
+        mgmt_put_string(b, "sequence-numbers");
+        pn_data_put_array(b, false, PN_LONG);
+        pn_data_enter(b);
+        for (size_t i = 0; i < n; i++)
+            pn_data_put_long(b, seqs[i]);
+        pn_data_exit(b);
+        pn_data_exit(b);
+    }
+    mgmt_send(r, resp);
+}
+
+/* The string under the cursor (truncated to buflen - 1), or NULL if it is none. */
+static const char *value_string(pn_data_t *d, char *buf, size_t buflen)
+{
+    pn_type_t t = pn_data_type(d);
+    if (t != PN_STRING && t != PN_SYMBOL)
+        return NULL;
+    pn_bytes_t s = t == PN_STRING ? pn_data_get_string(d) : pn_data_get_symbol(d);
+    size_t n = s.size < buflen - 1 ? s.size : buflen - 1;
+    memcpy(buf, s.start, n);
+    buf[n] = 0;
+    return buf;
+}
+
+typedef struct sched_entry {
+    pn_bytes_t message;
+    char message_id[AMQP_MSG_ID_MAX + 1];
+    char session_id[AMQP_MSG_ID_MAX + 1];
+    bool has_message_id, has_session_id;
+    amqp_msg parsed;
+} sched_entry;
+
+/* Reads item i of the `messages` list (the cursor is on it). */
+static int read_entry(pn_data_t *d, size_t i, sched_entry *e, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    if (pn_data_type(d) != PN_MAP) {
+        snprintf(err, errlen, "The request body's 'messages' must be a list of maps; item %zu is %s.", i,
+                 mgmt_type_name(pn_data_type(d)));
+        return -1;
+    }
+    pn_data_enter(d);
+    bool have_message = false;
+    while (pn_data_next(d)) {
+        pn_type_t kt = pn_data_type(d);
+        pn_bytes_t k = kt == PN_STRING ? pn_data_get_string(d) : kt == PN_SYMBOL ? pn_data_get_symbol(d) : pn_bytes(0, "");
+        if (!pn_data_next(d))
+            break;
+#define KEY_IS(s) (k.size == strlen(s) && !memcmp(k.start, s, k.size))
+        if (KEY_IS("message")) {
+            if (pn_data_type(d) != PN_BINARY) {
+                snprintf(err, errlen, "The request body's 'messages' item %zu: 'message' must be binary, not %s.", i,
+                         mgmt_type_name(pn_data_type(d)));
+                pn_data_exit(d);
+                return -1;
+            }
+            e->message = pn_data_get_binary(d);
+            have_message = true;
+        } else if (KEY_IS("message-id")) {
+            e->has_message_id = value_string(d, e->message_id, sizeof e->message_id) != NULL;
+        } else if (KEY_IS("session-id")) {
+            e->has_session_id = value_string(d, e->session_id, sizeof e->session_id) != NULL;
+        }
+#undef KEY_IS
+    }
+    pn_data_exit(d);
+    if (!have_message) {
+        snprintf(err, errlen, "The request body's 'messages' item %zu has no 'message' (expected binary).", i);
+        return -1;
+    }
+    return 0;
+}
+
+void mgmt_schedule(mgmt_req *r)
+{
+    char err[512];
+    if (refuse_target(r))
+        return;
+    pn_data_t *d = r->body;
+    if (!mgmt_map_find(d, "messages")) {
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body has no 'messages' (expected a list of maps).");
+        return;
+    }
+    pn_type_t t = pn_data_type(d);
+    size_t count = t == PN_LIST ? pn_data_get_list(d) : t == PN_ARRAY ? pn_data_get_array(d) : 0;
+    if (t != PN_LIST && t != PN_ARRAY) {
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body's 'messages' must be a list of maps, not %s.",
+                           mgmt_type_name(t));
+        return;
+    }
+    if (count == 0 || count > MGMT_ITEMS_MAX) {
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body's 'messages' must hold 1 to %d messages, not %zu.",
+                           MGMT_ITEMS_MAX, count);
+        return;
+    }
+    sched_entry *entries = calloc(count, sizeof *entries);
+    store_new_message *msgs = calloc(count, sizeof *msgs);
+    if (!entries || !msgs) {
+        free(entries);
+        free(msgs);
+        mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    pn_data_enter(d);
+    size_t n = 0;
+    sb_status st = SB_OK;
+    uint32_t max = r->lk->conn->srv->settings.max_message_size;
+    const store_entity *ent = &r->lk->entity;
+    while (n < count && pn_data_next(d)) {
+        sched_entry *e = &entries[n];
+        char why[256];
+        if (read_entry(d, n, e, err, sizeof err)) {
+            st = SB_ERR_ARGUMENT;
+            break;
+        }
+        if (e->message.size > max) {
+            snprintf(err, sizeof err, "The message of %zu bytes exceeds the maximum message size of %u bytes.",
+                     e->message.size, max);
+            st = SB_ERR_MESSAGE_SIZE_EXCEEDED;
+            break;
+        }
+        if (amqp_msg_parse((const uint8_t *)e->message.start, e->message.size, &e->parsed, why, sizeof why)) {
+            snprintf(err, sizeof err, "The request body's 'messages' item %zu: %s.", n, why);
+            st = SB_ERR_ARGUMENT;
+            break;
+        }
+        const amqp_msg *m = &e->parsed;
+        store_new_message *out = &msgs[n];
+        int64_t at = ent_available_at_ms(r->now_ms, m->scheduled_enqueue_ms);
+        int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, ent->default_ttl_ms);
+        out->bytes = (const uint8_t *)e->message.start;
+        out->len = e->message.size;
+        out->message_id = m->has_message_id ? m->message_id : e->has_message_id ? e->message_id : NULL;
+        out->session_id = m->has_session_id ? m->session_id : e->has_session_id ? e->session_id : NULL;
+        /* Service Bus enqueues a scheduled message at its time: that is its
+         * EnqueuedTimeUtc, and its TTL runs from then. */
+        out->enqueued_ms = at;
+        out->available_ms = at;
+        out->state = at > r->now_ms ? 2 : 0;
+        out->ttl_ms = ttl;
+        out->expires_ms = ent_expires_at_ms(at, ttl);
+        n++;
+    }
+    pn_data_exit(d);
+    if (st != SB_OK) {
+        free(entries);
+        free(msgs);
+        mgmt_respond_error(r, st, "%s", err);
+        return;
+    }
+    mgmt_hold(r);
+    store_schedule(r->lk->conn->srv->store, ent->id, msgs, n, r->now_ms, on_scheduled, r); /* copies the bytes */
+    free(entries);
+    free(msgs);
+}
+
+static void on_cancelled(void *ctx, sb_status st)
+{
+    mgmt_req *r = ctx;
+    if (st != SB_OK)
+        mgmt_respond_error(r, st, "The emulator's store could not cancel the scheduled messages; retry.");
+    else
+        mgmt_send(r, mgmt_response(r, SB_OK));
+}
+
+void mgmt_cancel_scheduled(mgmt_req *r)
+{
+    char err[256];
+    int64_t *seqs;
+    size_t n;
+    if (r->lk->subqueue) {
+        mgmt_respond_error(r, SB_ERR_NOT_ALLOWED, "The dead-letter queue of '%s' holds no scheduled messages.",
+                           r->lk->entity.name);
+        return;
+    }
+    if (mgmt_arg_long_array(r->body, "sequence-numbers", &seqs, &n, err, sizeof err)) {
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "%s", err);
+        return;
+    }
+    mgmt_hold(r);
+    store_cancel_scheduled(r->lk->conn->srv->store, r->lk->entity.id, seqs, n, r->now_ms, on_cancelled, r);
+    free(seqs);
+}

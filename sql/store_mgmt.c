@@ -1,0 +1,611 @@
+/* Builds the ops of store_mgmt.h and parses their binary results (the same
+ * shape as store_queue.c: one user_cb per op, results copied out of the
+ * PGresult or kept alive with it until the callback returns). */
+#include "store_mgmt.h"
+
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- binary parameter and result helpers ---- */
+
+typedef struct int8_param {
+    unsigned char b[8];
+} int8_param;
+
+static int8_param be_int8(int64_t v)
+{
+    int8_param p;
+    for (int i = 0; i < 8; i++)
+        p.b[i] = (unsigned char)((uint64_t)v >> (56 - 8 * i));
+    return p;
+}
+
+#define P_INT8(x) ((store_param){(x).b, 8, 1})
+#define P_TEXT(s) ((store_param){(s), (s) ? (int)strlen(s) : 0, 0})
+
+static int64_t col_i64(const PGresult *r, int row, int col)
+{
+    const unsigned char *p = (const unsigned char *)PQgetvalue(r, row, col);
+    uint64_t v = 0;
+    int len = PQgetlength(r, row, col);
+    for (int i = 0; i < len; i++)
+        v = v << 8 | p[i];
+    if (len == 4)
+        return (int32_t)v;
+    if (len == 2)
+        return (int16_t)v;
+    return (int64_t)v;
+}
+
+static const char *col_str_or_null(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+typedef struct user_cb {
+    void (*fn)(void);
+    void *ctx;
+} user_cb;
+
+static user_cb *user_new(void (*fn)(void), void *ctx)
+{
+    user_cb *u = malloc(sizeof *u);
+    if (u) {
+        u->fn = fn;
+        u->ctx = ctx;
+    }
+    return u;
+}
+
+char *store_mgmt_int8_array(const int64_t *v, size_t n)
+{
+    size_t cap = 3 + n * 21;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    size_t o = 0;
+    s[o++] = '{';
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(s + o, cap - o, "%s%" PRId64, i ? "," : "", v[i]);
+    s[o++] = '}';
+    s[o] = 0;
+    return s;
+}
+
+char *store_mgmt_uuid_array(const uint8_t (*v)[16], size_t n)
+{
+    size_t cap = 3 + n * 37;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    size_t o = 0;
+    s[o++] = '{';
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *g = v[i];
+        o += (size_t)snprintf(s + o, cap - o,
+                              "%s%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", i ? "," : "",
+                              g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13],
+                              g[14], g[15]);
+    }
+    s[o++] = '}';
+    s[o] = 0;
+    return s;
+}
+
+/* Appends the accessed_at stamp as statement i of op. */
+static int touch_stmt(store_op *op, int i, int64_t queue_id, int64_t now_ms)
+{
+    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    return store_op_stmt(op, i, STMT_MGMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
+}
+
+/* A new op owning u, or NULL (u freed): the caller then fails its callback itself. */
+static store_op *op_or_fail(int nstmt, store_parse_fn parse, store_done_fn done, user_cb *u)
+{
+    store_op *op = u ? store_op_new(nstmt, parse, done, u) : NULL;
+    if (!op)
+        free(u);
+    return op;
+}
+
+/* ---- message rows (peek, receive by sequence number) ---- */
+
+typedef struct msgs_result {
+    size_t n;
+    store_mgmt_msg *msgs;
+    PGresult *pgresult; /* the rows the messages point into */
+    /* receive-by-sequence-number only: what the find statement saw */
+    int64_t *found;
+    size_t nfound;
+} msgs_result;
+
+static void msgs_free(void *p)
+{
+    msgs_result *m = p;
+    PQclear(m->pgresult);
+    free(m->msgs);
+    free(m->found);
+    free(m);
+}
+
+static msgs_result *msgs_result_of(store_op *op)
+{
+    msgs_result *m = store_op_result(op);
+    if (!m) {
+        m = calloc(1, sizeof *m);
+        if (m)
+            store_op_set_result(op, m, msgs_free);
+    }
+    return m;
+}
+
+/* Parses MSG_COLUMNS rows into m->msgs. */
+static int parse_msgs(msgs_result *m, const PGresult *r)
+{
+    int rows = PQntuples(r);
+    PGresult *copy = PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
+    if (!copy || (rows && !(m->msgs = calloc((size_t)rows, sizeof *m->msgs)))) {
+        PQclear(copy);
+        return -1;
+    }
+    m->pgresult = copy;
+    m->n = (size_t)rows;
+    for (int i = 0; i < rows; i++) {
+        store_mgmt_msg *x = &m->msgs[i];
+        x->sequence_number = col_i64(copy, i, 0);
+        x->enqueued_ms = col_i64(copy, i, 1);
+        x->locked_until_ms = col_i64(copy, i, 2);
+        x->locked = !PQgetisnull(copy, i, 3) && PQgetlength(copy, i, 3) == 16;
+        if (x->locked)
+            memcpy(x->lock_token, PQgetvalue(copy, i, 3), 16);
+        x->delivery_count = (int32_t)col_i64(copy, i, 4);
+        x->ttl_ms = col_i64(copy, i, 5);
+        x->dead_letter_reason = col_str_or_null(copy, i, 6);
+        x->dead_letter_description = col_str_or_null(copy, i, 7);
+        x->bytes = (const uint8_t *)PQgetvalue(copy, i, 8);
+        x->len = (size_t)PQgetlength(copy, i, 8);
+        x->message_id = col_str_or_null(copy, i, 9);
+        x->state = (int)col_i64(copy, i, 10);
+    }
+    return 0;
+}
+
+static int by_sequence(const void *a, const void *b)
+{
+    const store_mgmt_msg *x = a, *y = b;
+    return x->sequence_number < y->sequence_number ? -1 : x->sequence_number > y->sequence_number;
+}
+
+/* ---- peek ---- */
+
+static void peek_parse(store_op *op, int stmt, const void *res)
+{
+    if (stmt != 0)
+        return; /* the touch */
+    msgs_result *m = msgs_result_of(op);
+    if (!m || parse_msgs(m, res))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+}
+
+static void msgs_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    msgs_result *m = store_op_result(op);
+    if (st == SB_OK && m)
+        ((store_mgmt_msgs_cb)u->fn)(u->ctx, SB_OK, m->msgs, m->n);
+    else
+        ((store_mgmt_msgs_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
+    free(u);
+}
+
+void store_peek(store *s, int64_t queue_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
+                store_mgmt_msgs_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail(2, peek_parse, msgs_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), from = be_int8(from_seq), lim = be_int8(max),
+               now = be_int8(now_ms);
+    int rc = store_op_stmt(op, 0, STMT_MGMT_PEEK,
+                           (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(from), P_INT8(lim), P_INT8(now)}, 5);
+    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- renew lock ---- */
+
+typedef struct renew_result {
+    size_t n;          /* tokens asked (with repeats) */
+    uint8_t (*tokens)[16];
+    int64_t *until;    /* answers, in request order */
+} renew_result;
+
+static void renew_free(void *p)
+{
+    renew_result *r = p;
+    free(r->tokens);
+    free(r->until);
+    free(r);
+}
+
+static void renew_parse(store_op *op, int stmt, const void *res)
+{
+    if (stmt != 0)
+        return;
+    const PGresult *r = res;
+    renew_result *rr = store_op_result(op);
+    for (size_t i = 0; i < rr->n; i++)
+        rr->until[i] = 0;
+    for (int row = 0; row < PQntuples(r); row++) {
+        const char *tok = PQgetvalue(r, row, 0);
+        int64_t until = col_i64(r, row, 1);
+        for (size_t i = 0; i < rr->n; i++)
+            if (!memcmp(rr->tokens[i], tok, 16))
+                rr->until[i] = until;
+    }
+    for (size_t i = 0; i < rr->n; i++)
+        if (!rr->until[i]) {
+            store_op_set_status(op, SB_ERR_LOCK_LOST);
+            return;
+        }
+}
+
+static void renew_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    renew_result *rr = store_op_result(op);
+    if (st == SB_OK)
+        ((store_renew_cb)u->fn)(u->ctx, SB_OK, rr->until, rr->n);
+    else
+        ((store_renew_cb)u->fn)(u->ctx, st, NULL, 0);
+    free(u);
+}
+
+void store_renew_locks(store *s, int64_t queue_id, const uint8_t (*tokens)[16], size_t n, int64_t now_ms,
+                       int64_t until_ms, store_renew_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail(2, renew_parse, renew_done, user_new((void (*)(void))cb, ctx));
+    renew_result *rr = op ? calloc(1, sizeof *rr) : NULL;
+    if (rr) {
+        rr->n = n;
+        rr->tokens = malloc((n ? n : 1) * sizeof *rr->tokens);
+        rr->until = calloc(n ? n : 1, sizeof *rr->until);
+    }
+    /* the statement wants each token once: cardinality() counts the array */
+    uint8_t (*distinct)[16] = malloc((n ? n : 1) * sizeof *distinct);
+    size_t nd = 0;
+    if (rr && rr->tokens && distinct) {
+        memcpy(rr->tokens, tokens, n * sizeof *tokens);
+        for (size_t i = 0; i < n; i++) {
+            size_t k = 0;
+            while (k < nd && memcmp(distinct[k], tokens[i], 16))
+                k++;
+            if (k == nd)
+                memcpy(distinct[nd++], tokens[i], 16);
+        }
+    }
+    char *arr = distinct ? store_mgmt_uuid_array((const uint8_t (*)[16])distinct, nd) : NULL;
+    free(distinct);
+    if (!op || !rr || !rr->tokens || !rr->until || !arr) {
+        if (rr)
+            renew_free(rr);
+        free(arr);
+        if (op) {
+            store_op_set_status(op, SB_ERR_INTERNAL);
+            store_submit(s, op); /* fails it at once, through renew_done */
+        } else {
+            cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        }
+        return;
+    }
+    store_op_set_result(op, rr, renew_free);
+    int8_param q = be_int8(queue_id), now = be_int8(now_ms), until = be_int8(until_ms);
+    int rc = store_op_stmt(op, 0, STMT_MGMT_RENEW, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now), P_INT8(until)},
+                           4);
+    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    free(arr);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- receive by sequence number ---- */
+
+typedef struct deferred_req {
+    user_cb u;
+    int64_t *seqs; /* request order, with repeats */
+    size_t n;
+    int64_t missing;
+} deferred_req;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void deferred_parse(store_op *op, int stmt, const void *res)
+{
+    const PGresult *r = res;
+    deferred_req *dr = store_op_ctx(op);
+    msgs_result *m = msgs_result_of(op);
+    if (!m) {
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return;
+    }
+    if (stmt == 0) {
+        /* the find: which of the asked ones are takeable */
+        int rows = PQntuples(r);
+        m->found = malloc((size_t)(rows ? rows : 1) * sizeof *m->found);
+        if (!m->found) {
+            store_op_set_status(op, SB_ERR_INTERNAL);
+            return;
+        }
+        for (int i = 0; i < rows; i++)
+            m->found[i] = col_i64(r, i, 0);
+        m->nfound = (size_t)rows;
+        qsort(m->found, m->nfound, sizeof *m->found, cmp_i64);
+        for (size_t i = 0; i < dr->n; i++)
+            if (!bsearch(&dr->seqs[i], m->found, m->nfound, sizeof *m->found, cmp_i64)) {
+                dr->missing = dr->seqs[i];
+                store_op_set_status(op, SB_ERR_MESSAGE_NOT_FOUND);
+                return;
+            }
+    } else if (stmt == 1) {
+        if (parse_msgs(m, r))
+            store_op_set_status(op, SB_ERR_INTERNAL);
+        else
+            qsort(m->msgs, m->n, sizeof *m->msgs, by_sequence);
+    }
+}
+
+static void deferred_done(store_op *op, sb_status st)
+{
+    deferred_req *dr = store_op_ctx(op);
+    msgs_result *m = store_op_result(op);
+    store_deferred_cb cb = (store_deferred_cb)dr->u.fn;
+    if (st == SB_OK && m) {
+        /* back to request order (a repeated number is answered each time it was asked) */
+        store_mgmt_msg *ordered = malloc((dr->n ? dr->n : 1) * sizeof *ordered);
+        size_t k = 0;
+        for (size_t i = 0; ordered && m->msgs && i < dr->n; i++) {
+            store_mgmt_msg key = {.sequence_number = dr->seqs[i]};
+            store_mgmt_msg *hit = bsearch(&key, m->msgs, m->n, sizeof *m->msgs, by_sequence);
+            if (hit)
+                ordered[k++] = *hit;
+        }
+        if (ordered)
+            cb(dr->u.ctx, SB_OK, 0, ordered, k);
+        else
+            cb(dr->u.ctx, SB_ERR_INTERNAL, 0, NULL, 0);
+        free(ordered);
+    } else {
+        cb(dr->u.ctx, st == SB_OK ? SB_ERR_INTERNAL : st, dr->missing, NULL, 0);
+    }
+    free(dr->seqs);
+    free(dr);
+}
+
+void store_receive_deferred(store *s, int64_t queue_id, int subqueue, const int64_t *seqs, size_t n, bool delete,
+                            int64_t now_ms, int64_t until_ms, store_deferred_cb cb, void *ctx)
+{
+    deferred_req *dr = calloc(1, sizeof *dr);
+    int64_t *distinct = malloc((n ? n : 1) * sizeof *distinct);
+    if (dr)
+        dr->seqs = malloc((n ? n : 1) * sizeof *dr->seqs);
+    store_op *op = dr && dr->seqs && distinct ? store_op_new(3, deferred_parse, deferred_done, dr) : NULL;
+    if (!op) {
+        free(distinct);
+        if (dr)
+            free(dr->seqs);
+        free(dr);
+        cb(ctx, SB_ERR_INTERNAL, 0, NULL, 0);
+        return;
+    }
+    dr->u.fn = (void (*)(void))cb;
+    dr->u.ctx = ctx;
+    dr->n = n;
+    memcpy(dr->seqs, seqs, n * sizeof *seqs);
+    memcpy(distinct, seqs, n * sizeof *seqs);
+    qsort(distinct, n, sizeof *distinct, cmp_i64);
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!nd || distinct[nd - 1] != distinct[i])
+            distinct[nd++] = distinct[i];
+    char *arr = store_mgmt_int8_array(distinct, nd);
+    free(distinct);
+    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), now = be_int8(now_ms), until = be_int8(until_ms);
+    int rc = !arr;
+    if (arr) {
+        rc |= store_op_stmt(op, 0, STMT_MGMT_DEFERRED_FIND,
+                            (store_param[]){P_INT8(q), P_INT8(sq), P_TEXT(arr), P_INT8(now)}, 4);
+        if (delete)
+            rc |= store_op_stmt(op, 1, STMT_MGMT_DEFERRED_DELETE,
+                                (store_param[]){P_INT8(q), P_INT8(sq), P_TEXT(arr), P_INT8(now)}, 4);
+        else
+            rc |= store_op_stmt(op, 1, STMT_MGMT_DEFERRED_LOCK,
+                                (store_param[]){P_INT8(q), P_INT8(sq), P_TEXT(arr), P_INT8(now), P_INT8(until)}, 5);
+        rc |= touch_stmt(op, 2, queue_id, now_ms);
+    }
+    free(arr);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- schedule ---- */
+
+typedef struct seqs_result {
+    size_t n;
+    int64_t *seqs;
+} seqs_result;
+
+static void seqs_free(void *p)
+{
+    seqs_result *r = p;
+    free(r->seqs);
+    free(r);
+}
+
+static void schedule_parse(store_op *op, int stmt, const void *res)
+{
+    seqs_result *sr = store_op_result(op);
+    if ((size_t)stmt >= sr->n)
+        return; /* the touch */
+    if (PQntuples((const PGresult *)res) < 1)
+        store_op_set_status(op, SB_ERR_NOT_FOUND); /* the queue row is gone */
+    else
+        sr->seqs[stmt] = col_i64(res, 0, 0);
+}
+
+static void schedule_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    seqs_result *sr = store_op_result(op);
+    if (st == SB_OK && sr)
+        ((store_seqs_cb)u->fn)(u->ctx, SB_OK, sr->seqs, sr->n);
+    else
+        ((store_seqs_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
+    free(u);
+}
+
+void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, int64_t now_ms,
+                    store_seqs_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail((int)n + 1, schedule_parse, schedule_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    seqs_result *sr = calloc(1, sizeof *sr);
+    if (sr && !(sr->seqs = calloc(n ? n : 1, sizeof *sr->seqs))) {
+        free(sr);
+        sr = NULL;
+    }
+    if (!sr) {
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        store_submit(s, op);
+        return;
+    }
+    sr->n = n;
+    store_op_set_result(op, sr, seqs_free);
+    int8_param q = be_int8(queue_id);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const store_new_message *m = &msgs[i];
+        int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), avail = be_int8(m->available_ms),
+                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms);
+        store_param p[9] = {
+            P_INT8(q),
+            P_INT8(state),
+            P_INT8(enq),
+            P_INT8(avail),
+            m->expires_ms ? P_INT8(exp) : (store_param){0},
+            m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
+            P_TEXT(m->message_id),
+            P_TEXT(m->session_id),
+            {m->bytes, (int)m->len, 1},
+        };
+        rc |= store_op_stmt(op, (int)i, STMT_MGMT_SCHEDULE, p, 9);
+    }
+    rc |= touch_stmt(op, (int)n, queue_id, now_ms);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- cancel, touch ---- */
+
+static void status_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    if (u->fn)
+        ((store_status_cb)u->fn)(u->ctx, st);
+    free(u);
+}
+
+void store_cancel_scheduled(store *s, int64_t queue_id, const int64_t *seqs, size_t n, int64_t now_ms,
+                            store_status_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail(2, NULL, status_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        if (cb)
+            cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    char *arr = store_mgmt_int8_array(seqs, n);
+    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    int rc = !arr;
+    if (arr)
+        rc |= store_op_stmt(op, 0, STMT_MGMT_CANCEL, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now)}, 3);
+    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    free(arr);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+void store_touch_queue(store *s, int64_t queue_id, int64_t now_ms, store_status_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail(1, NULL, status_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        if (cb)
+            cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    if (touch_stmt(op, 0, queue_id, now_ms))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- batch delete ---- */
+
+typedef struct count_result {
+    int64_t count;
+} count_result;
+
+static void count_parse(store_op *op, int stmt, const void *res)
+{
+    if (stmt != 0)
+        return;
+    count_result *c = store_op_result(op);
+    if (PQntuples((const PGresult *)res) > 0)
+        c->count = col_i64(res, 0, 0);
+}
+
+static void count_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    count_result *c = store_op_result(op);
+    ((store_count_cb)u->fn)(u->ctx, st == SB_OK && !c ? SB_ERR_INTERNAL : st, c ? c->count : 0);
+    free(u);
+}
+
+void store_batch_delete(store *s, int64_t queue_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
+                        store_count_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail(2, count_parse, count_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL, 0);
+        return;
+    }
+    count_result *c = calloc(1, sizeof *c);
+    if (c)
+        store_op_set_result(op, c, free);
+    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), lim = be_int8(max), before = be_int8(before_ms),
+               now = be_int8(now_ms);
+    int rc = !c;
+    rc |= store_op_stmt(op, 0, STMT_MGMT_BATCH_DELETE,
+                        (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(lim), P_INT8(before), P_INT8(now)}, 5);
+    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
