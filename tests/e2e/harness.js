@@ -163,7 +163,8 @@ class Emulator {
     if (!this.amqpPort) {
       this.amqpPort = this.opts.amqpPort || (await freePort());
       this.httpPort = this.opts.httpPort || (await freePort());
-      this.amqpsPort = this.opts.amqpsPort ?? 0;
+      // amqpsPort: 0 (default) disables TLS, "free" picks a free port, a number is used as is.
+      this.amqpsPort = this.opts.amqpsPort === "free" ? await freePort() : this.opts.amqpsPort ?? 0;
     }
     const args = [
       "--config", this.configPath,
