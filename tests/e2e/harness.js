@@ -4,7 +4,8 @@
 // and stderr go to <tmp>/sbemu.log, which is printed when something goes wrong.
 //
 // Environment: SBEMU_BIN (default <repo>/build/bin/sbemu), SBEMU_E2E_KEEP=1 keeps
-// the temp dirs, SBEMU_E2E_VERBOSE=1 prints the log even when all went well.
+// the temp dirs, SBEMU_E2E_VERBOSE=1 prints the log even when all went well,
+// SBEMU_E2E_ARGS="--log-level debug" adds flags to every sbemu started.
 "use strict";
 
 const fs = require("node:fs");
@@ -173,6 +174,7 @@ class Emulator {
       "--amqps-port", String(this.amqpsPort),
       "--http-port", String(this.httpPort),
       ...(this.opts.args || []),
+      ...(process.env.SBEMU_E2E_ARGS || "").split(/\s+/).filter(Boolean), // e.g. "--log-level debug"
     ];
     const log = fs.openSync(this.logPath, "a");
     fs.writeSync(log, `\n=== ${new Date().toISOString()} ${BIN} ${args.join(" ")}\n`);

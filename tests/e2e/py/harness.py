@@ -96,7 +96,7 @@ class Emulator:
             raise RuntimeError("port %d is taken: the Python SDK can only use 5671" % AMQPS_PORT)
         args = [BIN, "--config", self.config_path, "--data-dir", self.data_dir,
                 "--amqp-port", str(self.amqp_port), "--amqps-port", str(AMQPS_PORT),
-                "--http-port", str(self.http_port)]
+                "--http-port", str(self.http_port)] + os.environ.get("SBEMU_E2E_ARGS", "").split()
         env = {k: v for k, v in os.environ.items() if not k.startswith("SBEMU_")}
         with open(self.log_path, "ab") as log:
             log.write(("=== %s\n" % " ".join(args)).encode())
