@@ -84,9 +84,9 @@ run_node() {
 
 run_python() {
   [[ -n $FILTER && py != *"$FILTER"* && test_sdk.py != *"$FILTER"* ]] && return
-  note "python: $PY py/run.py (limit 240s)"
+  note "python: $PY py/run.py (limit 420s)"
   local out=$RUN_DIR/python.out rc p f line
-  local -a cmd=(timeout -k 10 240 "$PY" -u py/run.py)
+  local -a cmd=(timeout -k 10 420 "$PY" -u py/run.py)
   # The SDK can only dial 5671. If something else holds it (another emulator on a
   # shared machine), run the suite in a private network namespace of its own.
   if (exec 3<>/dev/tcp/127.0.0.1/5671) 2>/dev/null; then
