@@ -26,7 +26,7 @@ static void grant(amqp_conn *c, const char *path, int64_t expires_ms)
 
 bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path)
 {
-    int64_t now = ent_clock_now_ms();
+    int64_t now = ent_clock_wall_ms(); /* tokens live in wall-clock time */
     for (int i = 0; i < c->ngrants; i++)
         if (c->grants[i].expires_ms > now && ent_path_authorized(c->grants[i].path, entity_path))
             return true;
@@ -84,7 +84,7 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
     } else {
         amqp_sas_result sas;
         sb_status st = amqp_sas_verify(token, c->srv->settings.sas_key_name, c->srv->settings.sas_key,
-                                       ent_clock_now_ms(), &sas, why, sizeof why);
+                                       ent_clock_wall_ms(), &sas, why, sizeof why);
         char path[ENT_PATH_MAX + 1];
         if (st == SB_OK && ent_audience_path(audience ? audience : sas.audience, path, sizeof path))
             st = SB_ERR_UNAUTHORIZED, snprintf(why, sizeof why, "the audience is not a Service Bus path");

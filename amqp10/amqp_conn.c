@@ -290,7 +290,7 @@ void amqp_conn_pump(amqp_conn *c)
     if (pn_connection_driver_write_buffer(&c->driver).size || pn_connection_driver_write_closed(&c->driver))
         lws_callback_on_writable(c->wsi);
     /* heartbeats and the idle timeout */
-    int64_t now = ent_clock_now_ms() - ent_clock_offset_ms();
+    int64_t now = ent_clock_wall_ms();
     int64_t next = pn_transport_tick(c->driver.transport, now);
     if (next > 0 && !pn_connection_driver_finished(&c->driver))
         lws_sul_schedule(lws_get_context(c->wsi), 0, &c->tick_timer, tick,

@@ -132,12 +132,14 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         lk->role = client_sends ? LINK_ENTITY_IN : LINK_ENTITY_OUT;
         break;
     }
-    if (!amqp_cbs_authorized(c, lk->address.entity)) {
+    char path[ENT_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s%s", lk->address.entity, lk->address.dead_letter ? "/$DeadLetterQueue" : "");
+    if (!amqp_cbs_authorized(c, path)) {
         snprintf(desc, sizeof desc,
                  "Unauthorized access. '%s' claim(s) are required to perform this operation. Resource: "
                  "'sb://%s/%s'. No valid token was put on $cbs for this path.",
                  lk->address.kind == ENT_NODE_MANAGEMENT ? "Manage" : client_sends ? "Send" : "Listen", host_of(c),
-                 lk->address.entity);
+                 path);
         refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
         return;
     }

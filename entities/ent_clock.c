@@ -5,12 +5,14 @@
 
 static int64_t clock_offset_ms;
 
-int64_t ent_clock_now_ms(void)
+int64_t ent_clock_wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + clock_offset_ms;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int64_t ent_clock_now_ms(void) { return ent_clock_wall_ms() + clock_offset_ms; }
 
 int ent_clock_advance(int64_t ms)
 {

@@ -11,5 +11,8 @@ int64_t ent_clock_now_ms(void);
 /* Moves the clock forward by ms (negative values are refused; returns -1). */
 int ent_clock_advance(int64_t ms);
 int64_t ent_clock_offset_ms(void);
+/* The system clock alone: for what must not move with the emulator's clock,
+ * such as SAS token expiry (a client signs with its own wall clock). */
+int64_t ent_clock_wall_ms(void);
 
 #endif
