@@ -361,7 +361,7 @@ static void sweep_done(store_op *op, sb_status st)
 void store_sweep(store *s, int64_t now_ms, store_sweep_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new(4, sweep_parse, sweep_done, u) : NULL;
+    store_op *op = u ? store_op_new(5, sweep_parse, sweep_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
@@ -376,6 +376,7 @@ void store_sweep(store *s, int64_t now_ms, store_sweep_cb cb, void *ctx)
                         3);
     rc |= store_op_stmt(op, 2, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 3, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, 4, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);

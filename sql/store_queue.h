@@ -93,7 +93,8 @@ typedef enum store_settle_kind {
 void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx);
 
-/* The background sweep: expiries, lapsed locks past MaxDeliveryCount, idle
+/* The background sweep: expiries, lapsed locks past MaxDeliveryCount, due
+ * scheduled messages (activated with a new sequence number), idle
  * queues, old duplicate-detection entries. Reports the queues whose messages
  * moved (to wake their receivers). */
 typedef void (*store_sweep_cb)(void *ctx, sb_status st, const int64_t *touched, size_t ntouched);

@@ -29,7 +29,7 @@ typedef struct stmt_def {
  * delivered (the dead-letter subqueue ignores TTL); the sweep removes them. */
 #define CLAIM_CANDIDATES                                                                                          \
     "WITH c AS (SELECT sequence_number FROM messages"                                                           \
-    " WHERE queue_id = $1 AND subqueue = $2::smallint AND state <> 1 AND available_at <= sbemu_ts($3)"          \
+    " WHERE queue_id = $1 AND subqueue = $2::smallint AND state = 0 AND available_at <= sbemu_ts($3)"           \
     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
     " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED) "
 
@@ -96,7 +96,7 @@ static const stmt_def stmt_defs[] = {
     /* $5 locked-until */
     {STMT_CLAIM_LOCK,
      CLAIM_CANDIDATES "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
-                      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1, state = 0"
+                      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
                       " FROM c WHERE m.queue_id = $1 AND m.sequence_number = c.sequence_number"
                       " RETURNING" CLAIM_COLUMNS,
      5, {INT8, INT8, INT8, INT8, INT8}},
@@ -154,6 +154,13 @@ static const stmt_def stmt_defs[] = {
      " AND accessed_at + auto_delete_on_idle <= sbemu_ts($1)"
      " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.queue_id = q.id AND m.state = 2"
      " AND m.available_at > sbemu_ts($1)) RETURNING id, name",
+     1, {INT8}},
+    /* Scheduled messages whose time has come, in schedule order. */
+    {STMT_SWEEP_SCHEDULED,
+     "WITH x AS MATERIALIZED (SELECT queue_id, sequence_number FROM messages"
+     " WHERE state = 2 AND available_at <= sbemu_ts($1) ORDER BY available_at, sequence_number LIMIT 1000"
+     " FOR UPDATE SKIP LOCKED)"
+     " SELECT queue_id FROM x WHERE sbemu_activate(queue_id, sequence_number)",
      1, {INT8}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,

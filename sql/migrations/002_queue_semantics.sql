@@ -1,9 +1,8 @@
 -- sbemu schema, version 2: what queue semantics need beyond storing messages.
 
--- Claims take active (0) and scheduled (2) messages whose available_at has come;
--- deferred (1) ones are reachable only by sequence number.
-DROP INDEX messages_ready;
-CREATE INDEX messages_ready ON messages (queue_id, subqueue, sequence_number) WHERE state <> 1;
+-- Scheduled messages (state 2) wait here until the sweep activates them: as on
+-- Service Bus they then get a new sequence number and become active (state 0).
+CREATE INDEX messages_scheduled ON messages (available_at) WHERE state = 2;
 
 -- The expiry sweep walks this from the oldest deadline, so an idle emulator
 -- costs one index probe per sweep however many queues and messages it holds.
@@ -93,5 +92,16 @@ CREATE FUNCTION sbemu_unlock(p_queue bigint, p_seq bigint, p_now timestamptz) RE
 BEGIN
     UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = p_now
      WHERE queue_id = p_queue AND sequence_number = p_seq;
+    RETURN FOUND;
+END $$;
+
+-- Activates one due scheduled message: the next sequence number of its queue, state active.
+CREATE FUNCTION sbemu_activate(p_queue bigint, p_seq bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    seq bigint;
+BEGIN
+    UPDATE queues SET next_sequence_number = next_sequence_number + 1 WHERE id = p_queue
+        RETURNING next_sequence_number - 1 INTO seq;
+    UPDATE messages SET sequence_number = seq, state = 0 WHERE queue_id = p_queue AND sequence_number = p_seq;
     RETURN FOUND;
 END $$;
