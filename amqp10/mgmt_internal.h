@@ -92,7 +92,8 @@ int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], s
 
 /* Appends {"message": binary, ["lock-token": uuid]} for a stored message to an
  * open list, encoded as a receiver would get it (broker annotations, header
- * delivery count, x-opt-message-state). peek: delivery count as is, no lock. */
-int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, bool peek, bool with_lock_token);
+ * delivery count, x-opt-message-state, absolute-expiry-time outside the
+ * dead-letter subqueue). peek: delivery count as is, no lock. */
+int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, bool peek, bool with_lock_token);
 
 #endif

@@ -318,7 +318,33 @@ int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], s
 
 /* ---- message entries of peek and receive-by-sequence-number responses ---- */
 
-int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, bool peek, bool with_lock_token)
+/* Python's SDK (7.8.2) reads a deferred message's lock token only from the
+ * x-opt-lock-token delivery annotation of the encoded message, never from the
+ * map's lock-token: put it there too, right after the header. */
+static int add_lock_token_annotation(amqp_buf *msg, const uint8_t token[16])
+{
+    amqp_msg parsed;
+    if (amqp_msg_parse(msg->data, msg->len, &parsed, NULL, 0))
+        return -1;
+    size_t head = parsed.header.len ? (size_t)(parsed.header.p + parsed.header.len - msg->data) : 0;
+    amqp_buf out = {0};
+    amqp_buf_raw(&out, msg->data, head);
+    amqp_buf_descriptor(&out, AMQP_SEC_DELIVERY_ANNOTATIONS);
+    size_t mark = amqp_buf_map_begin(&out);
+    amqp_buf_symbol(&out, "x-opt-lock-token");
+    amqp_buf_uuid(&out, token);
+    amqp_buf_compound_end(&out, mark, 2);
+    amqp_buf_raw(&out, msg->data + head, msg->len - head);
+    if (out.failed) {
+        amqp_buf_free(&out);
+        return -1;
+    }
+    amqp_buf_free(msg);
+    *msg = out;
+    return 0;
+}
+
+int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, bool peek, bool with_lock_token)
 {
     amqp_delivery_info info = {
         .sequence_number = m->sequence_number,
@@ -333,9 +359,12 @@ int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, bool peek, 
         .dead_letter_reason = m->dead_letter_reason,
         .dead_letter_description = m->dead_letter_description,
         .message_id = m->message_id,
+        .dead_letter_source = m->dead_letter_source,
+        .expires_ms = subqueue ? 0 : m->expires_ms, /* the dead-letter subqueue ignores TTL */
     };
     amqp_buf out = {0};
-    if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out)) {
+    if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out) ||
+        (with_lock_token && m->locked && add_lock_token_annotation(&out, m->lock_token))) {
         amqp_buf_free(&out);
         return -1;
     }

@@ -26,7 +26,7 @@ static void on_peeked(void *ctx, sb_status st, const store_mgmt_msg *msgs, size_
         pn_data_put_list(b);
         pn_data_enter(b);
         for (size_t i = 0; i < n; i++)
-            if (mgmt_put_message_entry(b, &msgs[i], true, false))
+            if (mgmt_put_message_entry(b, &msgs[i], r->lk->subqueue, true, false))
                 LOG_ERROR("queue '%s': stored message %lld cannot be encoded; left out of the peek",
                           r->lk->entity.name, (long long)msgs[i].sequence_number);
         pn_data_exit(b);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "amqp_message.h"
+#include "ent_dead_letter.h"
 #include "ent_message_rules.h"
 #include "mgmt_internal.h"
 
@@ -179,8 +180,10 @@ void mgmt_schedule(mgmt_req *r)
         }
         const amqp_msg *m = &e->parsed;
         store_new_message *out = &msgs[n];
+        /* as link_receiver.c stamps a send: a ForwardTo chain sends to its end,
+         * whose DefaultMessageTimeToLive caps the TTL */
         int64_t at = ent_available_at_ms(r->now_ms, m->scheduled_enqueue_ms);
-        int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, ent->default_ttl_ms);
+        int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, ent->send_target_default_ttl_ms);
         out->bytes = (const uint8_t *)e->message.start;
         out->len = e->message.size;
         out->message_id = m->has_message_id ? m->message_id : e->has_message_id ? e->message_id : NULL;
@@ -192,6 +195,11 @@ void mgmt_schedule(mgmt_req *r)
         out->state = at > r->now_ms ? 2 : 0;
         out->ttl_ms = ttl;
         out->expires_ms = ent_expires_at_ms(at, ttl);
+        if (ent->forward_hops_exceeded) {
+            out->subqueue = 1;
+            out->dead_letter_reason = ENT_DLQ_REASON_HOPS;
+            out->dead_letter_description = ENT_DLQ_DESC_HOPS;
+        }
         n++;
     }
     pn_data_exit(d);
@@ -202,7 +210,7 @@ void mgmt_schedule(mgmt_req *r)
         return;
     }
     mgmt_hold(r);
-    store_schedule(r->lk->conn->srv->store, ent->id, msgs, n, r->now_ms, on_scheduled, r); /* copies the bytes */
+    store_schedule(r->lk->conn->srv->store, ent->send_target_id, msgs, n, r->now_ms, on_scheduled, r); /* copies the bytes */
     free(entries);
     free(msgs);
 }

@@ -169,6 +169,8 @@ static int parse_msgs(msgs_result *m, const PGresult *r)
         x->len = (size_t)PQgetlength(copy, i, 8);
         x->message_id = col_str_or_null(copy, i, 9);
         x->state = (int)col_i64(copy, i, 10);
+        x->dead_letter_source = col_str_or_null(copy, i, 11);
+        x->expires_ms = col_i64(copy, i, 12);
     }
     return 0;
 }
@@ -459,10 +461,8 @@ static void schedule_parse(store_op *op, int stmt, const void *res)
     seqs_result *sr = store_op_result(op);
     if ((size_t)stmt >= sr->n)
         return; /* the touch */
-    if (PQntuples((const PGresult *)res) < 1)
-        store_op_set_status(op, SB_ERR_NOT_FOUND); /* the queue row is gone */
-    else
-        sr->seqs[stmt] = col_i64(res, 0, 0);
+    /* no row: a duplicate MessageId, dropped like a duplicate send (reported as 0) */
+    sr->seqs[stmt] = PQntuples((const PGresult *)res) > 0 ? col_i64(res, 0, 0) : 0;
 }
 
 static void schedule_done(store_op *op, sb_status st)
@@ -500,20 +500,23 @@ void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, s
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         const store_new_message *m = &msgs[i];
-        int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), avail = be_int8(m->available_ms),
-                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms);
-        store_param p[9] = {
+        int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), now = be_int8(now_ms),
+                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
+        store_param p[12] = {
             P_INT8(q),
             P_INT8(state),
             P_INT8(enq),
-            P_INT8(avail),
+            P_INT8(now),
             m->expires_ms ? P_INT8(exp) : (store_param){0},
             m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
             P_TEXT(m->message_id),
             P_TEXT(m->session_id),
             {m->bytes, (int)m->len, 1},
+            P_INT8(sq),
+            P_TEXT(m->dead_letter_reason),
+            P_TEXT(m->dead_letter_description),
         };
-        rc |= store_op_stmt(op, (int)i, STMT_MGMT_SCHEDULE, p, 9);
+        rc |= store_op_stmt(op, (int)i, STMT_MGMT_SCHEDULE, p, 12);
     }
     rc |= touch_stmt(op, (int)n, queue_id, now_ms);
     if (rc)

@@ -44,6 +44,8 @@ typedef struct store_mgmt_msg {
     const char *dead_letter_reason;      /* NULL: none */
     const char *dead_letter_description; /* NULL: none */
     const char *message_id;
+    const char *dead_letter_source;      /* NULL: none (set on auto-forwarded dead letters) */
+    int64_t expires_ms;                  /* 0: never */
     const uint8_t *bytes;
     size_t len;
 } store_mgmt_msg;
@@ -72,9 +74,11 @@ typedef void (*store_deferred_cb)(void *ctx, sb_status st, int64_t missing, cons
 void store_receive_deferred(store *s, int64_t queue_id, int subqueue, const int64_t *seqs, size_t n, bool delete,
                             int64_t now_ms, int64_t until_ms, store_deferred_cb cb, void *ctx);
 
-/* Inserts messages like a send (state and times as given: state 2 with
- * available_ms = the scheduled time), all in one transaction. seqs[i] is the
- * sequence number of msgs[i]. */
+/* Inserts messages like a send (duplicate detection, MaxSizeInMegabytes,
+ * subqueue and dead-letter reason as given) at their scheduled time: state 2,
+ * enqueued and available at enqueued_ms (available_ms is not used). All in one
+ * transaction: SB_ERR_QUOTA_EXCEEDED or SB_ERR_NOT_FOUND fail them all.
+ * seqs[i] is the sequence number of msgs[i], 0 for a duplicate dropped. */
 typedef void (*store_seqs_cb)(void *ctx, sb_status st, const int64_t *seqs, size_t n);
 void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, int64_t now_ms,
                     store_seqs_cb cb, void *ctx);
