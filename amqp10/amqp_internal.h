@@ -100,8 +100,6 @@ void amqp_conn_unref(amqp_conn *c);
 /* Processes Proton events and asks lws for a write if Proton has bytes to send. */
 void amqp_conn_pump(amqp_conn *c);
 amqp_link *amqp_link_of(pn_link_t *l);
-/* Every open entity-out link of the server, for wake-ups. */
-void amqp_server_wake(amqp_server *srv, int64_t queue_id);
 
 /* amqp_sweep.c */
 void amqp_sweep_start(amqp_server *srv);

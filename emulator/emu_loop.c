@@ -38,7 +38,18 @@ static void hook_want_write(void *ud)
         lws_callback_on_writable(L->pg_wsi);
 }
 
-store_hooks emu_loop_store_hooks(emu_loop *L) { return (store_hooks){hook_want_write, hook_want_flush, L}; }
+/* Commits (ours or another replica's) announced messages for these queues. */
+static void hook_on_messages(void *ud, const int64_t *queue_ids, size_t n)
+{
+    emu_loop *L = ud;
+    for (size_t i = 0; L->http.srv && i < n; i++)
+        amqp_server_wake(L->http.srv, queue_ids[i]);
+}
+
+store_hooks emu_loop_store_hooks(emu_loop *L)
+{
+    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, L};
+}
 
 static emu_loop *loop_of(struct lws *wsi) { return lws_vhost_user(lws_get_vhost(wsi)); }
 

@@ -11,6 +11,10 @@
 
 /* Operations per transaction. Past this the batch is cut (never inside an op). */
 #define STORE_BATCH_MAX_OPS 512
+/* The channel on which commits announce queues that got messages. */
+#define STORE_NOTIFY_CHANNEL "sbemu_messages"
+/* Queue ids one notification carries; beyond this, receivers poll. */
+#define STORE_NOTIFY_MAX_QUEUES 64
 
 typedef struct store_stmt {
     const char *prepared;
@@ -27,6 +31,7 @@ struct store_op {
     int nstmt;
     bool solo;        /* retried alone after its batch failed */
     sb_status status; /* SB_OK unless parse decided otherwise */
+    int64_t notify_queue; /* 0, or a queue this op adds messages to */
     store_parse_fn parse;
     store_done_fn done;
     void *ctx;
@@ -98,6 +103,7 @@ void *store_op_ctx(const store_op *op) { return op->ctx; }
 int store_op_nstmt(const store_op *op) { return op->nstmt; }
 void *store_op_result(const store_op *op) { return op->result; }
 void store_op_set_status(store_op *op, sb_status st) { op->status = st; }
+void store_op_set_notify(store_op *op, int64_t queue_id) { op->notify_queue = queue_id; }
 
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *))
 {
@@ -133,6 +139,8 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
         free(s);
         return NULL;
     }
+    PGresult *listen = PQexec(s->conn, "LISTEN " STORE_NOTIFY_CHANNEL);
+    PQclear(listen);
     if (store_statements_prepare(s->conn, err, errlen) || store_mgmt_statements_prepare(s->conn, err, errlen) ||
         PQsetnonblocking(s->conn, 1) ||
         !PQenterPipelineMode(s->conn)) {
@@ -214,6 +222,49 @@ static int add_slot(store *s, store_op *op, int stmt)
     return 0;
 }
 
+/* One NOTIFY per transaction naming the queues that got messages (never one per message). */
+static bool send_notify(store *s, const store_op *ops)
+{
+    char payload[STORE_NOTIFY_MAX_QUEUES * 21 + 1] = "";
+    int64_t seen[STORE_NOTIFY_MAX_QUEUES];
+    int n = 0;
+    size_t len = 0;
+    for (const store_op *op = ops; op && n < STORE_NOTIFY_MAX_QUEUES; op = op->next) {
+        if (!op->notify_queue)
+            continue;
+        bool dup = false;
+        for (int i = 0; i < n && !dup; i++)
+            dup = seen[i] == op->notify_queue;
+        if (dup)
+            continue;
+        seen[n++] = op->notify_queue;
+        len += (size_t)snprintf(payload + len, sizeof payload - len, "%s%lld", len ? "," : "",
+                                (long long)op->notify_queue);
+    }
+    if (!n)
+        return true;
+    const char *params[1] = {payload};
+    return add_slot(s, NULL, 0) == 0 &&
+           PQsendQueryParams(s->conn, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, NULL, params, NULL,
+                             NULL, 1) == 1;
+}
+
+static void deliver_notification(store *s, const char *payload)
+{
+    int64_t ids[STORE_NOTIFY_MAX_QUEUES];
+    size_t n = 0;
+    for (const char *p = payload; *p && n < STORE_NOTIFY_MAX_QUEUES;) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p)
+            break;
+        ids[n++] = v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (n && s->hooks.on_messages)
+        s->hooks.on_messages(s->hooks.ud, ids, n);
+}
+
 void store_flush(store *s)
 {
     if (s->inflight || !s->pending || s->broken)
@@ -245,7 +296,7 @@ void store_flush(store *s)
             ok = add_slot(s, op, i) == 0 &&
                  PQsendQueryPrepared(s->conn, st->prepared, st->nparams, st->values, st->lengths, st->formats, 1) == 1;
         }
-    ok = ok && PQpipelineSync(s->conn) == 1;
+    ok = ok && send_notify(s, first) && PQpipelineSync(s->conn) == 1;
     if (!ok) {
         store_break(s, "send");
         return;
@@ -353,6 +404,9 @@ void store_on_readable(store *s)
         PQclear(r);
     }
     PGnotify *n;
-    while ((n = PQnotifies(s->conn)))
+    while ((n = PQnotifies(s->conn))) {
+        if (!strcmp(n->relname, STORE_NOTIFY_CHANNEL))
+            deliver_notification(s, n->extra);
         PQfreemem(n);
+    }
 }

@@ -26,6 +26,8 @@ typedef struct store_op store_op;
 typedef struct store_hooks {
     void (*want_write)(void *ud); /* call store_on_writable when the socket is writable */
     void (*want_flush)(void *ud); /* call store_flush soon, after the current callbacks */
+    /* Another process (or this one) committed messages to these queues. */
+    void (*on_messages)(void *ud, const int64_t *queue_ids, size_t n);
     void *ud;
 } store_hooks;
 
@@ -66,5 +68,8 @@ void *store_op_result(const store_op *op);           /* op-owned result storage 
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *));
 void store_op_set_status(store_op *op, sb_status st); /* a logical outcome decided by parse */
 void store_submit(store *s, store_op *op);
+/* Marks an op as adding messages to a queue: its batch sends one NOTIFY for
+ * all such queues, which wakes receivers in every emulator on the database. */
+void store_op_set_notify(store_op *op, int64_t queue_id);
 
 #endif

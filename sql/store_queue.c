@@ -143,6 +143,7 @@ void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_
         return;
     }
     int8_param q = be_int8(queue_id);
+    store_op_set_notify(op, queue_id);
     for (size_t i = 0; i < n; i++) {
         const store_new_message *m = &msgs[i];
         int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), avail = be_int8(m->available_ms),
