@@ -68,6 +68,10 @@ void mgmt_put_string(pn_data_t *d, const char *s);
 /* Writes the statusCode / statusDescription / errorCondition entries into an
  * application-properties map the caller has entered. */
 void mgmt_put_status(pn_data_t *props, sb_status st, const char *description);
+/* Writes key: an AMQP array of long or of timestamp (type PN_LONG or
+ * PN_TIMESTAMP) into an entered map: what .NET reads with GetValue<long[]> /
+ * GetValue<DateTime[]> (wire-protocol §0 #6: arrays, not lists). */
+void mgmt_put_array(pn_data_t *d, const char *key, pn_type_t type, const int64_t *v, size_t n);
 /* Builds a whole response to req (properties map closed, no body): what
  * mgmt_respond_error sends, and what the tests decode. */
 pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *description);

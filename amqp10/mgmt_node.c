@@ -33,6 +33,20 @@ void mgmt_put_status(pn_data_t *props, sb_status st, const char *description)
     }
 }
 
+void mgmt_put_array(pn_data_t *d, const char *key, pn_type_t type, const int64_t *v, size_t n)
+{
+    mgmt_put_string(d, key);
+    pn_data_put_array(d, false, type);
+    pn_data_enter(d);
+    for (size_t i = 0; i < n; i++) {
+        if (type == PN_TIMESTAMP)
+            pn_data_put_timestamp(d, v[i]);
+        else
+            pn_data_put_long(d, v[i]);
+    }
+    pn_data_exit(d);
+}
+
 pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *description)
 {
     pn_message_t *r = amqp_reply_begin(req);

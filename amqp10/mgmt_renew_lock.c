@@ -25,12 +25,7 @@ static void on_renewed(void *ctx, sb_status st, const int64_t *until, size_t n)
         pn_data_t *b = pn_message_body(resp);
         pn_data_put_map(b);
         pn_data_enter(b);
-        mgmt_put_string(b, "expirations");
-        pn_data_put_array(b, false, PN_TIMESTAMP);
-        pn_data_enter(b);
-        for (size_t i = 0; i < n; i++)
-            pn_data_put_timestamp(b, until[i]);
-        pn_data_exit(b);
+        mgmt_put_array(b, "expirations", PN_TIMESTAMP, until, n);
         pn_data_exit(b);
     }
     mgmt_send(r, resp);

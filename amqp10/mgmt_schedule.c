@@ -52,12 +52,7 @@ static void on_scheduled(void *ctx, sb_status st, const int64_t *seqs, size_t n)
         pn_data_t *b = pn_message_body(resp);
         pn_data_put_map(b);
         pn_data_enter(b);
-        mgmt_put_string(b, "sequence-numbers");
-        pn_data_put_array(b, false, PN_LONG);
-        pn_data_enter(b);
-        for (size_t i = 0; i < n; i++)
-            pn_data_put_long(b, seqs[i]);
-        pn_data_exit(b);
+        mgmt_put_array(b, "sequence-numbers", PN_LONG, seqs, n);
         pn_data_exit(b);
     }
     mgmt_send(r, resp);
