@@ -111,6 +111,7 @@ void amqp_link_pump(amqp_link *lk)
     claim_req *req = malloc(sizeof *req);
     if (!req)
         return;
+    bool is_activity = !lk->parked; /* a parked link re-polling is not a new receive */
     req->lk = lk;
     req->asked = credit < AMQP_CLAIM_MAX ? credit : AMQP_CLAIM_MAX;
     lk->claiming = true;
@@ -119,7 +120,7 @@ void amqp_link_pump(amqp_link *lk)
     amqp_conn_ref(lk->conn);
     store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue,
                 lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK, req->asked, now,
-                ent_lock_until_ms(now, lk->entity.lock_duration_ms), on_claimed, req);
+                ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity, on_claimed, req);
 }
 
 /* ---- dispositions ---- */

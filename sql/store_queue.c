@@ -240,11 +240,11 @@ static void claim_done(store_op *op, sb_status st)
 }
 
 void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, store_claim_cb cb, void *ctx)
+                 int64_t locked_until_ms, bool is_activity, store_claim_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
     bool sweep = subqueue == 0;
-    store_op *op = u ? store_op_new(sweep ? 3 : 2, claim_parse, claim_done, u) : NULL;
+    store_op *op = u ? store_op_new(1 + sweep + is_activity, claim_parse, claim_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
@@ -253,7 +253,7 @@ void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode
     int8_param q = be_int8(queue_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
                until = be_int8(locked_until_ms);
     int i = 0;
-    int rc = store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
+    int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
     if (sweep)
         rc |= store_op_stmt(op, i++, STMT_DLQ_LAPSED,
                             (store_param[]){P_INT8(q), P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),

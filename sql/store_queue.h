@@ -75,9 +75,11 @@ typedef struct store_claimed {
 typedef enum store_claim_mode { STORE_CLAIM_LOCK, STORE_CLAIM_DELETE } store_claim_mode;
 typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msgs, size_t n);
 /* Takes up to max receivable messages of (queue, subqueue) in sequence order:
- * locks them until locked_until_ms, or deletes them. */
+ * locks them until locked_until_ms, or deletes them. is_activity: a receive
+ * the client asked for (not a waiting receiver's re-poll), which keeps the
+ * queue from AutoDeleteOnIdle. */
 void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, store_claim_cb cb, void *ctx);
+                 int64_t locked_until_ms, bool is_activity, store_claim_cb cb, void *ctx);
 
 typedef enum store_settle_kind {
     STORE_SETTLE_COMPLETE,
