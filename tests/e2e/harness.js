@@ -252,8 +252,10 @@ class Emulator {
       this.fail(`sbemu had already exited before stop() (code ${e.code}, signal ${e.signal})`);
     }
     this.proc.kill("SIGTERM");
-    const timer = sleep(STOP_TIMEOUT_MS).then(() => "timeout");
+    let timeout;
+    const timer = new Promise((resolve) => (timeout = setTimeout(() => resolve("timeout"), STOP_TIMEOUT_MS)));
     const r = await Promise.race([this.exited, timer]);
+    clearTimeout(timeout); // a pending timer would keep the test process alive for 15 s
     const proc = this.proc;
     this.proc = null;
     if (r === "timeout") {
