@@ -5,5 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh >/dev/null
+log=$(mktemp /tmp/sbemu-build.XXXXXX.log)
+if ! ./scripts/build.sh >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "run.sh: the build failed (log: $log)" >&2
+  exit 1
+fi
+rm -f "$log"
 exec build/bin/sbemu --config scripts/sample-config.json "$@"
