@@ -363,7 +363,7 @@ static void deferred_parse(store_op *op, int stmt, const void *res)
     } else if (stmt == 1) {
         if (parse_msgs(m, r))
             store_op_set_status(op, SB_ERR_INTERNAL);
-        else
+        else if (m->n)
             qsort(m->msgs, m->n, sizeof *m->msgs, by_sequence);
     }
 }

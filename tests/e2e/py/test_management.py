@@ -128,7 +128,8 @@ class TestPythonManagement(SbMgmtTestCase):
             [m] = self.receive_exact(r, 1)
             self.assertEqual(m.message_id, "ps-1")
             self.assertEqual(body(m), b"later")
-            self.assertEqual(m.sequence_number, seqs[0])
+            # As on Service Bus, activation gives the message a new sequence number.
+            self.assertGreater(m.sequence_number, seqs[0])
             self.assertLess(abs((aware(m.scheduled_enqueue_time_utc) - due).total_seconds()), 1)
             r.complete_message(m)
 
