@@ -19,6 +19,7 @@ const queues = [
   { name: "mgmt-renew", properties: { LockDuration: "PT5S" } },
   "mgmt-purge",
   "mgmt-raw",
+  "mgmt-defer-rnd",
 ];
 
 const seqs = (msgs) => msgs.map((m) => Number(m.sequenceNumber));
@@ -196,6 +197,34 @@ emulatorSuite("js management", { queues }, (ctx) => {
     const [m] = await receiveExact(receiver, 1);
     assert.equal(m.messageId, "plain");
     await receiver.completeMessage(m);
+    await receiver.close();
+  });
+
+  ctx.test("receive-and-delete receiveDeferredMessages deletes; a deferred lock can be renewed", async () => {
+    const sb = ctx.client();
+    await sb.createSender("mgmt-defer-rnd").sendMessages([
+      { messageId: "rnd", body: 1 },
+      { messageId: "renewed", body: 2 },
+    ]);
+    const receiver = sb.createReceiver("mgmt-defer-rnd", PEEK_LOCK);
+    const [a, b] = await receiveExact(receiver, 2);
+    await receiver.deferMessage(a);
+    await receiver.deferMessage(b);
+    const rnd = sb.createReceiver("mgmt-defer-rnd", { receiveMode: "receiveAndDelete" });
+    const [gone] = await rnd.receiveDeferredMessages(a.sequenceNumber);
+    assert.equal(gone.messageId, "rnd");
+    assert.equal(gone.body, 1);
+    assert.equal(gone.lockToken, undefined);
+    await expectCode(rnd.receiveDeferredMessages(a.sequenceNumber), "MessageNotFound");
+    await rnd.close();
+
+    const [d] = await receiver.receiveDeferredMessages(b.sequenceNumber);
+    const before = d.lockedUntilUtc.getTime();
+    await sleep(1100);
+    const after = await receiver.renewMessageLock(d);
+    assert.ok(after.getTime() >= before + 1000, `${after.toISOString()} vs ${new Date(before).toISOString()}`);
+    await receiver.completeMessage(d);
+    assert.deepEqual(await receiver.peekMessages(10, { fromSequenceNumber: a.sequenceNumber }), []);
     await receiver.close();
   });
 
