@@ -41,7 +41,22 @@ emulatorSuite("js clock endpoint", { queues: ["clock-q"] }, (ctx) => {
     });
   }
 
+  ctx.test("advance?by=PT0.5S adds 500 ms (fractional seconds)", async () => {
+    const before = await clockNow(ctx.emu);
+    const a = await advance(ctx.emu, "PT0.5S");
+    assert.equal(a.offsetMs - before.offsetMs, 500, `by=PT0.5S: offsetMs ${before.offsetMs} → ${a.offsetMs}, expected +500`);
+  });
+
+  ctx.test("GET on /$sbemu/clock/advance does not move the clock (only POST does)", async () => {
+    const before = await clockNow(ctx.emu);
+    const r = await request(ctx.emu.httpPort, "GET", "/$sbemu/clock/advance?by=PT1M");
+    assert.ok(r.status >= 400 && r.status < 500, `GET advance: expected a 4xx (405), got ${r.status} ${r.body}`);
+    const after = await clockNow(ctx.emu);
+    assert.equal(after.offsetMs, before.offsetMs, `a GET moved the clock: ${before.offsetMs} → ${after.offsetMs}`);
+  });
+
   for (const [label, query] of [
+    ["a negative duration (time never goes back)", "?by=-PT1M"],
     ["a bad duration (banana)", "?by=banana"],
     ["an empty duration", "?by="],
     ["a duration with no unit (PT)", "?by=PT"],
