@@ -36,6 +36,7 @@ typedef struct mgmt_req {
     char op_buf[128];
     int64_t now_ms;      /* the emulator's clock when the request arrived */
     bool held;           /* mgmt_hold took a connection reference */
+    unsigned flags;      /* for the operation's own use */
 } mgmt_req;
 
 typedef void (*mgmt_handler)(mgmt_req *r);
@@ -85,6 +86,7 @@ bool mgmt_map_find(pn_data_t *body, const char *key);
 /* AMQP's name of a type ("string", "long", "array"), for error descriptions. */
 const char *mgmt_type_name(pn_type_t t);
 int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen);
+int mgmt_arg_bool(pn_data_t *body, const char *key, bool required, bool *out, char *err, size_t errlen);
 int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t *out_ms, char *err, size_t errlen);
 /* Strings: truncated past buflen - 1 bytes is an error too (naming the limit). */
 int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, size_t buflen, char *err,
@@ -97,7 +99,12 @@ int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], s
 /* Appends {"message": binary, ["lock-token": uuid]} for a stored message to an
  * open list, encoded as a receiver would get it (broker annotations, header
  * delivery count, x-opt-message-state, absolute-expiry-time outside the
- * dead-letter subqueue). peek: delivery count as is, no lock. */
-int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, bool peek, bool with_lock_token);
+ * dead-letter subqueue); flags MGMT_ENTRY_*. */
+enum {
+    MGMT_ENTRY_PEEK = 1,       /* no delivery: header count as is, no lock shown */
+    MGMT_ENTRY_LOCK_TOKEN = 2, /* add lock-token (map) and x-opt-lock-token (delivery annotation) */
+    MGMT_ENTRY_OMIT_BODY = 4,  /* peek's omit-message-body: no body sections */
+};
+int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, unsigned flags);
 
 #endif

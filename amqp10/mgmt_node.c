@@ -220,6 +220,17 @@ int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out,
     return 0;
 }
 
+int mgmt_arg_bool(pn_data_t *body, const char *key, bool required, bool *out, char *err, size_t errlen)
+{
+    int rc = locate(body, key, required, "a boolean", err, errlen);
+    if (rc)
+        return rc;
+    if (pn_data_type(body) != PN_BOOL)
+        return wrong_type(body, key, "a boolean", err, errlen);
+    *out = pn_data_get_bool(body);
+    return 0;
+}
+
 int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t *out_ms, char *err, size_t errlen)
 {
     int rc = locate(body, key, required, "a timestamp", err, errlen);
@@ -358,8 +369,23 @@ static int add_lock_token_annotation(amqp_buf *msg, const uint8_t token[16])
     return 0;
 }
 
-int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, bool peek, bool with_lock_token)
+/* Drops the body sections of an encoded message (peek's omit-message-body). */
+static int drop_body(amqp_buf *msg)
 {
+    amqp_msg parsed;
+    if (amqp_msg_parse(msg->data, msg->len, &parsed, NULL, 0))
+        return -1;
+    if (!parsed.body.len)
+        return 0;
+    size_t at = (size_t)(parsed.body.p - msg->data), tail = msg->len - at - parsed.body.len;
+    memmove(msg->data + at, parsed.body.p + parsed.body.len, tail);
+    msg->len = at + tail;
+    return 0;
+}
+
+int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, unsigned flags)
+{
+    bool peek = flags & MGMT_ENTRY_PEEK, with_lock_token = flags & MGMT_ENTRY_LOCK_TOKEN;
     amqp_delivery_info info = {
         .sequence_number = m->sequence_number,
         .enqueued_ms = m->enqueued_ms,
@@ -378,7 +404,8 @@ int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueu
     };
     amqp_buf out = {0};
     if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out) ||
-        (with_lock_token && m->locked && add_lock_token_annotation(&out, m->lock_token))) {
+        (with_lock_token && m->locked && add_lock_token_annotation(&out, m->lock_token)) ||
+        ((flags & MGMT_ENTRY_OMIT_BODY) && drop_body(&out))) {
         amqp_buf_free(&out);
         return -1;
     }

@@ -2,7 +2,8 @@
  * sequence number on, in order and in every state (active, deferred,
  * scheduled; locked or not), without locking anything (wire-protocol §7.3).
  * 204 when there is nothing at or after that sequence number. Expired
- * messages of the queue are not shown (see store_peek). */
+ * messages of the queue are not shown (see store_peek). `omit-message-body`
+ * (boolean, newer SDKs) leaves the body sections out. */
 #include "ent_log.h"
 #include "mgmt_internal.h"
 
@@ -26,7 +27,7 @@ static void on_peeked(void *ctx, sb_status st, const store_mgmt_msg *msgs, size_
         pn_data_put_list(b);
         pn_data_enter(b);
         for (size_t i = 0; i < n; i++)
-            if (mgmt_put_message_entry(b, &msgs[i], r->lk->subqueue, true, false))
+            if (mgmt_put_message_entry(b, &msgs[i], r->lk->subqueue, r->flags))
                 LOG_ERROR("queue '%s': stored message %lld cannot be encoded; left out of the peek",
                           r->lk->entity.name, (long long)msgs[i].sequence_number);
         pn_data_exit(b);
@@ -39,8 +40,10 @@ void mgmt_peek(mgmt_req *r)
 {
     char err[256];
     int64_t from, count;
+    bool omit_body = false;
     if (mgmt_arg_long(r->body, "from-sequence-number", true, &from, err, sizeof err) ||
-        mgmt_arg_long(r->body, "message-count", true, &count, err, sizeof err)) {
+        mgmt_arg_long(r->body, "message-count", true, &count, err, sizeof err) ||
+        mgmt_arg_bool(r->body, "omit-message-body", false, &omit_body, err, sizeof err) < 0) {
         mgmt_respond_error(r, SB_ERR_ARGUMENT, "%s", err);
         return;
     }
@@ -50,6 +53,7 @@ void mgmt_peek(mgmt_req *r)
     }
     if (count > MGMT_PEEK_MAX)
         count = MGMT_PEEK_MAX; /* Service Bus returns at most 250 per call; the SDKs ask again */
+    r->flags = MGMT_ENTRY_PEEK | (omit_body ? MGMT_ENTRY_OMIT_BODY : 0);
     mgmt_hold(r);
     store_peek(r->lk->conn->srv->store, r->lk->entity.id, r->lk->subqueue, from, (int)count, r->now_ms, on_peeked, r);
 }

@@ -44,7 +44,7 @@ static void on_received(void *ctx, sb_status st, int64_t missing, const store_mg
         pn_data_put_list(b);
         pn_data_enter(b);
         for (size_t i = 0; i < n; i++)
-            if (mgmt_put_message_entry(b, &msgs[i], r->lk->subqueue, false, lock))
+            if (mgmt_put_message_entry(b, &msgs[i], r->lk->subqueue, lock ? MGMT_ENTRY_LOCK_TOKEN : 0))
                 LOG_ERROR("queue '%s': stored message %lld cannot be encoded; left out of the response",
                           r->lk->entity.name, (long long)msgs[i].sequence_number);
         pn_data_exit(b);

@@ -204,6 +204,11 @@ static void test_string_and_timestamp_readers(void **state)
     assert_int_equal(mgmt_arg_string(d, "count", true, buf, sizeof buf, err, sizeof err), -1);
     assert_non_null(strstr(err, "must be a string, not int"));
     int64_t ms = 0;
+    bool flag = true;
+    assert_int_equal(mgmt_arg_bool(d, "absent", false, &flag, err, sizeof err), 1);
+    assert_true(flag);
+    assert_int_equal(mgmt_arg_bool(d, "count", false, &flag, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'count' must be a boolean, not int"));
     assert_int_equal(mgmt_arg_timestamp(d, "enqueued-time-utc", true, &ms, err, sizeof err), 0);
     assert_int_equal(ms, 1700000000123LL);
     assert_int_equal(mgmt_arg_timestamp(d, "disposition-status", true, &ms, err, sizeof err), -1);
@@ -382,15 +387,16 @@ static void test_message_entries(void **state)
     mgmt_put_string(b, "messages");
     pn_data_put_list(b);
     pn_data_enter(b);
-    assert_int_equal(mgmt_put_message_entry(b, &sm, 0, false, true), 0); /* receive, peek-lock */
-    assert_int_equal(mgmt_put_message_entry(b, &sm, 0, true, false), 0); /* peek */
+    assert_int_equal(mgmt_put_message_entry(b, &sm, 0, MGMT_ENTRY_LOCK_TOKEN), 0); /* receive, peek-lock */
+    assert_int_equal(mgmt_put_message_entry(b, &sm, 0, MGMT_ENTRY_PEEK), 0); /* peek */
+    assert_int_equal(mgmt_put_message_entry(b, &sm, 0, MGMT_ENTRY_PEEK | MGMT_ENTRY_OMIT_BODY), 0);
     pn_data_exit(b);
     pn_data_exit(b);
     pn_message_t *back = roundtrip(resp);
     pn_data_t *d = pn_message_body(back);
     find(d, "messages");
     assert_int_equal(pn_data_type(d), PN_LIST); /* a list, not an array (.NET casts to List<object>) */
-    assert_int_equal(pn_data_get_list(d), 2);
+    assert_int_equal(pn_data_get_list(d), 3);
     pn_data_enter(d);
 
     /* the received one: lock-token uuid in the map and in the delivery annotations */
@@ -452,7 +458,31 @@ static void test_message_entries(void **state)
         assert_false(k.size == 18 && !memcmp(k.start, "x-opt-locked-until", 18));
         pn_data_next(ann);
     }
+    pn_data_t *body = pn_message_body(peeked);
+    pn_data_rewind(body);
+    assert_true(pn_data_next(body));
+    assert_int_equal(pn_data_type(body), PN_BINARY);
+    assert_memory_equal(pn_data_get_binary(body).start, "hello", 5);
     pn_message_free(peeked);
+    pn_data_exit(d);
+
+    /* omit-message-body: the same message without its body */
+    assert_true(pn_data_next(d));
+    pn_data_enter(d);
+    pn_message_t *bare = NULL;
+    while (pn_data_next(d)) {
+        pn_bytes_t k = pn_data_get_string(d);
+        pn_data_next(d);
+        if (k.size == 7 && !memcmp(k.start, "message", 7))
+            bare = inner_message(d);
+    }
+    assert_non_null(bare);
+    assert_int_equal(pn_message_get_id(bare).u.as_bytes.size, 4);
+    assert_memory_equal(pn_message_get_id(bare).u.as_bytes.start, "m-42", 4);
+    body = pn_message_body(bare);
+    pn_data_rewind(body);
+    assert_false(pn_data_next(body));
+    pn_message_free(bare);
     pn_message_free(back);
     pn_message_free(resp);
 }

@@ -59,6 +59,10 @@ emulatorSuite("js management", { queues }, (ctx) => {
     // From the second one, at most 1.
     const some = await receiver.peekMessages(1, { fromSequenceNumber: all[1].sequenceNumber });
     assert.deepEqual(ids(some), ["p2"]);
+    // omitMessageBody: the same messages without their bodies.
+    const bare = await receiver.peekMessages(3, { fromSequenceNumber: all[0].sequenceNumber, omitMessageBody: true });
+    assert.deepEqual(ids(bare), ["p1", "p2", "p3"]);
+    assert.ok(bare.every((m) => m.body === undefined), JSON.stringify(bare.map((m) => m.body)));
     // Past the end: nothing (204).
     const none = await receiver.peekMessages(5, { fromSequenceNumber: all[2].sequenceNumber.add(1) });
     assert.deepEqual(none, []);
