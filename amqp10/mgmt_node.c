@@ -101,8 +101,14 @@ void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(desc, sizeof desc, fmt, ap);
     va_end(ap);
-    LOG_DEBUG("conn %llu: %s on '%s' answered %d: %s", (unsigned long long)r->lk->conn->id, r->operation,
-              r->lk->entity.name, sb_status_mgmt_code(st), desc);
+    /* lost locks and missing messages are ordinary answers; malformed or
+     * unsupported requests and store failures are worth seeing at info */
+    if (st == SB_ERR_LOCK_LOST || st == SB_ERR_MESSAGE_NOT_FOUND)
+        LOG_DEBUG("conn %llu: %s on '%s' answered %d: %s", (unsigned long long)r->lk->conn->id, r->operation,
+                  r->lk->entity.name, sb_status_mgmt_code(st), desc);
+    else
+        LOG_INFO("conn %llu: %s on '%s' answered %d: %s", (unsigned long long)r->lk->conn->id, r->operation,
+                 r->lk->entity.name, sb_status_mgmt_code(st), desc);
     mgmt_send(r, mgmt_build_response(r->msg, st, desc));
 }
 
