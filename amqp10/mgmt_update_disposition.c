@@ -5,18 +5,166 @@
  * suspended (dead-letter, with optional `deadletter-reason` and
  * `deadletter-description`) / defered (sic). Each token settles through
  * store_settle exactly as a link disposition would; any lost lock answers 410
- * message-lock-lost. `properties-to-modify` is not applied yet. */
+ * message-lock-lost.
+ *
+ * `properties-to-modify` (a map; abandon, defer and dead-letter) is merged
+ * into the message's application-properties before it is settled: the stored
+ * bytes are read under the lock, rewritten, and replaced. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mgmt_internal.h"
 
+/* ---- the application-properties rewrite ---- */
+
+static bool same_string(const amqp_val *a, const amqp_val *b)
+{
+    const uint8_t *x, *y;
+    size_t n, m;
+    return amqp_val_bytes(a, &x, &n) && amqp_val_bytes(b, &y, &m) && n == m && !memcmp(x, y, n);
+}
+
+static bool key_in_map(const amqp_val *key, const amqp_val *map)
+{
+    const uint8_t *p = map->data, *end = map->data + map->size;
+    amqp_val k, v;
+    for (uint32_t i = 0; i + 1 < map->count; i += 2) {
+        if (amqp_read(&p, end, &k) || amqp_read(&p, end, &v))
+            return false;
+        if (same_string(key, &k))
+            return true;
+    }
+    return false;
+}
+
+static bool read_map(const uint8_t *p, size_t len, amqp_val *map)
+{
+    const uint8_t *at = p;
+    return !amqp_read(&at, p + len, map) && (map->code == 0xc1 || map->code == 0xd1);
+}
+
+int mgmt_apply_properties(const uint8_t *stored, size_t len, const uint8_t *mods, size_t modslen, amqp_buf *out)
+{
+    amqp_msg m;
+    amqp_val modmap;
+    if (amqp_msg_parse(stored, len, &m, NULL, 0) || !read_map(mods, modslen, &modmap))
+        return -1;
+    /* where the section is, or would go (after properties, before the body) */
+    const uint8_t *at = m.application_properties.len ? m.application_properties.p
+                        : m.body.len                 ? m.body.p
+                        : m.footer.len               ? m.footer.p
+                                                     : stored + len;
+    amqp_buf_raw(out, stored, (size_t)(at - stored));
+    amqp_buf_descriptor(out, AMQP_SEC_APPLICATION_PROPERTIES);
+    size_t mark = amqp_buf_map_begin(out);
+    uint32_t n = 0;
+    amqp_val old, k, v;
+    const uint8_t *p, *end;
+    if (m.application_properties.len) {
+        /* the section is a described map: read past the descriptor */
+        const uint8_t *s = m.application_properties.p;
+        if (amqp_read(&s, m.application_properties.p + m.application_properties.len, &old) ||
+            (old.code != 0xc1 && old.code != 0xd1))
+            return -1;
+        p = old.data;
+        end = old.data + old.size;
+        for (uint32_t i = 0; i + 1 < old.count; i += 2) {
+            if (amqp_read(&p, end, &k) || amqp_read(&p, end, &v))
+                return -1;
+            if (key_in_map(&k, &modmap))
+                continue; /* replaced below */
+            amqp_buf_raw(out, k.start, (size_t)(k.end - k.start));
+            amqp_buf_raw(out, v.start, (size_t)(v.end - v.start));
+            n += 2;
+        }
+    }
+    p = modmap.data;
+    end = modmap.data + modmap.size;
+    for (uint32_t i = 0; i + 1 < modmap.count; i += 2) {
+        if (amqp_read(&p, end, &k) || amqp_read(&p, end, &v))
+            return -1;
+        if (!amqp_val_is_string_type(&k))
+            return -1; /* application-properties keys are strings */
+        amqp_buf_raw(out, k.start, (size_t)(k.end - k.start));
+        amqp_buf_raw(out, v.start, (size_t)(v.end - v.start));
+        n += 2;
+    }
+    amqp_buf_compound_end(out, mark, n);
+    const uint8_t *rest = at + m.application_properties.len;
+    amqp_buf_raw(out, rest, (size_t)(stored + len - rest));
+    return out->failed ? -1 : 0;
+}
+
+/* The raw bytes of the request body's `properties-to-modify` map, copied into
+ * *out (malloc'd); 1 when absent, null or empty, -1 when it is not a map. */
+static int properties_to_modify(pn_data_t *body, uint8_t **out, size_t *outlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    if (!mgmt_map_find(body, "properties-to-modify"))
+        return 1;
+    if (pn_data_type(body) != PN_MAP)
+        return -1;
+    if (pn_data_get_map(body) == 0)
+        return 1;
+    /* Proton encodes whole trees only: encode the body, then find the value in the bytes */
+    size_t cap = 4096;
+    char *buf = NULL;
+    ssize_t got;
+    for (;;) {
+        char *nb = realloc(buf, cap);
+        if (!nb) {
+            free(buf);
+            return -1;
+        }
+        buf = nb;
+        got = pn_data_encode(body, buf, cap);
+        if (got != PN_OVERFLOW)
+            break;
+        cap *= 2;
+    }
+    int rc = -1;
+    amqp_val top, k, v;
+    const uint8_t *p = (const uint8_t *)buf;
+    if (got > 0 && read_map(p, (size_t)got, &top)) {
+        const uint8_t *q = top.data, *end = top.data + top.size;
+        for (uint32_t i = 0; i + 1 < top.count; i += 2) {
+            if (amqp_read(&q, end, &k) || amqp_read(&q, end, &v))
+                break;
+            const uint8_t *d;
+            size_t n;
+            if (amqp_val_bytes(&k, &d, &n) && n == 20 && !memcmp(d, "properties-to-modify", 20)) {
+                *outlen = (size_t)(v.end - v.start);
+                *out = malloc(*outlen);
+                if (*out) {
+                    memcpy(*out, v.start, *outlen);
+                    rc = 0;
+                }
+                break;
+            }
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+/* ---- the request ---- */
+
 typedef struct disp_req {
     mgmt_req *r;
-    size_t pending;    /* settlements still in the store */
-    sb_status worst;   /* first failure, lock-lost preferred */
+    size_t pending;  /* settlements still in the store */
+    sb_status worst; /* first failure, lock-lost preferred */
     store_settle_kind kind;
+    char *reason, *description; /* NULL: none */
+    uint8_t *mods;              /* properties-to-modify, encoded; NULL: none */
+    size_t modslen;
 } disp_req;
+
+/* One token on its way through read → rewrite → replace → settle. */
+typedef struct disp_token {
+    disp_req *q;
+    uint8_t token[16];
+} disp_token;
 
 static void on_settled(void *ctx, sb_status st)
 {
@@ -28,11 +176,17 @@ static void on_settled(void *ctx, sb_status st)
     mgmt_req *r = q->r;
     sb_status worst = q->worst;
     store_settle_kind kind = q->kind;
+    free(q->reason);
+    free(q->description);
+    free(q->mods);
     free(q);
     if (worst == SB_ERR_LOCK_LOST) {
         mgmt_respond_error(r, worst,
                            "The lock supplied is invalid. Either the lock expired, or the message has already been "
                            "removed from the queue.");
+    } else if (worst == SB_ERR_ARGUMENT) {
+        mgmt_respond_error(r, worst,
+                           "'properties-to-modify' could not be applied: it must be a map with string keys.");
     } else if (worst != SB_OK) {
         mgmt_respond_error(r, worst, "The emulator's store could not settle the message; retry.");
     } else {
@@ -40,6 +194,45 @@ static void on_settled(void *ctx, sb_status st)
             amqp_server_wake(r->lk->conn->srv, r->lk->entity.id);
         mgmt_send(r, mgmt_response(r, SB_OK));
     }
+}
+
+static void settle_token(disp_req *q, const uint8_t token[16])
+{
+    mgmt_req *r = q->r;
+    store_settle(r->lk->conn->srv->store, r->lk->entity.id, token, q->kind, q->reason, q->description, r->now_ms,
+                 on_settled, q);
+}
+
+static void on_replaced(void *ctx, sb_status st)
+{
+    disp_token *t = ctx;
+    if (st == SB_OK)
+        settle_token(t->q, t->token);
+    else
+        on_settled(t->q, st);
+    free(t);
+}
+
+static void on_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
+{
+    disp_token *t = ctx;
+    disp_req *q = t->q;
+    if (st != SB_OK) {
+        on_settled(q, st);
+        free(t);
+        return;
+    }
+    amqp_buf out = {0};
+    if (mgmt_apply_properties(bytes, len, q->mods, q->modslen, &out)) {
+        amqp_buf_free(&out);
+        on_settled(q, SB_ERR_ARGUMENT);
+        free(t);
+        return;
+    }
+    mgmt_req *r = q->r;
+    store_replace_locked_message(r->lk->conn->srv->store, r->lk->entity.id, t->token, r->now_ms, out.data, out.len,
+                                 on_replaced, t); /* copies the bytes */
+    amqp_buf_free(&out);
 }
 
 static int kind_of(const char *status, store_settle_kind *kind)
@@ -84,9 +277,26 @@ void mgmt_update_disposition(mgmt_req *r)
                            status);
         return;
     }
-    disp_req *q = malloc(sizeof *q);
-    if (!q) {
+    disp_req *q = calloc(1, sizeof *q);
+    int mods = q ? properties_to_modify(r->body, &q->mods, &q->modslen) : 0;
+    if (q && mods < 0) {
         free(tokens);
+        free(q);
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body's 'properties-to-modify' must be a map.");
+        return;
+    }
+    if (q && has_reason == 0)
+        q->reason = strdup(reason);
+    if (q && has_description == 0)
+        q->description = strdup(description);
+    if (!q || (has_reason == 0 && !q->reason) || (has_description == 0 && !q->description)) {
+        free(tokens);
+        if (q) {
+            free(q->reason);
+            free(q->description);
+            free(q->mods);
+        }
+        free(q);
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
         return;
     }
@@ -98,9 +308,22 @@ void mgmt_update_disposition(mgmt_req *r)
     store *s = r->lk->conn->srv->store;
     /* the activity stamp goes first so that it normally joins the same commit */
     store_touch_queue(s, r->lk->entity.id, r->now_ms, NULL, NULL);
-    for (size_t i = 0; i < n; i++)
-        store_settle(s, r->lk->entity.id, tokens[i], kind, has_reason == 0 ? reason : NULL,
-                     has_description == 0 ? description : NULL, r->now_ms, on_settled, q);
+    /* a completed message is gone: there is nothing to modify */
+    bool modify = q->mods && kind != STORE_SETTLE_COMPLETE;
+    for (size_t i = 0; i < n; i++) {
+        disp_token *t = modify ? malloc(sizeof *t) : NULL;
+        if (modify && !t) {
+            on_settled(q, SB_ERR_INTERNAL);
+            continue;
+        }
+        if (t) {
+            t->q = q;
+            memcpy(t->token, tokens[i], 16);
+            store_read_locked_message(s, r->lk->entity.id, t->token, r->now_ms, on_read, t);
+        } else {
+            settle_token(q, tokens[i]);
+        }
+    }
     free(tokens);
     on_settled(q, SB_OK);
 }

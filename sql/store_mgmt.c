@@ -612,3 +612,82 @@ void store_batch_delete(store *s, int64_t queue_id, int subqueue, int max, int64
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }
+
+/* ---- properties-to-modify: read and replace a locked message ---- */
+
+typedef struct bytes_result {
+    PGresult *pgresult;
+} bytes_result;
+
+static void bytes_free(void *p)
+{
+    bytes_result *b = p;
+    PQclear(b->pgresult);
+    free(b);
+}
+
+static void read_parse(store_op *op, int stmt, const void *res)
+{
+    (void)stmt;
+    const PGresult *r = res;
+    if (PQntuples(r) < 1) {
+        store_op_set_status(op, SB_ERR_LOCK_LOST);
+        return;
+    }
+    bytes_result *b = calloc(1, sizeof *b);
+    if (!b || !(b->pgresult = PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES))) {
+        free(b);
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return;
+    }
+    store_op_set_result(op, b, bytes_free);
+}
+
+static void read_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    bytes_result *b = store_op_result(op);
+    if (st == SB_OK && b)
+        ((store_bytes_cb)u->fn)(u->ctx, SB_OK, (const uint8_t *)PQgetvalue(b->pgresult, 0, 0),
+                                (size_t)PQgetlength(b->pgresult, 0, 0));
+    else
+        ((store_bytes_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
+    free(u);
+}
+
+void store_read_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+                               store_bytes_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail(1, read_parse, read_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    if (store_op_stmt(op, 0, STMT_MGMT_READ_LOCKED, (store_param[]){{token, 16, 1}, P_INT8(q), P_INT8(now)}, 3))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+static void lock_lost_unless_row(store_op *op, int stmt, const void *res)
+{
+    (void)stmt;
+    if (PQntuples((const PGresult *)res) < 1)
+        store_op_set_status(op, SB_ERR_LOCK_LOST);
+}
+
+void store_replace_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+                                  const uint8_t *bytes, size_t len, store_status_cb cb, void *ctx)
+{
+    store_op *op = op_or_fail(1, lock_lost_unless_row, status_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        if (cb)
+            cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    if (store_op_stmt(op, 0, STMT_MGMT_REPLACE_LOCKED,
+                      (store_param[]){{token, 16, 1}, P_INT8(q), P_INT8(now), {bytes, (int)len, 1}}, 4))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}

@@ -29,6 +29,8 @@
 #define STMT_MGMT_SCHEDULE "sb_mgmt_schedule"
 #define STMT_MGMT_CANCEL "sb_mgmt_cancel"
 #define STMT_MGMT_BATCH_DELETE "sb_mgmt_batch_delete"
+#define STMT_MGMT_READ_LOCKED "sb_mgmt_read_locked"
+#define STMT_MGMT_REPLACE_LOCKED "sb_mgmt_replace_locked"
 
 /* One stored message as peek and receive-by-sequence-number return it. Memory
  * is owned by the store until the callback returns. */
@@ -93,6 +95,16 @@ void store_cancel_scheduled(store *s, int64_t queue_id, const int64_t *seqs, siz
 typedef void (*store_count_cb)(void *ctx, sb_status st, int64_t count);
 void store_batch_delete(store *s, int64_t queue_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
                         store_count_cb cb, void *ctx);
+
+/* The stored bytes of the message a live lock token (RFC order) holds, for a
+ * rewrite (properties-to-modify); SB_ERR_LOCK_LOST when the lock is gone. The
+ * bytes belong to the store until the callback returns. */
+typedef void (*store_bytes_cb)(void *ctx, sb_status st, const uint8_t *bytes, size_t len);
+void store_read_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+                               store_bytes_cb cb, void *ctx);
+/* Replaces those bytes (size_in_bytes follows); SB_ERR_LOCK_LOST as above. */
+void store_replace_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+                                  const uint8_t *bytes, size_t len, store_status_cb cb, void *ctx);
 
 /* Only stamps queues.accessed_at (for operations built on store_queue.h). */
 void store_touch_queue(store *s, int64_t queue_id, int64_t now_ms, store_status_cb cb, void *ctx);

@@ -12,6 +12,7 @@
 #define TEXT 25
 #define BYTEA 17
 #define INT8_ARRAY 1016
+#define UUID 2950
 #define UUID_ARRAY 2951
 
 typedef struct stmt_def {
@@ -124,6 +125,21 @@ static const stmt_def mgmt_stmt_defs[] = {
      " u AS (UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE id = $1)"
      " SELECT count(*) FROM d",
      5, {INT8, INT8, INT8, INT8, INT8}},
+    /* properties-to-modify: read, then replace, the bytes under a live lock.
+     * $1 token, $2 queue, $3 now */
+    {STMT_MGMT_READ_LOCKED,
+     "SELECT message FROM messages WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3)"
+     " FOR UPDATE",
+     3, {UUID, INT8, INT8}},
+    /* $4 the new bytes */
+    {STMT_MGMT_REPLACE_LOCKED,
+     "WITH m AS MATERIALIZED (SELECT queue_id, sequence_number, octet_length(message) AS old FROM messages"
+     " WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3) FOR UPDATE),"
+     " x AS (UPDATE messages x SET message = $4 FROM m"
+     " WHERE x.queue_id = m.queue_id AND x.sequence_number = m.sequence_number)"
+     " UPDATE queues q SET size_in_bytes = q.size_in_bytes + octet_length($4) - m.old FROM m WHERE q.id = m.queue_id"
+     " RETURNING 1",
+     4, {UUID, INT8, INT8, BYTEA}},
 };
 
 int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen)

@@ -487,6 +487,93 @@ static void test_message_entries(void **state)
     pn_message_free(resp);
 }
 
+/* Encodes a map {k1: v1, ...} of string keys and values as a client would. */
+static size_t encode_props(char *buf, size_t cap, const char *const *kv, size_t n)
+{
+    pn_data_t *d = pn_data(0);
+    pn_data_put_map(d);
+    pn_data_enter(d);
+    for (size_t i = 0; i < n; i++)
+        pn_data_put_string(d, pn_bytes(strlen(kv[i]), kv[i]));
+    pn_data_exit(d);
+    ssize_t len = pn_data_encode(d, buf, cap);
+    assert_true(len > 0);
+    pn_data_free(d);
+    return (size_t)len;
+}
+
+/* The application property key of message m as a C string (value string), or NULL. */
+static char *app_prop(pn_message_t *m, const char *key, char *out, size_t outlen)
+{
+    pn_data_t *p = pn_message_properties(m);
+    if (!mgmt_map_find(p, key))
+        return NULL;
+    pn_bytes_t v = pn_data_get_string(p);
+    snprintf(out, outlen, "%.*s", (int)v.size, v.start);
+    return out;
+}
+
+static void test_apply_properties(void **state)
+{
+    (void)state;
+    /* a message with application-properties {color: red, size: L} */
+    pn_message_t *m = pn_message();
+    pn_message_set_id(m, (pn_atom_t){.type = PN_STRING, .u.as_bytes = pn_bytes(2, "id")});
+    pn_data_t *props = pn_message_properties(m);
+    pn_data_put_map(props);
+    pn_data_enter(props);
+    pn_data_put_string(props, pn_bytes(5, "color"));
+    pn_data_put_string(props, pn_bytes(3, "red"));
+    pn_data_put_string(props, pn_bytes(4, "size"));
+    pn_data_put_string(props, pn_bytes(1, "L"));
+    pn_data_exit(props);
+    pn_message_set_inferred(m, true);
+    pn_data_put_binary(pn_message_body(m), pn_bytes(4, "body"));
+    char stored[512];
+    size_t len = sizeof stored;
+    assert_int_equal(pn_message_encode(m, stored, &len), 0);
+    pn_message_free(m);
+
+    char mods[256];
+    static const char *const kv[] = {"color", "blue", "added", "yes"};
+    size_t modslen = encode_props(mods, sizeof mods, kv, 4);
+    amqp_buf out = {0};
+    assert_int_equal(mgmt_apply_properties((uint8_t *)stored, len, (uint8_t *)mods, modslen, &out), 0);
+    pn_message_t *back = pn_message();
+    assert_int_equal(pn_message_decode(back, (char *)out.data, out.len), 0);
+    char v[32];
+    assert_string_equal(app_prop(back, "color", v, sizeof v), "blue");
+    assert_string_equal(app_prop(back, "size", v, sizeof v), "L");
+    assert_string_equal(app_prop(back, "added", v, sizeof v), "yes");
+    pn_data_t *body = pn_message_body(back);
+    pn_data_rewind(body);
+    assert_true(pn_data_next(body));
+    assert_memory_equal(pn_data_get_binary(body).start, "body", 4);
+    pn_message_free(back);
+    amqp_buf_free(&out);
+
+    /* no application-properties yet: the section is added before the body */
+    m = pn_message();
+    pn_message_set_inferred(m, true);
+    pn_data_put_binary(pn_message_body(m), pn_bytes(4, "body"));
+    len = sizeof stored;
+    assert_int_equal(pn_message_encode(m, stored, &len), 0);
+    pn_message_free(m);
+    assert_int_equal(mgmt_apply_properties((uint8_t *)stored, len, (uint8_t *)mods, modslen, &out), 0);
+    amqp_msg parsed;
+    assert_int_equal(amqp_msg_parse(out.data, out.len, &parsed, NULL, 0), 0);
+    assert_true(parsed.application_properties.len > 0);
+    back = pn_message();
+    assert_int_equal(pn_message_decode(back, (char *)out.data, out.len), 0);
+    assert_string_equal(app_prop(back, "added", v, sizeof v), "yes");
+    pn_message_free(back);
+    amqp_buf_free(&out);
+
+    /* not a map */
+    assert_int_equal(mgmt_apply_properties((uint8_t *)stored, len, (const uint8_t *)"\xa1\x01x", 3, &out), -1);
+    amqp_buf_free(&out);
+}
+
 static void test_sql_array_literals(void **state)
 {
     (void)state;
@@ -516,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_map_find_needs_a_map),
         cmocka_unit_test(test_arrays_in_bodies),
         cmocka_unit_test(test_message_entries),
+        cmocka_unit_test(test_apply_properties),
         cmocka_unit_test(test_sql_array_literals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

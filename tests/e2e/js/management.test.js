@@ -20,6 +20,7 @@ const queues = [
   "mgmt-purge",
   "mgmt-raw",
   "mgmt-defer-rnd",
+  "mgmt-modify",
 ];
 
 const seqs = (msgs) => msgs.map((m) => Number(m.sequenceNumber));
@@ -229,6 +230,30 @@ emulatorSuite("js management", { queues }, (ctx) => {
     assert.ok(after.getTime() >= before + 1000, `${after.toISOString()} vs ${new Date(before).toISOString()}`);
     await receiver.completeMessage(d);
     assert.deepEqual(await receiver.peekMessages(10, { fromSequenceNumber: a.sequenceNumber }), []);
+    await receiver.close();
+  });
+
+  ctx.test("settling a deferred message with propertiesToModify changes its application properties", async () => {
+    const sb = ctx.client();
+    await sb.createSender("mgmt-modify").sendMessages({
+      messageId: "modify", body: 1, applicationProperties: { color: "red", size: 3 },
+    });
+    const receiver = sb.createReceiver("mgmt-modify", PEEK_LOCK);
+    const [m] = await receiveExact(receiver, 1);
+    await receiver.deferMessage(m);
+    let [d] = await receiver.receiveDeferredMessages(m.sequenceNumber);
+    await receiver.abandonMessage(d, { color: "blue", added: true });
+    [d] = await receiver.receiveDeferredMessages(m.sequenceNumber);
+    assert.deepEqual(d.applicationProperties, { color: "blue", size: 3, added: true });
+    assert.equal(d.state, "deferred");
+    await receiver.deadLetterMessage(d, { deadLetterReason: "r", deadLetterErrorDescription: "d", step: 2 });
+    const dlq = sb.createReceiver("mgmt-modify", { ...PEEK_LOCK, subQueueType: "deadLetter" });
+    const [x] = await receiveExact(dlq, 1);
+    assert.equal(x.applicationProperties.step, 2);
+    assert.equal(x.applicationProperties.color, "blue");
+    assert.equal(x.deadLetterReason, "r");
+    await dlq.completeMessage(x);
+    await dlq.close();
     await receiver.close();
   });
 
