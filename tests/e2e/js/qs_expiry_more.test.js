@@ -15,6 +15,7 @@ const queues = [
   { name: "exp-space", properties: { MaxSizeInMegabytes: 1 } },
   { name: "sched-past" },
   { name: "sched-wake" },
+  { name: "ttl-days", properties: { DefaultMessageTimeToLive: "P14D" } },
   { name: "defer-exp", properties: { DeadLetteringOnMessageExpiration: true, DefaultMessageTimeToLive: "PT1M" } },
 ];
 
@@ -123,6 +124,26 @@ emulatorSuite("js more expiry and scheduling", { queues }, (ctx) => {
     await receiver.close();
     assert.notEqual(r, "timeout", `the waiting subscriber did not get the scheduled message within ${Date.now() - t0} ms of the clock passing its time`);
     assert.deepEqual(got, ["woken"]);
+  });
+
+  ctx.test("TTLs beyond 2^31 ms: P14D caps 30 days and 20 days to 1209600000 ms, keeps 10 days; 11 days later only the 10-day one is gone", async () => {
+    const DAY = 86400000;
+    const sb = ctx.client();
+    await sb.createSender("ttl-days").sendMessages([
+      { messageId: "d30", body: 30, timeToLive: 30 * DAY },
+      { messageId: "d20", body: 20, timeToLive: 20 * DAY },
+      { messageId: "d10", body: 10, timeToLive: 10 * DAY },
+    ]);
+    const receiver = sb.createReceiver("ttl-days", PEEK_LOCK);
+    const got = await receiveExact(receiver, 3);
+    const ttl = Object.fromEntries(got.map((m) => [m.messageId, m.timeToLive]));
+    assert.deepEqual(ttl, { d30: 14 * DAY, d20: 14 * DAY, d10: 10 * DAY }, "effective TTLs with DefaultMessageTimeToLive P14D");
+    for (const m of got) await receiver.abandonMessage(m);
+    await advance(ctx.emu, "P11D");
+    const left = await pollReceive(receiver, 3, 3000);
+    assert.deepEqual(left.map((m) => m.messageId).sort(), ["d20", "d30"], `after 11 days, got ${left.map(describe)}`);
+    for (const m of left) await receiver.completeMessage(m);
+    await receiver.close();
   });
 
   ctx.test("a deferred message is not dead-lettered when its TTL passes, nor delivered to a plain receive", async () => {
