@@ -21,6 +21,7 @@ const queues = [
   "mgmt-raw",
   "mgmt-defer-rnd",
   "mgmt-modify",
+  { name: "mgmt-sched-dedup", properties: { RequiresDuplicateDetection: true } },
 ];
 
 const seqs = (msgs) => msgs.map((m) => Number(m.sequenceNumber));
@@ -124,6 +125,21 @@ emulatorSuite("js management", { queues }, (ctx) => {
     assert.equal(m.scheduledEnqueueTimeUtc.getTime(), due.getTime());
     assert.ok(Math.abs(m.enqueuedTimeUtc.getTime() - due.getTime()) < 1500, `enqueued ${m.enqueuedTimeUtc.toISOString()}`);
     await receiver.completeMessage(m);
+    await sender.close();
+    await receiver.close();
+  });
+
+  ctx.test("scheduleMessages honours duplicate detection like a send", async () => {
+    const sb = ctx.client();
+    const sender = sb.createSender("mgmt-sched-dedup");
+    const later = new Date(Date.now() + 3600 * 1000);
+    const [first] = await sender.scheduleMessages({ messageId: "once", body: 1 }, later);
+    await sender.scheduleMessages({ messageId: "once", body: 2 }, later); // accepted, dropped
+    await sender.sendMessages({ messageId: "once", body: 3 }); // a duplicate too
+    const receiver = sb.createReceiver("mgmt-sched-dedup", PEEK_LOCK);
+    const peeked = await receiver.peekMessages(10, { fromSequenceNumber: first });
+    assert.deepEqual(peeked.map((m) => m.body), [1]);
+    await sender.cancelScheduledMessages(first);
     await sender.close();
     await receiver.close();
   });
