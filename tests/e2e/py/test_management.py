@@ -16,6 +16,7 @@ from harness import Emulator  # noqa: E402
 from azure.servicebus import (  # noqa: E402
     ServiceBusClient,
     ServiceBusMessage,
+    ServiceBusReceiveMode,
     ServiceBusSubQueue,
 )
 from azure.servicebus.exceptions import ServiceBusError  # noqa: E402
@@ -23,7 +24,7 @@ from azure.servicebus.exceptions import ServiceBusError  # noqa: E402
 WAIT = 5  # seconds: max_wait_time of every receive
 LOCK_SECONDS = 5
 QUEUES = [
-    "pym-peek", "pym-empty", "pym-schedule", "pym-cancel", "pym-defer", "pym-defer-dl",
+    "pym-peek", "pym-empty", "pym-schedule", "pym-cancel", "pym-defer", "pym-defer-dl", "pym-defer-rnd",
     {"name": "pym-renew", "properties": {"LockDuration": "PT5S"}},
 ]
 
@@ -182,6 +183,19 @@ class TestPythonManagement(SbMgmtTestCase):
             self.assertEqual(x.message_id, "pdl-1")
             self.assertEqual(x.dead_letter_reason, "PyWhy")
             self.assertEqual(x.dead_letter_error_description, "py because")
+
+    def test_receive_deferred_receive_and_delete(self):
+        self.send("pym-defer-rnd", ServiceBusMessage("gone", message_id="prd-1"))
+        with self.client.get_queue_receiver("pym-defer-rnd", max_wait_time=WAIT) as r:
+            [m] = self.receive_exact(r, 1)
+            seq = m.sequence_number
+            r.defer_message(m)
+        with self.client.get_queue_receiver("pym-defer-rnd", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE,
+                                            max_wait_time=WAIT) as r:
+            [d] = r.receive_deferred_messages([seq])
+            self.assertEqual(d.message_id, "prd-1")
+            self.assertEqual(body(d), b"gone")
+            self.assertEqual(r.peek_messages(max_message_count=1, sequence_number=seq), [])
 
     def test_renew_message_lock(self):
         self.send("pym-renew", ServiceBusMessage("r", message_id="pr-1"))
