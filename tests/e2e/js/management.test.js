@@ -6,6 +6,7 @@
 const assert = require("node:assert/strict");
 const { emulatorSuite, sleep } = require("../harness");
 const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
+const { advance, clockNow } = require("./qs_util");
 
 const queues = [
   "mgmt-peek",
@@ -22,6 +23,7 @@ const queues = [
   "mgmt-defer-rnd",
   "mgmt-modify",
   { name: "mgmt-sched-dedup", properties: { RequiresDuplicateDetection: true } },
+  "mgmt-clock",
 ];
 
 const seqs = (msgs) => msgs.map((m) => Number(m.sequenceNumber));
@@ -369,6 +371,30 @@ emulatorSuite("js management", { queues }, (ctx) => {
     // Still usable.
     const receiver = sb.createReceiver("mgmt-raw", PEEK_LOCK);
     assert.deepEqual(await receiver.peekMessages(1), []);
+    await receiver.close();
+  });
+
+  // Last: moving the emulator's clock makes every queue of this suite older.
+  ctx.test("schedules and lock renewals follow the emulator's movable clock", async () => {
+    const sb = ctx.client();
+    const sender = sb.createSender("mgmt-clock");
+    const inAnHour = new Date(Date.now() + 3600 * 1000);
+    const [seq] = await sender.scheduleMessages({ messageId: "hour", body: "h" }, inAnHour);
+    const receiver = sb.createReceiver("mgmt-clock", PEEK_LOCK);
+    assert.deepEqual(ids(await receiver.receiveMessages(1, { maxWaitTimeInMs: 500 })), []);
+    await advance(ctx.emu, "PT1H1M");
+    const [m] = await receiveExact(receiver, 1, 15000);
+    assert.equal(m.messageId, "hour");
+    assert.ok(m.sequenceNumber.greaterThan(seq));
+    // The lock runs on the moved clock, and a renewal extends it from the moved now.
+    const { now } = await clockNow(ctx.emu);
+    assert.ok(Math.abs(m.lockedUntilUtc.getTime() - (now.getTime() + 60000)) < 3000, `${m.lockedUntilUtc.toISOString()} vs ${now.toISOString()}`);
+    await advance(ctx.emu, "PT30S");
+    const renewed = await receiver.renewMessageLock(m);
+    const later = (await clockNow(ctx.emu)).now;
+    assert.ok(Math.abs(renewed.getTime() - (later.getTime() + 60000)) < 3000, `${renewed.toISOString()} vs ${later.toISOString()}`);
+    await receiver.completeMessage(m);
+    await sender.close();
     await receiver.close();
   });
 });
