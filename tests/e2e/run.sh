@@ -78,7 +78,7 @@ run_node() {
   if ((rc != 0 && f == 0)); then f=1; fi
   passed=$((passed + p))
   failed=$((failed + f))
-  results+=("$(printf '%-28s %3d passed, %3d failed' "$(basename "$file")" "$p" "$f")")
+  results+=("$(printf '%-34s %3d passed, %3d failed' "$(basename "$file")" "$p" "$f")")
   reap
 }
 
@@ -111,7 +111,7 @@ run_python() {
   if ((rc != 0 && f == 0)); then f=1; fi
   passed=$((passed + p))
   failed=$((failed + f))
-  results+=("$(printf '%-28s %3d passed, %3d failed' "py/test_*.py" "$p" "$f")")
+  results+=("$(printf '%-34s %3d passed, %3d failed' "py/test_*.py" "$p" "$f")")
   reap
 }
 
