@@ -40,13 +40,20 @@ typedef struct stmt_def {
 static const stmt_def mgmt_stmt_defs[] = {
     /* AutoDeleteOnIdle activity. $1 queue, $2 now */
     {STMT_MGMT_TOUCH, "UPDATE queues SET accessed_at = sbemu_ts($2) WHERE id = $1", 2, {INT8, INT8}},
-    /* $1 queue, $2 subqueue, $3 from sequence number, $4 max, $5 now. Walks the
-     * primary key from $3, so it costs what it returns (plus the other subqueue's rows). */
+    /* $1 queue, $2 subqueue, $3 from sequence number, $4 max, $5 now. Two index
+     * walks merged (messages_ready for active messages, messages_not_active for
+     * deferred and scheduled ones), so a peek costs what it returns. */
     {STMT_MGMT_PEEK,
-     "SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
-     " AND sequence_number >= $3"
+     "SELECT * FROM ("
+     "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
+     " AND state = 0 AND sequence_number >= $3 AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
+     " ORDER BY sequence_number LIMIT $4)"
+     " UNION ALL "
+     "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
+     " AND state <> 0 AND sequence_number >= $3"
      " AND (subqueue = 1 OR state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
-     " ORDER BY sequence_number LIMIT $4",
+     " ORDER BY sequence_number LIMIT $4)"
+     ") AS p ORDER BY 1 LIMIT $4",
      5, {INT8, INT8, INT8, INT8, INT8}},
     /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
     {STMT_MGMT_RENEW,
