@@ -108,8 +108,11 @@ static const stmt_def stmt_defs[] = {
                       " SELECT" CLAIM_COLUMNS " FROM d m",
      4, {INT8, INT8, INT8, INT8}},
     /* Settlements: $1 lock token, $2 queue, $3 now. No row back means the lock is lost. */
-    {STMT_COMPLETE, LOCKED_MESSAGE "SELECT sbemu_delete_message(queue_id, sequence_number) FROM m", 3,
-     {UUID, INT8, INT8}},
+    {STMT_COMPLETE,
+     "WITH d AS (DELETE FROM messages WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3)"
+     " RETURNING octet_length(message) AS n)"
+     " UPDATE queues SET size_in_bytes = size_in_bytes - d.n FROM d WHERE queues.id = $2 RETURNING 1",
+     3, {UUID, INT8, INT8}},
     /* Abandon: one more delivery than MaxDeliveryCount allows dead-letters it. $4 reason, $5 description */
     {STMT_ABANDON,
      LOCKED_MESSAGE "SELECT CASE WHEN m.subqueue = 0 AND m.delivery_count >= q.max_delivery_count"

@@ -21,16 +21,23 @@ for _ in $(seq 100); do curl -fs "http://127.0.0.1:$http/health" >/dev/null && b
 echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores; client and brokers share them"
 /usr/bin/python3 "$here/amqp_bench.py" "amqp://127.0.0.1:$amqp" bench "$count" --size "$size" --sas-key SAS_KEY_VALUE --label sbemu
 
+export PATH=$PATH:/usr/sbin
 if command -v rabbitmq-server >/dev/null; then
-  export RABBITMQ_NODENAME=sbemu-bench@localhost RABBITMQ_NODE_PORT=$(port) RABBITMQ_DIST_PORT=$(port)
+  export RABBITMQ_NODENAME=sbemu-bench-$$@localhost RABBITMQ_NODE_PORT=$(port) RABBITMQ_DIST_PORT=$(port)
   export RABBITMQ_MNESIA_BASE="$work/rmq" RABBITMQ_LOG_BASE="$work/rmq-log" RABBITMQ_ENABLED_PLUGINS_FILE="$work/plugins"
   echo '[rabbitmq_amqp1_0].' > "$work/plugins"
-  rabbitmq-server -detached >/dev/null 2>&1
-  for _ in $(seq 60); do rabbitmqctl -q -n "$RABBITMQ_NODENAME" status >/dev/null 2>&1 && break; sleep 0.5; done
-  rabbitmqctl -q -n "$RABBITMQ_NODENAME" await_startup >/dev/null 2>&1 || true
+  mkdir -p "$work/rmq" "$work/rmq-log"
+  chown -R rabbitmq:rabbitmq "$work/rmq" "$work/rmq-log" "$work/plugins" 2>/dev/null || true
+  rabbitmq-server > "$work/rabbitmq.out" 2>&1 &   # foreground mode, in the background
+  rpid=$!
+  for _ in $(seq 120); do
+    /usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $RABBITMQ_NODE_PORT), 1)" 2>/dev/null && break
+    sleep 0.5
+  done
   /usr/bin/python3 "$here/amqp_bench.py" "amqp://guest:guest@127.0.0.1:$RABBITMQ_NODE_PORT" /queue/bench "$count" \
-    --size "$size" --label rabbitmq || echo "rabbitmq: bench failed"
-  rabbitmqctl -q -n "$RABBITMQ_NODENAME" shutdown >/dev/null 2>&1 || true
+    --size "$size" --label rabbitmq || echo "rabbitmq: bench failed (see $work/rabbitmq.out)"
+  rabbitmqctl -q -n "$RABBITMQ_NODENAME" stop >/dev/null 2>&1 || kill "$rpid" 2>/dev/null || true
+  wait "$rpid" 2>/dev/null || true
 else
   echo "rabbitmq: not installed (apt-get install rabbitmq-server) - no peer numbers"
 fi
