@@ -17,24 +17,23 @@ pn_message_t *amqp_request_decode(const char *bytes, size_t len)
     return NULL;
 }
 
-const char *amqp_request_app_string(pn_message_t *req, const char *key, char *buf, size_t buflen)
+const char *amqp_map_string(pn_data_t *map, const char *key, char *buf, size_t buflen)
 {
-    pn_data_t *p = pn_message_properties(req);
-    pn_data_rewind(p);
-    if (!pn_data_next(p) || pn_data_type(p) != PN_MAP)
+    pn_data_rewind(map);
+    if (!pn_data_next(map) || pn_data_type(map) != PN_MAP)
         return NULL;
-    pn_data_enter(p);
+    pn_data_enter(map);
     const char *found = NULL;
-    while (pn_data_next(p)) {
+    while (pn_data_next(map)) {
         bool match = false;
-        if (pn_data_type(p) == PN_STRING || pn_data_type(p) == PN_SYMBOL) {
-            pn_bytes_t k = pn_data_type(p) == PN_STRING ? pn_data_get_string(p) : pn_data_get_symbol(p);
+        if (pn_data_type(map) == PN_STRING || pn_data_type(map) == PN_SYMBOL) {
+            pn_bytes_t k = pn_data_type(map) == PN_STRING ? pn_data_get_string(map) : pn_data_get_symbol(map);
             match = k.size == strlen(key) && !memcmp(k.start, key, k.size);
         }
-        if (!pn_data_next(p))
+        if (!pn_data_next(map))
             break;
-        if (match && (pn_data_type(p) == PN_STRING || pn_data_type(p) == PN_SYMBOL)) {
-            pn_bytes_t v = pn_data_type(p) == PN_STRING ? pn_data_get_string(p) : pn_data_get_symbol(p);
+        if (match && (pn_data_type(map) == PN_STRING || pn_data_type(map) == PN_SYMBOL)) {
+            pn_bytes_t v = pn_data_type(map) == PN_STRING ? pn_data_get_string(map) : pn_data_get_symbol(map);
             size_t n = v.size < buflen - 1 ? v.size : buflen - 1;
             memcpy(buf, v.start, n);
             buf[n] = 0;
@@ -42,8 +41,13 @@ const char *amqp_request_app_string(pn_message_t *req, const char *key, char *bu
             break;
         }
     }
-    pn_data_exit(p);
+    pn_data_exit(map);
     return found;
+}
+
+const char *amqp_request_app_string(pn_message_t *req, const char *key, char *buf, size_t buflen)
+{
+    return amqp_map_string(pn_message_properties(req), key, buf, buflen);
 }
 
 pn_message_t *amqp_reply_begin(pn_message_t *req)

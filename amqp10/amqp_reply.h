@@ -10,6 +10,9 @@
 
 /* Decodes a request delivery's bytes; NULL if they are not one AMQP message. */
 pn_message_t *amqp_request_decode(const char *bytes, size_t len);
+/* The string (or symbol) value under a string or symbol key of an AMQP map,
+ * copied into buf; NULL when absent, null or of another type. */
+const char *amqp_map_string(pn_data_t *map, const char *key, char *buf, size_t buflen);
 /* A string application property of the request, or NULL (also for null values). */
 const char *amqp_request_app_string(pn_message_t *req, const char *key, char *buf, size_t buflen);
 

@@ -10,6 +10,7 @@
 
 #include "amqp_internal.h"
 #include "amqp_message.h"
+#include "amqp_reply.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
@@ -153,36 +154,6 @@ static void on_settled(void *ctx, sb_status st)
     free(req);
 }
 
-/* Copies a string value of the rejected outcome's info map (keys are symbols). */
-static const char *info_string(pn_data_t *info, const char *key, char *buf, size_t buflen)
-{
-    pn_data_rewind(info);
-    if (!pn_data_next(info) || pn_data_type(info) != PN_MAP)
-        return NULL;
-    pn_data_enter(info);
-    const char *found = NULL;
-    while (pn_data_next(info)) {
-        bool match = false;
-        pn_type_t t = pn_data_type(info);
-        if (t == PN_SYMBOL || t == PN_STRING) {
-            pn_bytes_t k = t == PN_SYMBOL ? pn_data_get_symbol(info) : pn_data_get_string(info);
-            match = k.size == strlen(key) && !memcmp(k.start, key, k.size);
-        }
-        if (!pn_data_next(info))
-            break;
-        if (match && pn_data_type(info) == PN_STRING) {
-            pn_bytes_t v = pn_data_get_string(info);
-            size_t n = v.size < buflen - 1 ? v.size : buflen - 1;
-            memcpy(buf, v.start, n);
-            buf[n] = 0;
-            found = buf;
-            break;
-        }
-    }
-    pn_data_exit(info);
-    return found;
-}
-
 void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
 {
     if (lk->receive_and_delete || pn_delivery_get_context(d))
@@ -211,8 +182,8 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     const char *r = NULL, *ds = NULL;
     if (kind == STORE_SETTLE_DEADLETTER) {
         pn_condition_t *cond = pn_disposition_condition(pn_delivery_remote(d));
-        r = info_string(pn_condition_info(cond), "DeadLetterReason", reason, sizeof reason);
-        ds = info_string(pn_condition_info(cond), "DeadLetterErrorDescription", description, sizeof description);
+        r = amqp_map_string(pn_condition_info(cond), "DeadLetterReason", reason, sizeof reason);
+        ds = amqp_map_string(pn_condition_info(cond), "DeadLetterErrorDescription", description, sizeof description);
         if (!ds && pn_condition_get_description(cond)) {
             snprintf(description, sizeof description, "%s", pn_condition_get_description(cond));
             ds = description;
