@@ -16,6 +16,7 @@ const queues = [
   { name: "fwd-sched-dst" },
   { name: "fwd-sched-src", properties: { ForwardTo: "fwd-sched-dst" } },
   { name: "dedup-sched", properties: { RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: "PT5M" } },
+  { name: "dedup-race", properties: { RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: "PT5M" } },
   { name: "dedup-quota", properties: { RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: "PT5M", MaxSizeInMegabytes: 1 } },
 ];
 
@@ -94,6 +95,26 @@ emulatorSuite("js forwarding and dedup, more", { queues }, (ctx) => {
     await receiver.completeMessage(got[0]);
     await receiver.close();
     await sender.close();
+  });
+
+  ctx.test("duplicate detection under concurrency: 8 clients send the same 5 ids at once, each id arrives once", async () => {
+    const clients = Array.from({ length: 8 }, () => ctx.client());
+    const senders = clients.map((c) => c.createSender("dedup-race"));
+    await Promise.all(senders.map((s) => s.sendMessages({ messageId: "warm-up", body: 0 }))); // links attached
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(senders.map((s, i) => s.sendMessages({ messageId: `race-${round}`, body: i })));
+    }
+    await Promise.all(senders.map((s) => s.close()));
+    const receiver = ctx.client().createReceiver("dedup-race", { receiveMode: "receiveAndDelete" });
+    const got = [];
+    for (;;) {
+      const b = await receiver.receiveMessages(50, { maxWaitTimeInMs: 1500 });
+      if (b.length === 0) break;
+      got.push(...b);
+    }
+    await receiver.close();
+    assert.deepEqual(got.map((m) => m.messageId).sort(), ["race-0", "race-1", "race-2", "race-3", "race-4", "warm-up"],
+      "each MessageId sent concurrently by 8 clients must be kept exactly once");
   });
 
   ctx.test("a send refused with QuotaExceeded is not remembered by duplicate detection: the same id is accepted later", async () => {
