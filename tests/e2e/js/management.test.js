@@ -24,6 +24,7 @@ const queues = [
   "mgmt-modify",
   { name: "mgmt-sched-dedup", properties: { RequiresDuplicateDetection: true } },
   "mgmt-clock",
+  { name: "mgmt-sched-full", properties: { MaxSizeInMegabytes: 1 } },
 ];
 
 const seqs = (msgs) => msgs.map((m) => Number(m.sequenceNumber));
@@ -144,6 +145,19 @@ emulatorSuite("js management", { queues }, (ctx) => {
     await sender.cancelScheduledMessages(first);
     await sender.close();
     await receiver.close();
+  });
+
+  ctx.test("scheduleMessages into a full queue fails with QuotaExceeded; cancelling makes room", async () => {
+    const sb = ctx.client();
+    const sender = sb.createSender("mgmt-sched-full");
+    const later = new Date(Date.now() + 3600 * 1000);
+    const chunk = Buffer.alloc(200 * 1024, 7);
+    const seqs = [];
+    for (let i = 0; i < 5; i++) seqs.push((await sender.scheduleMessages({ body: chunk }, later))[0]);
+    await expectCode(sender.scheduleMessages({ body: chunk }, later), "QuotaExceeded");
+    await sender.cancelScheduledMessages(seqs[0]);
+    await sender.scheduleMessages({ body: chunk }, later);
+    await sender.close();
   });
 
   ctx.test("cancelScheduledMessages removes scheduled messages", async () => {
