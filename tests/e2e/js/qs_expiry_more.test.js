@@ -15,6 +15,7 @@ const queues = [
   { name: "exp-space", properties: { MaxSizeInMegabytes: 1 } },
   { name: "sched-past" },
   { name: "sched-wake" },
+  { name: "exp-race", properties: { DeadLetteringOnMessageExpiration: true } },
   { name: "ttl-days", properties: { DefaultMessageTimeToLive: "P14D" } },
   { name: "defer-exp", properties: { DeadLetteringOnMessageExpiration: true, DefaultMessageTimeToLive: "PT1M" } },
 ];
@@ -124,6 +125,60 @@ emulatorSuite("js more expiry and scheduling", { queues }, (ctx) => {
     await receiver.close();
     assert.notEqual(r, "timeout", `the waiting subscriber did not get the scheduled message within ${Date.now() - t0} ms of the clock passing its time`);
     assert.deepEqual(got, ["woken"]);
+  });
+
+  ctx.test("expiry racing a busy subscriber: each of 300 messages is either completed or dead-lettered, exactly once", async () => {
+    const sb = ctx.client();
+    const sender = sb.createSender("exp-race");
+    for (let b = 0; b < 3; b++) {
+      await sender.sendMessages(Array.from({ length: 100 }, (_, i) => ({ messageId: `er-${b * 100 + i}`, body: "x", timeToLive: 20000 })));
+    }
+    await sender.close();
+    const receiver = sb.createReceiver("exp-race", PEEK_LOCK);
+    const completed = [];
+    const errors = [];
+    let advanced = false;
+    let settle;
+    const idle = () => new Promise((r) => (settle = r));
+    let quiet = idle();
+    let timer = null;
+    receiver.subscribe({
+      async processMessage(m) {
+        await receiver.completeMessage(m);
+        completed.push(m.messageId);
+        if (completed.length === 40 && !advanced) {
+          advanced = true;
+          await advance(ctx.emu, "PT30S"); // the rest expire while this subscriber keeps receiving
+        }
+        clearTimeout(timer);
+        timer = setTimeout(() => settle(), 3000);
+      },
+      async processError(args) {
+        errors.push(`${args.errorSource}: ${args.error.code || ""} ${args.error.message}`);
+      },
+    }, { autoCompleteMessages: false, maxConcurrentCalls: 4 });
+    await Promise.race([quiet, sleep(40000)]);
+    clearTimeout(timer);
+    await receiver.close();
+    assert.ok(advanced, `the subscriber completed only ${completed.length} messages, never reached 40 (errors: ${errors})`);
+    await sleep(SWEEP_GRACE_MS);
+    const dlq = sb.createReceiver("exp-race", { receiveMode: "receiveAndDelete", subQueueType: "deadLetter" });
+    const dead = [];
+    for (;;) {
+      const b = await dlq.receiveMessages(300, { maxWaitTimeInMs: 1500 });
+      if (b.length === 0) break;
+      dead.push(...b.map((m) => m.messageId));
+    }
+    await dlq.close();
+    const both = completed.filter((id) => dead.includes(id));
+    assert.deepEqual(both, [], "messages both completed and dead-lettered");
+    const dupC = completed.filter((id, i) => completed.indexOf(id) !== i);
+    assert.deepEqual(dupC, [], "messages completed twice");
+    const all = [...completed, ...dead].sort();
+    assert.equal(all.length, 300, `completed ${completed.length} + dead-lettered ${dead.length} should be 300`);
+    assert.deepEqual(all, Array.from({ length: 300 }, (_, i) => `er-${i}`).sort());
+    assert.ok(dead.length > 0, "the clock moved 30 s past a 20 s TTL with messages left: some must have expired");
+    assert.deepEqual(errors, []);
   });
 
   ctx.test("TTLs beyond 2^31 ms: P14D caps 30 days and 20 days to 1209600000 ms, keeps 10 days; 11 days later only the 10-day one is gone", async () => {
