@@ -5,7 +5,7 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
+const { PEEK_LOCK, receiveExact } = require("./util");
 const { SWEEP_GRACE_MS, sleep, advance, expectNothing, describe, pollReceive, drain } = require("./qs_util");
 
 const TTL_REASON = "TTLExpiredException";
