@@ -170,8 +170,10 @@ class TestQueueSemantics(QsTestCase):
                                                       time_to_live=datetime.timedelta(seconds=10)))
         advance("PT20S")
         time.sleep(SWEEP_GRACE)
-        with self.client.get_queue_receiver("py-expire-drop", max_wait_time=2) as r:
-            self.assertEqual(self.ids(r.receive_messages(max_message_count=5, max_wait_time=2)), [])
+        with self.client.get_queue_receiver("py-expire-drop", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE,
+                                            max_wait_time=2) as r:
+            self.assertEqual(self.ids(r.receive_messages(max_message_count=5, max_wait_time=2)), [],
+                             "an expired message must not be delivered (receive-and-delete)")
         with self.client.get_queue_receiver("py-expire-drop", sub_queue=ServiceBusSubQueue.DEAD_LETTER,
                                             max_wait_time=2) as dlq:
             self.assertEqual(self.ids(dlq.receive_messages(max_message_count=5, max_wait_time=2)), [],
