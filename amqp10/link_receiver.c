@@ -64,9 +64,8 @@ static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, 
     out->len = len;
     out->message_id = m->has_message_id ? m->message_id : NULL;
     out->session_id = m->has_session_id ? m->session_id : NULL;
+    out->now_ms = now;
     out->available_ms = ent_available_at_ms(now, m->scheduled_enqueue_ms);
-    /* a scheduled message is enqueued when its time comes */
-    out->enqueued_ms = out->available_ms;
     out->state = out->available_ms > now ? 2 : 0;
     out->ttl_ms = ttl;
     /* a scheduled message lives its TTL from the time it becomes visible */

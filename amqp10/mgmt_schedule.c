@@ -185,7 +185,7 @@ void mgmt_schedule(mgmt_req *r)
         out->session_id = m->has_session_id ? m->session_id : e->has_session_id ? e->session_id : NULL;
         /* Service Bus enqueues a scheduled message at its time: that is its
          * EnqueuedTimeUtc, and its TTL runs from then. */
-        out->enqueued_ms = at;
+        out->now_ms = r->now_ms;
         out->available_ms = at;
         out->state = at > r->now_ms ? 2 : 0;
         out->ttl_ms = ttl;

@@ -500,7 +500,7 @@ void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, s
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         const store_new_message *m = &msgs[i];
-        int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), now = be_int8(now_ms),
+        int8_param state = be_int8(m->state), enq = be_int8(m->available_ms), now = be_int8(now_ms),
                    exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
         store_param p[12] = {
             P_INT8(q),

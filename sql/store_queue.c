@@ -146,7 +146,7 @@ void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_
     store_op_set_notify(op, queue_id);
     for (size_t i = 0; i < n; i++) {
         const store_new_message *m = &msgs[i];
-        int8_param state = be_int8(m->state), enq = be_int8(m->enqueued_ms), avail = be_int8(m->available_ms),
+        int8_param state = be_int8(m->state), enq = be_int8(m->now_ms), avail = be_int8(m->available_ms),
                    exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
         store_param p[12] = {
             P_INT8(q),
@@ -224,7 +224,8 @@ static void claim_parse(store_op *op, int stmt, const void *res)
         m->dead_letter_source = PQgetisnull(copy, i, 10) ? NULL : PQgetvalue(copy, i, 10);
         m->expires_ms = col_i64(copy, i, 11);
     }
-    qsort(c->msgs, c->n, sizeof *c->msgs, by_sequence);
+    if (c->n)
+        qsort(c->msgs, c->n, sizeof *c->msgs, by_sequence);
     store_op_set_result(op, c, claim_free);
 }
 

@@ -42,8 +42,8 @@ typedef struct store_new_message {
     const char *message_id; /* NULL: none */
     const char *session_id; /* NULL: none */
     int state;              /* 0 active, 2 scheduled */
-    int64_t enqueued_ms;
-    int64_t available_ms;
+    int64_t now_ms;       /* the send: activity and the duplicate-detection window count from it */
+    int64_t available_ms; /* also the EnqueuedTimeUtc: later than now for a scheduled message */
     int64_t expires_ms; /* 0: never */
     int64_t ttl_ms;     /* -1: none */
     int subqueue;       /* 1: straight to the dead-letter subqueue, with the reason below */

@@ -56,7 +56,8 @@ static const stmt_def stmt_defs[] = {
      " (SELECT coalesce(sbemu_interval_ms(t.default_message_time_to_live), -1) FROM queues t WHERE t.id = last.id)"
      " FROM src, last",
      2, {TEXT, INT8}},
-    /* $1 queue, $2 state, $3 now, $4 available, $5 expires, $6 ttl, $7 message-id, $8 session, $9 bytes,
+    /* $1 queue, $2 state, $3 now (activity, duplicate window), $4 available = enqueued (a scheduled message is
+     * enqueued when its time comes), $5 expires, $6 ttl, $7 message-id, $8 session, $9 bytes,
      * $10 subqueue, $11 dead-letter reason, $12 description. A duplicate MessageId inside the window is
      * dropped (and still acknowledged); a full queue raises SBQ01 so that the whole batch fails. */
     {STMT_SEND,
@@ -78,7 +79,7 @@ static const stmt_def stmt_defs[] = {
      "  RETURNING next_sequence_number - 1 AS seq)"
      " INSERT INTO messages (queue_id, sequence_number, subqueue, state, enqueued_at, available_at, expires_at,"
      " time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description, message)"
-     " SELECT $1, s.seq, $10::smallint, $2::smallint, sbemu_ts($3), sbemu_ts($4), sbemu_ts($5), $6,"
+     " SELECT $1, s.seq, $10::smallint, $2::smallint, sbemu_ts($4), sbemu_ts($4), sbemu_ts($5), $6,"
      /* Service Bus stamps a MessageId on messages sent without one */
      " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8, $11, $12, $9 FROM s"
      " RETURNING sequence_number",
