@@ -115,6 +115,17 @@ describe("js two processes on one database", () => {
     assert.deepEqual(got.slice().sort(), Array.from({ length: 20 }, (_, i) => `d-${i}`).sort(), "each id exactly once");
   });
 
+  // Last: if it fails, the two clocks disagree from here on.
+  guarded("the clock is one per namespace: advancing it through one process moves the other's too", async () => {
+    const [a0, b0] = [await clockNow(one), await clockNow(two)];
+    await advance(one, "PT7M");
+    const [a1, b1] = [await clockNow(one), await clockNow(two)];
+    assert.equal(a1.offsetMs - a0.offsetMs, 7 * 60000, "the process that was asked moved by 7 min");
+    assert.equal(b1.offsetMs - b0.offsetMs, 7 * 60000,
+      `the other process sharing the database should see the same time (DESIGN: N emulators on one database behave as one namespace); ` +
+      `its offset went ${b0.offsetMs} → ${b1.offsetMs} while the first one's went ${a0.offsetMs} → ${a1.offsetMs}`);
+  });
+
   test("both emulators stop cleanly on SIGTERM (exit 0)", { timeout: 60000 }, async () => {
     await Promise.allSettled([c1 && c1.close(), c2 && c2.close()]);
     if (!started) throw new Error("the emulators did not start");
