@@ -7,41 +7,10 @@
 
 #include "ent_dead_letter.h"
 #include "ent_log.h"
+#include "store_binary.h"
 #include "store_statements.h"
 
-/* ---- binary parameter and result helpers ---- */
-
-typedef struct int8_param {
-    unsigned char b[8];
-} int8_param;
-
-static int8_param be_int8(int64_t v)
-{
-    int8_param p;
-    for (int i = 0; i < 8; i++)
-        p.b[i] = (unsigned char)((uint64_t)v >> (56 - 8 * i));
-    return p;
-}
-
-#define P_INT8(x) ((store_param){(x).b, 8, 1})
-#define P_TEXT(s) ((store_param){(s), (s) ? (int)strlen(s) : 0, 0})
-#define P_UUID(u) ((store_param){(u), 16, 1})
-
-static int64_t col_i64(const PGresult *r, int row, int col)
-{
-    const unsigned char *p = (const unsigned char *)PQgetvalue(r, row, col);
-    uint64_t v = 0;
-    int len = PQgetlength(r, row, col);
-    for (int i = 0; i < len; i++)
-        v = v << 8 | p[i];
-    if (len == 4)
-        return (int32_t)v;
-    if (len == 2)
-        return (int16_t)v;
-    return (int64_t)v;
-}
-
-static bool col_bool(const PGresult *r, int row, int col) { return PQgetvalue(r, row, col)[0] != 0; }
+/* Helpers shared with store_mgmt.c live in store_binary.h. */
 
 static void col_text(const PGresult *r, int row, int col, char *out, size_t outlen)
 {
@@ -50,22 +19,6 @@ static void col_text(const PGresult *r, int row, int col, char *out, size_t outl
         n = outlen - 1;
     memcpy(out, PQgetvalue(r, row, col), n);
     out[n] = 0;
-}
-
-/* The caller's callback and context, carried by every op. */
-typedef struct user_cb {
-    void (*fn)(void);
-    void *ctx;
-} user_cb;
-
-static user_cb *user_new(void (*fn)(void), void *ctx)
-{
-    user_cb *u = malloc(sizeof *u);
-    if (u) {
-        u->fn = fn;
-        u->ctx = ctx;
-    }
-    return u;
 }
 
 /* ---- lookup ---- */

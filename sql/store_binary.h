@@ -1,0 +1,69 @@
+/* Binary-format parameters and results for the typed ops of sql/ (store_queue.c,
+ * store_mgmt.c): int8 parameters are 8 big-endian bytes, results come back in
+ * binary, and every op carries its caller's callback in a user_cb. */
+#ifndef STORE_BINARY_H
+#define STORE_BINARY_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+typedef struct int8_param {
+    unsigned char b[8];
+} int8_param;
+
+static inline int8_param be_int8(int64_t v)
+{
+    int8_param p;
+    for (int i = 0; i < 8; i++)
+        p.b[i] = (unsigned char)((uint64_t)v >> (56 - 8 * i));
+    return p;
+}
+
+#define P_INT8(x) ((store_param){(x).b, 8, 1})
+#define P_TEXT(s) ((store_param){(s), (s) ? (int)strlen(s) : 0, 0})
+#define P_UUID(u) ((store_param){(u), 16, 1})
+
+/* int2, int4 or int8 column, by its length. */
+static inline int64_t col_i64(const PGresult *r, int row, int col)
+{
+    const unsigned char *p = (const unsigned char *)PQgetvalue(r, row, col);
+    uint64_t v = 0;
+    int len = PQgetlength(r, row, col);
+    for (int i = 0; i < len; i++)
+        v = v << 8 | p[i];
+    if (len == 4)
+        return (int32_t)v;
+    if (len == 2)
+        return (int16_t)v;
+    return (int64_t)v;
+}
+
+static inline bool col_bool(const PGresult *r, int row, int col) { return PQgetvalue(r, row, col)[0] != 0; }
+
+static inline const char *col_str_or_null(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+/* The caller's callback and context, owned by the op and freed by its done(). */
+typedef struct user_cb {
+    void (*fn)(void);
+    void *ctx;
+} user_cb;
+
+static inline user_cb *user_new(void (*fn)(void), void *ctx)
+{
+    user_cb *u = malloc(sizeof *u);
+    if (u) {
+        u->fn = fn;
+        u->ctx = ctx;
+    }
+    return u;
+}
+
+#endif
