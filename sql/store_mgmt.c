@@ -447,28 +447,9 @@ void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, s
     }
     sr->n = n;
     store_op_set_result(op, sr, seqs_free);
-    int8_param q = be_int8(queue_id);
     int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        const store_new_message *m = &msgs[i];
-        int8_param state = be_int8(m->state), enq = be_int8(m->available_ms), now = be_int8(now_ms),
-                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
-        store_param p[12] = {
-            P_INT8(q),
-            P_INT8(state),
-            P_INT8(enq),
-            P_INT8(now),
-            m->expires_ms ? P_INT8(exp) : (store_param){0},
-            m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
-            P_TEXT(m->message_id),
-            P_TEXT(m->session_id),
-            {m->bytes, (int)m->len, 1},
-            P_INT8(sq),
-            P_TEXT(m->dead_letter_reason),
-            P_TEXT(m->dead_letter_description),
-        };
-        rc |= store_op_stmt(op, (int)i, STMT_MGMT_SCHEDULE, p, 12);
-    }
+    for (size_t i = 0; i < n && !rc; i++)
+        rc |= store_send_stmt(op, (int)i, queue_id, &msgs[i]); /* the same insert as a send */
     rc |= touch_stmt(op, (int)n, queue_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);

@@ -26,7 +26,6 @@
 #define STMT_MGMT_DEFERRED_FIND "sb_mgmt_deferred_find"
 #define STMT_MGMT_DEFERRED_LOCK "sb_mgmt_deferred_lock"
 #define STMT_MGMT_DEFERRED_DELETE "sb_mgmt_deferred_delete"
-#define STMT_MGMT_SCHEDULE "sb_mgmt_schedule"
 #define STMT_MGMT_CANCEL "sb_mgmt_cancel"
 #define STMT_MGMT_BATCH_DELETE "sb_mgmt_batch_delete"
 #define STMT_MGMT_READ_LOCKED "sb_mgmt_read_locked"

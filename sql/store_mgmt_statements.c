@@ -86,36 +86,6 @@ static const stmt_def mgmt_stmt_defs[] = {
      " coalesce(time_to_live_ms, -1), dead_letter_reason, dead_letter_error_description, message, message_id,"
      " state::int8, dead_letter_source, coalesce(sbemu_ms(expires_at), 0) FROM d",
      4, {INT8, INT8, INT8_ARRAY, INT8}},
-    /* Mirrors STMT_SEND (duplicate detection, MaxSizeInMegabytes raising SBQ01,
-     * sequence number from the queue row, a broker MessageId when none, bytes
-     * added to size_in_bytes) for a message enqueued at its scheduled time: the
-     * activity and duplicate-detection stamps use the clock's now instead. A
-     * duplicate inside the window returns no row.
-     * $1 queue, $2 state, $3 enqueued = available, $4 now, $5 expires, $6 ttl, $7 message-id, $8 session,
-     * $9 bytes, $10 subqueue, $11 dead-letter reason, $12 description */
-    {STMT_MGMT_SCHEDULE,
-     "WITH q AS (SELECT requires_duplicate_detection AS dd, duplicate_detection_history_time_window AS win,"
-     "  max_size_in_megabytes::bigint * 1048576 AS max_bytes, size_in_bytes FROM queues WHERE id = $1),"
-     " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM q)"
-     "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
-     "  WHEN (SELECT size_in_bytes + octet_length($9) > max_bytes FROM q)"
-     "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
-     "  ELSE true END AS ok),"
-     " dup AS (INSERT INTO duplicate_detection (queue_id, message_id, seen_at)"
-     "  SELECT $1, $7, sbemu_ts($4) FROM q, chk WHERE q.dd AND $7 IS NOT NULL AND chk.ok"
-     "  ON CONFLICT (queue_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
-     "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM q) RETURNING 1),"
-     " s AS (UPDATE queues SET next_sequence_number = next_sequence_number + 1,"
-     "  size_in_bytes = size_in_bytes + octet_length($9), accessed_at = sbemu_ts($4)"
-     "  WHERE id = $1 AND (SELECT ok FROM chk)"
-     "  AND ((SELECT NOT dd FROM q) OR $7 IS NULL OR EXISTS (SELECT 1 FROM dup))"
-     "  RETURNING next_sequence_number - 1 AS seq)"
-     " INSERT INTO messages (queue_id, sequence_number, subqueue, state, enqueued_at, available_at, expires_at,"
-     " time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description, message)"
-     " SELECT $1, s.seq, $10::smallint, $2::smallint, sbemu_ts($3), sbemu_ts($3), sbemu_ts($5), $6,"
-     " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8, $11, $12, $9 FROM s"
-     " RETURNING sequence_number",
-     12, {INT8, INT8, INT8, INT8, INT8, INT8, TEXT, TEXT, BYTEA, INT8, TEXT, TEXT}},
     /* $1 queue, $2 sequence numbers, $3 now: only schedules not yet due. */
     {STMT_MGMT_CANCEL,
      "WITH d AS (DELETE FROM messages WHERE queue_id = $1 AND subqueue = 0 AND sequence_number = ANY($2)"

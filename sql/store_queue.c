@@ -86,6 +86,28 @@ static void status_done(store_op *op, sb_status st)
     free(u);
 }
 
+int store_send_stmt(store_op *op, int i, int64_t queue_id, const store_new_message *m)
+{
+    int8_param q = be_int8(queue_id), state = be_int8(m->state), now = be_int8(m->now_ms),
+               avail = be_int8(m->available_ms), exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms),
+               sq = be_int8(m->subqueue);
+    store_param p[12] = {
+        P_INT8(q),
+        P_INT8(state),
+        P_INT8(now),
+        P_INT8(avail),
+        m->expires_ms ? P_INT8(exp) : (store_param){0},
+        m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
+        P_TEXT(m->message_id),
+        P_TEXT(m->session_id),
+        {m->bytes, (int)m->len, 1},
+        P_INT8(sq),
+        P_TEXT(m->dead_letter_reason),
+        P_TEXT(m->dead_letter_description),
+    };
+    return store_op_stmt(op, i, STMT_SEND, p, 12);
+}
+
 void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
@@ -95,31 +117,12 @@ void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_
         cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    int8_param q = be_int8(queue_id);
     store_op_set_notify(op, queue_id);
-    for (size_t i = 0; i < n; i++) {
-        const store_new_message *m = &msgs[i];
-        int8_param state = be_int8(m->state), enq = be_int8(m->now_ms), avail = be_int8(m->available_ms),
-                   exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
-        store_param p[12] = {
-            P_INT8(q),
-            P_INT8(state),
-            P_INT8(enq),
-            P_INT8(avail),
-            m->expires_ms ? P_INT8(exp) : (store_param){0},
-            m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
-            P_TEXT(m->message_id),
-            P_TEXT(m->session_id),
-            {m->bytes, (int)m->len, 1},
-            P_INT8(sq),
-            P_TEXT(m->dead_letter_reason),
-            P_TEXT(m->dead_letter_description),
-        };
-        if (store_op_stmt(op, (int)i, STMT_SEND, p, 12)) {
+    for (size_t i = 0; i < n; i++)
+        if (store_send_stmt(op, (int)i, queue_id, &msgs[i])) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
             break;
         }
-    }
     store_submit(s, op);
 }
 

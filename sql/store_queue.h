@@ -52,6 +52,10 @@ typedef struct store_new_message {
 } store_new_message;
 
 typedef void (*store_status_cb)(void *ctx, sb_status st);
+/* Sets statement i of op to the insert of one message (sequence number,
+ * duplicate detection, MaxSizeInMegabytes, activity); it returns the sequence
+ * number, or no row for a dropped duplicate. For ops that send (schedule). */
+int store_send_stmt(store_op *op, int i, int64_t queue_id, const store_new_message *m);
 /* All n messages commit together or not at all (a Service Bus batch is atomic). */
 void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx);
 
