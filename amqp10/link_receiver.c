@@ -30,9 +30,9 @@ static void on_sent(void *ctx, sb_status st)
     } else {
         if (st == SB_ERR_QUOTA_EXCEEDED)
             snprintf(desc, sizeof desc,
-                     "The maximum entity size has been reached or exceeded for '%s' (MaxSizeInMegabytes %lld); "
+                     "The maximum entity size has been reached or exceeded for '%s' (MaxSizeInMegabytes); "
                      "receive or purge messages to make room.",
-                     ps->lk->entity.name, (long long)ps->lk->entity.max_size_mb);
+                     ps->lk->entity.name);
         else if (st == SB_ERR_NOT_FOUND)
             snprintf(desc, sizeof desc, "The messaging entity '%s' could not be found (it was deleted).",
                      ps->lk->entity.name);
@@ -65,6 +65,7 @@ static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, 
     out->message_id = m->has_message_id ? m->message_id : NULL;
     out->session_id = m->has_session_id ? m->session_id : NULL;
     out->now_ms = now;
+    out->sent_to_id = e->id;
     out->available_ms = ent_available_at_ms(now, m->scheduled_enqueue_ms);
     out->state = out->available_ms > now ? 2 : 0;
     out->ttl_ms = ttl;

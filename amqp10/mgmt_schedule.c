@@ -186,6 +186,7 @@ void mgmt_schedule(mgmt_req *r)
         /* Service Bus enqueues a scheduled message at its time: that is its
          * EnqueuedTimeUtc, and its TTL runs from then. */
         out->now_ms = r->now_ms;
+        out->sent_to_id = ent->id;
         out->available_ms = at;
         out->state = at > r->now_ms ? 2 : 0;
         out->ttl_ms = ttl;

@@ -12,6 +12,12 @@
 #define ENT_DLQ_DESC_HOPS                                                                                              \
     "The maximum number of allowed hops when forwarding between queues has been exceeded. This value is set to 4."
 
+/* Service Bus dead-letters in the source what a full or disabled ForwardTo
+ * destination cannot take; its exact reason text is undocumented, so this one
+ * is sbemu's own. */
+#define ENT_DLQ_REASON_FORWARD "ForwardingFailed"
+#define ENT_DLQ_DESC_FORWARD "The ForwardTo destination is full or disabled, so the message was dead-lettered in the source."
+
 /* Auto-forwarding may chain at most this many hops. */
 #define ENT_MAX_FORWARD_HOPS 4
 

@@ -90,8 +90,8 @@ int store_send_stmt(store_op *op, int i, int64_t queue_id, const store_new_messa
 {
     int8_param q = be_int8(queue_id), state = be_int8(m->state), now = be_int8(m->now_ms),
                avail = be_int8(m->available_ms), exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms),
-               sq = be_int8(m->subqueue);
-    store_param p[12] = {
+               sq = be_int8(m->subqueue), src = be_int8(m->sent_to_id ? m->sent_to_id : queue_id);
+    store_param p[15] = {
         P_INT8(q),
         P_INT8(state),
         P_INT8(now),
@@ -104,8 +104,11 @@ int store_send_stmt(store_op *op, int i, int64_t queue_id, const store_new_messa
         P_INT8(sq),
         P_TEXT(m->dead_letter_reason),
         P_TEXT(m->dead_letter_description),
+        P_INT8(src),
+        P_TEXT(ENT_DLQ_REASON_FORWARD),
+        P_TEXT(ENT_DLQ_DESC_FORWARD),
     };
-    return store_op_stmt(op, i, STMT_SEND, p, 12);
+    return store_op_stmt(op, i, STMT_SEND, p, 15);
 }
 
 void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)

@@ -49,6 +49,7 @@ typedef struct store_new_message {
     int subqueue;       /* 1: straight to the dead-letter subqueue, with the reason below */
     const char *dead_letter_reason;
     const char *dead_letter_description;
+    int64_t sent_to_id; /* the queue the client sent to, when queue_id is its ForwardTo end; 0: the same */
 } store_new_message;
 
 typedef void (*store_status_cb)(void *ctx, sb_status st);

@@ -56,34 +56,46 @@ static const stmt_def stmt_defs[] = {
      " (SELECT coalesce(sbemu_interval_ms(t.default_message_time_to_live), -1) FROM queues t WHERE t.id = last.id)"
      " FROM src, last",
      2, {TEXT, INT8}},
-    /* $1 queue, $2 state, $3 now (activity, duplicate window), $4 available = enqueued (a scheduled message is
-     * enqueued when its time comes), $5 expires, $6 ttl, $7 message-id, $8 session, $9 bytes,
-     * $10 subqueue, $11 dead-letter reason, $12 description. A duplicate MessageId inside the window is
-     * dropped (and still acknowledged); a full queue raises SBQ01 so that the whole batch fails. */
+    /* $1 queue (the end of the ForwardTo chain), $2 state, $3 now (activity, duplicate window), $4 available
+     * = enqueued (a scheduled message is enqueued when its time comes), $5 expires, $6 ttl, $7 message-id,
+     * $8 session, $9 bytes, $10 subqueue, $11 dead-letter reason, $12 description, $13 the queue the client
+     * sent to, $14/$15 reason/description when forwarding fails. A duplicate MessageId inside the window is
+     * dropped (and still acknowledged). A full queue raises SBQ01 so that the whole batch fails, except
+     * when the message was being forwarded: a full or send-disabled destination dead-letters it in the
+     * source queue instead (Service Bus auto-forwarding). */
     {STMT_SEND,
      "WITH q AS (SELECT requires_duplicate_detection AS dd, duplicate_detection_history_time_window AS win,"
-     "  max_size_in_megabytes::bigint * 1048576 AS max_bytes, size_in_bytes FROM queues WHERE id = $1),"
-     " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM q)"
+     "  max_size_in_megabytes::bigint * 1048576 AS max_bytes, size_in_bytes, status FROM queues WHERE id = $1),"
+     " divert AS (SELECT $1 <> $13 AND EXISTS (SELECT 1 FROM q WHERE size_in_bytes + octet_length($9) > max_bytes"
+     "  OR status IN ('Disabled', 'SendDisabled')) AS yes),"
+     " t AS (SELECT CASE WHEN (SELECT yes FROM divert) THEN $13 ELSE $1 END AS id),"
+     " tq AS (SELECT queues.requires_duplicate_detection AS dd,"
+     "  queues.duplicate_detection_history_time_window AS win,"
+     "  queues.max_size_in_megabytes::bigint * 1048576 AS max_bytes, queues.size_in_bytes"
+     "  FROM queues, t WHERE queues.id = t.id),"
+     " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM tq)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
-     "  WHEN (SELECT size_in_bytes + octet_length($9) > max_bytes FROM q)"
+     "  WHEN (SELECT size_in_bytes + octet_length($9) > max_bytes FROM tq)"
      "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
      "  ELSE true END AS ok),"
      " dup AS (INSERT INTO duplicate_detection (queue_id, message_id, seen_at)"
-     "  SELECT $1, $7, sbemu_ts($3) FROM q, chk WHERE q.dd AND $7 IS NOT NULL AND chk.ok"
+     "  SELECT t.id, $7, sbemu_ts($3) FROM tq, t, chk WHERE tq.dd AND $7 IS NOT NULL AND chk.ok"
      "  ON CONFLICT (queue_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
-     "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM q) RETURNING 1),"
+     "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM tq) RETURNING 1),"
      " s AS (UPDATE queues SET next_sequence_number = next_sequence_number + 1,"
      "  size_in_bytes = size_in_bytes + octet_length($9), accessed_at = sbemu_ts($3)"
-     "  WHERE id = $1 AND (SELECT ok FROM chk)"
-     "  AND ((SELECT NOT dd FROM q) OR $7 IS NULL OR EXISTS (SELECT 1 FROM dup))"
+     "  WHERE id = (SELECT id FROM t) AND (SELECT ok FROM chk)"
+     "  AND ((SELECT NOT dd FROM tq) OR $7 IS NULL OR EXISTS (SELECT 1 FROM dup))"
      "  RETURNING next_sequence_number - 1 AS seq)"
      " INSERT INTO messages (queue_id, sequence_number, subqueue, state, enqueued_at, available_at, expires_at,"
      " time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description, message)"
-     " SELECT $1, s.seq, $10::smallint, $2::smallint, sbemu_ts($4), sbemu_ts($4), sbemu_ts($5), $6,"
+     " SELECT t.id, s.seq, CASE WHEN d.yes THEN 1 ELSE $10::smallint END, CASE WHEN d.yes THEN 0"
+     " ELSE $2::smallint END, sbemu_ts($4), sbemu_ts($4), sbemu_ts($5), $6,"
      /* Service Bus stamps a MessageId on messages sent without one */
-     " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8, $11, $12, $9 FROM s"
-     " RETURNING sequence_number",
-     12, {INT8, INT8, INT8, INT8, INT8, INT8, TEXT, TEXT, BYTEA, INT8, TEXT, TEXT}},
+     " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8,"
+     " CASE WHEN d.yes THEN $14 ELSE $11 END, CASE WHEN d.yes THEN $15 ELSE $12 END, $9"
+     " FROM s, t, divert d RETURNING sequence_number",
+     15, {INT8, INT8, INT8, INT8, INT8, INT8, TEXT, TEXT, BYTEA, INT8, TEXT, TEXT, INT8, TEXT, TEXT}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
     {STMT_TOUCH, "UPDATE queues SET accessed_at = sbemu_ts($2) WHERE id = $1", 2, {INT8, INT8}},
     /* A lock that lapsed on a message delivered MaxDeliveryCount times dead-letters it.

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* The most parameters any statement takes. */
-#define STORE_MAX_PARAMS 12
+#define STORE_MAX_PARAMS 16
 
 #define STMT_LOOKUP_QUEUE "sb_lookup_queue"
 #define STMT_SEND "sb_send"
