@@ -124,6 +124,7 @@ static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi)
     pn_transport_set_channel_max(t, AMQP_CHANNEL_MAX);
     pn_transport_set_idle_timeout(t, AMQP_IDLE_TIMEOUT_MS);
     pn_connection_set_context(c->driver.connection, c);
+    amqp_frame_guard_init(&c->guard, AMQP_MAX_FRAME);
     c->next = srv->conns;
     srv->conns = c;
     srv->nconns++;
@@ -307,6 +308,14 @@ static void tick(lws_sorted_usec_list_t *sul)
 
 static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
 {
+    char why[128];
+    if (amqp_frame_guard_feed(&c->guard, in, len, why, sizeof why)) {
+        LOG_INFO("conn %llu: closing: %s", (unsigned long long)c->id, why);
+        pn_connection_driver_errorf(&c->driver, "amqp:connection:framing-error", "%s", why);
+        pn_connection_driver_read_close(&c->driver); /* Proton still writes its close frame */
+        amqp_conn_pump(c);
+        return 0;
+    }
     while (len) {
         pn_rwbytes_t rb = pn_connection_driver_read_buffer(&c->driver);
         if (!rb.size)

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "amqp_frame_guard.h"
 #include "amqp_server.h"
 #include "ent_address.h"
 #include "store_queue.h"
@@ -92,6 +93,7 @@ struct amqp_conn {
     int ngrants;
     lws_sorted_usec_list_t tick_timer;
     uint64_t id;
+    amqp_frame_guard guard; /* what the client sends must stay AMQP */
 };
 
 /* amqp_conn.c */
