@@ -309,13 +309,7 @@ static void tick(lws_sorted_usec_list_t *sul)
 static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
 {
     char why[128];
-    if (amqp_frame_guard_feed(&c->guard, in, len, why, sizeof why)) {
-        LOG_INFO("conn %llu: closing: %s", (unsigned long long)c->id, why);
-        pn_connection_driver_errorf(&c->driver, "amqp:connection:framing-error", "%s", why);
-        pn_connection_driver_read_close(&c->driver); /* Proton still writes its close frame */
-        amqp_conn_pump(c);
-        return 0;
-    }
+    bool garbage = amqp_frame_guard_feed(&c->guard, in, len, why, sizeof why) != 0;
     while (len) {
         pn_rwbytes_t rb = pn_connection_driver_read_buffer(&c->driver);
         if (!rb.size)
@@ -326,6 +320,14 @@ static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
         in += n;
         len -= n;
         amqp_conn_pump(c);
+    }
+    if (garbage && !pn_connection_driver_read_closed(&c->driver)) {
+        LOG_INFO("conn %llu: closing: %s", (unsigned long long)c->id, why);
+        pn_connection_driver_errorf(&c->driver, "amqp:connection:framing-error", "%s", why);
+        pn_connection_driver_read_close(&c->driver); /* Proton writes its close frame if it can */
+        amqp_conn_pump(c);
+        if (!pn_connection_driver_write_buffer(&c->driver).size)
+            pn_connection_driver_write_close(&c->driver); /* nothing left to say: hang up */
     }
     amqp_conn_pump(c);
     return 0;

@@ -24,17 +24,18 @@ static int fail(char *why, size_t whylen, const char *msg)
     return -1;
 }
 
-static int check_protocol_header(amqp_frame_guard *g, char *why, size_t whylen)
+static void check_protocol_header(amqp_frame_guard *g)
 {
-    if (memcmp(g->head, "AMQP", 4))
-        return fail(why, whylen, "the protocol header is not AMQP");
+    if (memcmp(g->head, "AMQP", 4)) {
+        g->passthrough = true; /* Proton answers a wrong header with its own and closes */
+        return;
+    }
     switch (g->head[4]) {
     case 0: g->sasl = false; break;
     case 3: g->sasl = true; break;
-    default: g->passthrough = true; return 0; /* TLS upgrade and the like: Proton answers */
+    default: g->passthrough = true; return; /* TLS upgrade and the like: Proton answers */
     }
     g->state = G_FRAME_HEADER;
-    return 0;
 }
 
 static int check_frame_header(amqp_frame_guard *g, char *why, size_t whylen)
@@ -104,8 +105,7 @@ int amqp_frame_guard_feed(amqp_frame_guard *g, const uint8_t *p, size_t n, char 
             g->head_have = 0;
             /* after SASL the client sends a new protocol header where a frame would start */
             if (g->state == G_PROTOCOL_HEADER || (g->sasl && !memcmp(g->head, "AMQP", 4))) {
-                if (check_protocol_header(g, why, whylen))
-                    return -1;
+                check_protocol_header(g);
             } else if (check_frame_header(g, why, whylen)) {
                 return -1;
             }
