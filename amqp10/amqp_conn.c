@@ -321,10 +321,12 @@ static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
         len -= n;
         amqp_conn_pump(c);
     }
-    if (garbage && !pn_connection_driver_read_closed(&c->driver)) {
+    if (garbage) {
         LOG_INFO("conn %llu: closing: %s", (unsigned long long)c->id, why);
-        pn_connection_driver_errorf(&c->driver, "amqp:connection:framing-error", "%s", why);
-        pn_connection_driver_read_close(&c->driver); /* Proton writes its close frame if it can */
+        if (!pn_connection_driver_read_closed(&c->driver)) {
+            pn_connection_driver_errorf(&c->driver, "amqp:connection:framing-error", "%s", why);
+            pn_connection_driver_read_close(&c->driver); /* Proton writes its close frame if it can */
+        }
         amqp_conn_pump(c);
         if (!pn_connection_driver_write_buffer(&c->driver).size)
             pn_connection_driver_write_close(&c->driver); /* nothing left to say: hang up */
