@@ -8,6 +8,7 @@
 #include "amqp_internal.h"
 #include "ent_clock.h"
 #include "ent_duration.h"
+#include <stdlib.h>
 #include <time.h>
 
 /* Response bodies here are small and fixed; anything bigger is a bug. */
@@ -40,34 +41,67 @@ static int on_health(struct lws *wsi, const http_api_state *st)
 
 /* GET /$sbemu/clock and POST /$sbemu/clock/advance?by=<ISO-8601 duration>:
  * the emulator's clock, movable so that tests need not wait for TTLs, locks,
- * schedules and idle deletion. */
-static int on_clock(struct lws *wsi, const char *path, const http_api_state *st)
+ * schedules and idle deletion. The clock is one per namespace: an advance is
+ * answered once the database holds it (and has told the other emulators). */
+static int respond_clock(struct lws *wsi)
 {
-    char body[HTTP_BODY_MAX], by[128], err[256];
-    bool advance = !strcmp(path, "/$sbemu/clock/advance");
-    if (advance) {
-        int64_t ms;
-        if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
-            return respond(wsi, 405, "application/json", "{\"error\":\"use POST to advance the clock\"}");
-        const char *val = lws_get_urlarg_by_name(wsi, "by=", by, sizeof by); /* points past "by=" in by */
-        if (!val || ent_duration_parse(val, &ms, err, sizeof err) ||
-            ms == ENT_DURATION_UNLIMITED || ent_clock_advance(ms)) {
-            snprintf(body, sizeof body,
-                     "{\"error\":\"query parameter 'by' must be an ISO-8601 duration such as PT6M\"}");
-            return respond(wsi, 400, "application/json", body);
-        }
-        amqp_sweep_now(st->srv);
-        amqp_server_wake_all(st->srv);
-    }
+    char body[HTTP_BODY_MAX], iso[64];
     int64_t now = ent_clock_now_ms();
     time_t secs = (time_t)(now / 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
-    char iso[64];
     strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(body, sizeof body, "{\"now\":\"%s.%03dZ\",\"offsetMs\":%lld}", iso, (int)(now % 1000),
              (long long)ent_clock_offset_ms());
     return respond(wsi, 200, "application/json", body);
+}
+
+/* An advance waiting for its commit. Shared by the request (through its
+ * http_pss) and the store callback; whichever ends last frees it. */
+typedef struct clock_wait {
+    struct lws *wsi;
+    bool alive; /* the HTTP connection is still open */
+    bool done;  /* the store answered */
+} clock_wait;
+
+typedef struct http_pss {
+    clock_wait *wait;
+} http_pss;
+
+static void on_clock_published(void *ctx, sb_status st)
+{
+    clock_wait *w = ctx;
+    (void)st; /* the local clock moved either way; a lost publish only affects other replicas */
+    w->done = true;
+    if (!w->alive)
+        free(w);
+    else
+        lws_callback_on_writable(w->wsi);
+}
+
+static int on_clock(struct lws *wsi, http_pss *pss, const char *path, const http_api_state *st)
+{
+    char by[128], err[256];
+    if (strcmp(path, "/$sbemu/clock/advance"))
+        return respond_clock(wsi);
+    int64_t ms;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
+        return respond(wsi, 405, "application/json", "{\"error\":\"use POST to advance the clock\"}");
+    const char *val = lws_get_urlarg_by_name(wsi, "by=", by, sizeof by); /* points past "by=" in by */
+    if (!val || ent_duration_parse(val, &ms, err, sizeof err) || ms == ENT_DURATION_UNLIMITED ||
+        ent_clock_advance(ms))
+        return respond(wsi, 400, "application/json",
+                       "{\"error\":\"query parameter 'by' must be an ISO-8601 duration such as PT6M\"}");
+    amqp_sweep_now(st->srv);
+    amqp_server_wake_all(st->srv);
+    clock_wait *w = calloc(1, sizeof *w);
+    if (!w)
+        return respond_clock(wsi);
+    w->wsi = wsi;
+    w->alive = true;
+    pss->wait = w;
+    store_clock_publish(st->srv->store, ent_clock_offset_ms(), on_clock_published, w);
+    return 0; /* answered from LWS_CALLBACK_HTTP_WRITEABLE */
 }
 
 static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
@@ -80,16 +114,36 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         if (!strcmp(path, "/health") || !strcmp(path, "/health/"))
             return on_health(wsi, lws_vhost_user(lws_get_vhost(wsi)));
         if (!strcmp(path, "/$sbemu/clock") || !strcmp(path, "/$sbemu/clock/advance"))
-            return on_clock(wsi, path, lws_vhost_user(lws_get_vhost(wsi)));
+            return on_clock(wsi, user, path, lws_vhost_user(lws_get_vhost(wsi)));
         char body[256];
         snprintf(body, sizeof body, "{\"error\":\"no such resource: %.180s\"}", path);
         return respond(wsi, 404, "application/json", body);
+    }
+    case LWS_CALLBACK_HTTP_WRITEABLE: {
+        http_pss *pss = user;
+        if (pss && pss->wait && pss->wait->done) {
+            free(pss->wait);
+            pss->wait = NULL;
+            return respond_clock(wsi);
+        }
+        return 0;
+    }
+    case LWS_CALLBACK_CLOSED_HTTP: {
+        http_pss *pss = user;
+        if (pss && pss->wait) {
+            if (pss->wait->done)
+                free(pss->wait);
+            else
+                pss->wait->alive = false;
+            pss->wait = NULL;
+        }
+        return 0;
     }
     default:
         return lws_callback_http_dummy(wsi, reason, user, in, len);
     }
 }
 
-static const struct lws_protocols http_protocol = {"http", http_callback, 0, 0, 0, NULL, 0};
+static const struct lws_protocols http_protocol = {"http", http_callback, sizeof(http_pss), 0, 0, NULL, 0};
 
 const struct lws_protocols *http_api_protocol(void) { return &http_protocol; }

@@ -46,9 +46,22 @@ static void hook_on_messages(void *ud, const int64_t *queue_ids, size_t n)
         amqp_server_wake(L->http.srv, queue_ids[i]);
 }
 
+/* Another emulator moved the namespace clock: follow it (it only moves forward). */
+static void hook_on_clock(void *ud, int64_t offset_ms)
+{
+    emu_loop *L = ud;
+    if (offset_ms <= ent_clock_offset_ms())
+        return;
+    ent_clock_advance(offset_ms - ent_clock_offset_ms());
+    if (L->http.srv) {
+        amqp_sweep_now(L->http.srv);
+        amqp_server_wake_all(L->http.srv);
+    }
+}
+
 store_hooks emu_loop_store_hooks(emu_loop *L)
 {
-    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, L};
+    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, hook_on_clock, L};
 }
 
 static emu_loop *loop_of(struct lws *wsi) { return lws_vhost_user(lws_get_vhost(wsi)); }

@@ -24,6 +24,7 @@
 #include "emu_options.h"
 #include "emu_pgembed.h"
 #include "emu_tlscert.h"
+#include "ent_clock.h"
 #include "ent_log.h"
 #include "store.h"
 #include "store_migrate.h"
@@ -69,6 +70,13 @@ static int prepare_database(const char *conninfo, const char *config_file, char 
     }
     PQclear(PQexec(conn, "SET client_min_messages = warning"));
     int rc = store_migrate(conn, err, errlen);
+    if (!rc) {
+        /* the namespace clock: start where the other emulators on this database are */
+        PGresult *r = PQexec(conn, "SELECT offset_ms FROM sbemu_clock");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+            ent_clock_advance(strtoll(PQgetvalue(r, 0, 0), NULL, 10) - ent_clock_offset_ms());
+        PQclear(r);
+    }
     if (!rc && config_file)
         rc = emu_config_load_and_apply(conn, config_file, err, errlen);
     PQfinish(conn);

@@ -13,6 +13,8 @@
 #define STORE_BATCH_MAX_OPS 512
 /* The channel on which commits announce queues that got messages. */
 #define STORE_NOTIFY_CHANNEL "sbemu_messages"
+/* The channel that carries the namespace clock's offset (migration 004). */
+#define STORE_CLOCK_CHANNEL "sbemu_clock"
 /* Queue ids one notification carries; beyond this, receivers poll. */
 #define STORE_NOTIFY_MAX_QUEUES 64
 
@@ -139,8 +141,8 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
         free(s);
         return NULL;
     }
-    PGresult *listen = PQexec(s->conn, "LISTEN " STORE_NOTIFY_CHANNEL);
-    PQclear(listen);
+    PQclear(PQexec(s->conn, "LISTEN " STORE_NOTIFY_CHANNEL));
+    PQclear(PQexec(s->conn, "LISTEN " STORE_CLOCK_CHANNEL));
     if (store_statements_prepare(s->conn, err, errlen) || store_mgmt_statements_prepare(s->conn, err, errlen) ||
         PQsetnonblocking(s->conn, 1) ||
         !PQenterPipelineMode(s->conn)) {
@@ -407,6 +409,43 @@ void store_on_readable(store *s)
     while ((n = PQnotifies(s->conn))) {
         if (!strcmp(n->relname, STORE_NOTIFY_CHANNEL))
             deliver_notification(s, n->extra);
+        else if (!strcmp(n->relname, STORE_CLOCK_CHANNEL) && s->hooks.on_clock)
+            s->hooks.on_clock(s->hooks.ud, strtoll(n->extra, NULL, 10));
         PQfreemem(n);
     }
+}
+
+/* ---- the namespace clock ---- */
+
+typedef struct clock_cb {
+    void (*cb)(void *ctx, sb_status st);
+    void *ctx;
+} clock_cb;
+
+static void clock_done(store_op *op, sb_status st)
+{
+    clock_cb *c = op->ctx;
+    if (c->cb)
+        c->cb(c->ctx, st);
+    free(c);
+}
+
+void store_clock_publish(store *s, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx)
+{
+    clock_cb *c = malloc(sizeof *c);
+    store_op *op = c ? store_op_new(1, NULL, clock_done, c) : NULL;
+    if (!op) {
+        free(c);
+        if (cb)
+            cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    c->cb = cb;
+    c->ctx = ctx;
+    char text[32];
+    snprintf(text, sizeof text, "%lld", (long long)offset_ms);
+    store_param p[1] = {{text, (int)strlen(text), 0}};
+    if (store_op_stmt(op, 0, STMT_CLOCK_PUBLISH, p, 1))
+        op->status = SB_ERR_INTERNAL;
+    store_submit(s, op);
 }

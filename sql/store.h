@@ -28,6 +28,8 @@ typedef struct store_hooks {
     void (*want_flush)(void *ud); /* call store_flush soon, after the current callbacks */
     /* Another process (or this one) committed messages to these queues. */
     void (*on_messages)(void *ud, const int64_t *queue_ids, size_t n);
+    /* The namespace clock moved (sbemu_clock): its offset in milliseconds. */
+    void (*on_clock)(void *ud, int64_t offset_ms);
     void *ud;
 } store_hooks;
 
@@ -71,5 +73,8 @@ void store_submit(store *s, store_op *op);
 /* Marks an op as adding messages to a queue: its batch sends one NOTIFY for
  * all such queues, which wakes receivers in every emulator on the database. */
 void store_op_set_notify(store_op *op, int64_t queue_id);
+
+/* Raises the namespace clock offset to offset_ms and tells every emulator. */
+void store_clock_publish(store *s, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx);
 
 #endif

@@ -178,6 +178,11 @@ static const stmt_def stmt_defs[] = {
      " FOR UPDATE SKIP LOCKED)"
      " SELECT queue_id FROM x WHERE sbemu_activate(queue_id, sequence_number)",
      1, {INT8}},
+    /* The namespace clock only moves forward; every emulator hears of it. $1 offset (text) */
+    {STMT_CLOCK_PUBLISH,
+     "WITH u AS (UPDATE sbemu_clock SET offset_ms = greatest(offset_ms, $1::bigint) RETURNING offset_ms)"
+     " SELECT pg_notify('sbemu_clock', offset_ms::text) FROM u",
+     1, {TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"

@@ -25,6 +25,7 @@
 #define STMT_SWEEP_IDLE "sb_sweep_idle"
 #define STMT_SWEEP_DUPLICATES "sb_sweep_duplicates"
 #define STMT_SWEEP_SCHEDULED "sb_sweep_scheduled"
+#define STMT_CLOCK_PUBLISH "sb_clock_publish"
 
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen);
 /* The $management operations' statements (store_mgmt_statements.c). */
