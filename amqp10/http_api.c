@@ -119,6 +119,15 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         snprintf(body, sizeof body, "{\"error\":\"no such resource: %.180s\"}", path);
         return respond(wsi, 404, "application/json", body);
     }
+    case LWS_CALLBACK_HTTP_BODY:
+        return 0; /* the clock takes its arguments from the query; a body is ignored */
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION: {
+        /* lws holds WRITEABLE back while a POST body (even an empty one) is pending */
+        http_pss *pss = user;
+        if (pss && pss->wait)
+            lws_callback_on_writable(wsi);
+        return 0;
+    }
     case LWS_CALLBACK_HTTP_WRITEABLE: {
         http_pss *pss = user;
         if (pss && pss->wait && pss->wait->done) {
