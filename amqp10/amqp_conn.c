@@ -288,7 +288,8 @@ void amqp_conn_pump(amqp_conn *c)
         dispatch(c, e);
     if (!c->wsi)
         return;
-    if (pn_connection_driver_write_buffer(&c->driver).size || pn_connection_driver_write_closed(&c->driver))
+    if (pn_connection_driver_write_buffer(&c->driver).size || pn_connection_driver_write_closed(&c->driver) ||
+        c->hang_up)
         lws_callback_on_writable(c->wsi);
     /* heartbeats and the idle timeout */
     int64_t now = ent_clock_wall_ms();
@@ -327,9 +328,9 @@ static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
             pn_connection_driver_errorf(&c->driver, "amqp:connection:framing-error", "%s", why);
             pn_connection_driver_read_close(&c->driver); /* Proton writes its close frame if it can */
         }
+        c->hang_up = true; /* once what Proton still has to say is written */
         amqp_conn_pump(c);
-        if (!pn_connection_driver_write_buffer(&c->driver).size)
-            pn_connection_driver_write_close(&c->driver); /* nothing left to say: hang up */
+        lws_callback_on_writable(c->wsi);
     }
     amqp_conn_pump(c);
     return 0;
@@ -352,7 +353,7 @@ static int on_writeable(amqp_conn *c, struct lws *wsi)
         amqp_conn_pump(c);
         return 0;
     }
-    if (pn_connection_driver_write_closed(&c->driver))
+    if (pn_connection_driver_write_closed(&c->driver) || c->hang_up)
         return -1; /* everything said, including close: hang up */
     return 0;
 }

@@ -94,6 +94,7 @@ struct amqp_conn {
     lws_sorted_usec_list_t tick_timer;
     uint64_t id;
     amqp_frame_guard guard; /* what the client sends must stay AMQP */
+    bool hang_up;           /* the client sent garbage: close once the write buffer drains */
 };
 
 /* amqp_conn.c */
