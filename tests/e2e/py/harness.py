@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -184,3 +185,62 @@ class Emulator:
             sys.stderr.write("sbemu e2e: kept %s\n" % self.tmp)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ---- what every test module shares: one emulator per module, a client per test ----
+
+def start_module_emulator(queues, name):
+    """Starts the module's emulator (setUpModule); cleans up if it does not come up."""
+    emu = Emulator(queues, name=name)
+    try:
+        emu.start()
+    except Exception:
+        emu.cleanup()
+        raise
+    return emu
+
+
+def stop_module_emulator(emu):
+    """tearDownModule: SIGTERM (exit code checked by Emulator.stop), then the temp dirs."""
+    try:
+        emu.stop()
+    finally:
+        emu.cleanup()
+
+
+def text(v):
+    return v.decode("utf-8") if isinstance(v, (bytes, bytearray)) else v
+
+
+def body(m):
+    return b"".join(m.body)
+
+
+class EmulatorTestCase(unittest.TestCase):
+    """A fresh ServiceBusClient per test against the module's emulator (set `emu` on the
+    module's subclass in setUpModule); on a failure the traceback and the emulator's log
+    are printed at once, because uamqp may crash the interpreter before unittest's summary."""
+
+    emu = None
+
+    def setUp(self):
+        from azure.servicebus import ServiceBusClient
+        self.client = ServiceBusClient.from_connection_string(
+            self.emu.connection_string(), connection_verify=self.emu.cert_path, retry_total=1)
+
+    def tearDown(self):
+        self.client.close()
+
+    def run(self, result=None):
+        before = len(result.failures) + len(result.errors) if result else 0
+        out = super().run(result)
+        if result and len(result.failures) + len(result.errors) > before:
+            self.emu.failed = True
+            sys.stdout.write("\n" + (result.failures + result.errors)[-1][1])
+            sys.stdout.flush()
+            self.emu.dump_log(self.id())
+        return out
+
+    def send(self, queue, *messages):
+        with self.client.get_queue_sender(queue) as s:
+            s.send_messages(list(messages) if len(messages) > 1 else messages[0])

@@ -11,7 +11,7 @@ import unittest
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Emulator  # noqa: E402
+from harness import EmulatorTestCase, body, start_module_emulator, stop_module_emulator, text  # noqa: E402,F401
 
 from azure.servicebus import (  # noqa: E402
     ServiceBusClient,
@@ -33,23 +33,13 @@ EMU = None
 
 def setUpModule():
     global EMU
-    EMU = Emulator(QUEUES, name="py-mgmt")
-    try:
-        EMU.start()
-    except Exception:
-        EMU.cleanup()
-        raise
+    EMU = start_module_emulator(QUEUES, "py-mgmt")
+    SbMgmtTestCase.emu = EMU
 
 
 def tearDownModule():
-    try:
-        EMU.stop()
-    finally:
-        EMU.cleanup()
+    stop_module_emulator(EMU)
 
-
-def body(m):
-    return b"".join(m.body)
 
 
 def utcnow():
@@ -60,27 +50,7 @@ def aware(dt):
     return dt if dt.tzinfo else dt.replace(tzinfo=datetime.timezone.utc)
 
 
-class SbMgmtTestCase(unittest.TestCase):
-    def setUp(self):
-        self.client = ServiceBusClient.from_connection_string(
-            EMU.connection_string(), connection_verify=EMU.cert_path, retry_total=1)
-
-    def tearDown(self):
-        self.client.close()
-
-    def run(self, result=None):
-        before = len(result.failures) + len(result.errors) if result else 0
-        out = super().run(result)
-        if result and len(result.failures) + len(result.errors) > before:
-            EMU.failed = True
-            sys.stdout.write("\n" + (result.failures + result.errors)[-1][1])
-            sys.stdout.flush()
-            EMU.dump_log(self.id())
-        return out
-
-    def send(self, queue, *messages):
-        with self.client.get_queue_sender(queue) as s:
-            s.send_messages(list(messages) if len(messages) > 1 else messages[0])
+class SbMgmtTestCase(EmulatorTestCase):
 
     def receive_exact(self, receiver, n, timeout=20):
         got = []
