@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store_binary.h" /* helpers shared with store_queue.c */
+#include "store_statements.h"
 
 char *store_mgmt_int8_array(const int64_t *v, size_t n)
 {
@@ -50,7 +51,7 @@ char *store_mgmt_uuid_array(const uint8_t (*v)[16], size_t n)
 static int touch_stmt(store_op *op, int i, int64_t queue_id, int64_t now_ms)
 {
     int8_param q = be_int8(queue_id), now = be_int8(now_ms);
-    return store_op_stmt(op, i, STMT_MGMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
+    return store_op_stmt(op, i, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
 }
 
 /* A new op owning u, or NULL (u freed): the caller then fails its callback itself. */

@@ -20,7 +20,6 @@
 #include "store_queue.h"
 
 /* Prepared statement names (SQL in store_mgmt_statements.c). */
-#define STMT_MGMT_TOUCH "sb_mgmt_touch"
 #define STMT_MGMT_PEEK "sb_mgmt_peek"
 #define STMT_MGMT_RENEW "sb_mgmt_renew"
 #define STMT_MGMT_DEFERRED_FIND "sb_mgmt_deferred_find"

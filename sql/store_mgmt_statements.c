@@ -8,19 +8,6 @@
 #include "store_mgmt.h"
 #include "store_statements.h"
 
-#define INT8 20
-#define TEXT 25
-#define BYTEA 17
-#define INT8_ARRAY 1016
-#define UUID 2950
-#define UUID_ARRAY 2951
-
-typedef struct stmt_def {
-    const char *name;
-    const char *sql;
-    int nparams;
-    Oid types[STORE_MAX_PARAMS];
-} stmt_def;
 
 /* Columns of every message row (store_mgmt.c parses them in this order); $now
  * is the statement's clock parameter. A scheduled message that is due is active. */
@@ -38,8 +25,6 @@ typedef struct stmt_def {
     " FOR UPDATE"
 
 static const stmt_def mgmt_stmt_defs[] = {
-    /* AutoDeleteOnIdle activity. $1 queue, $2 now */
-    {STMT_MGMT_TOUCH, "UPDATE queues SET accessed_at = sbemu_ts($2) WHERE id = $1", 2, {INT8, INT8}},
     /* $1 queue, $2 subqueue, $3 from sequence number, $4 max, $5 now. Two index
      * walks merged (messages_ready for active messages, messages_not_active for
      * deferred and scheduled ones), so a peek costs what it returns. */
@@ -54,7 +39,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      " AND (subqueue = 1 OR state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
      " ORDER BY sequence_number LIMIT $4)"
      ") AS p ORDER BY 1 LIMIT $4",
-     5, {INT8, INT8, INT8, INT8, INT8}},
+     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
     {STMT_MGMT_RENEW,
      "WITH t AS (SELECT sequence_number FROM messages WHERE queue_id = $1 AND lock_token = ANY($2)"
@@ -63,8 +48,8 @@ static const stmt_def mgmt_stmt_defs[] = {
      " FROM t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($2)"
      " RETURNING m.lock_token, sbemu_ms(m.locked_until)",
-     4, {INT8, UUID_ARRAY, INT8, INT8}},
-    {STMT_MGMT_DEFERRED_FIND, DEFERRED_FIND, 4, {INT8, INT8, INT8_ARRAY, INT8}},
+     4, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
+    {STMT_MGMT_DEFERRED_FIND, DEFERRED_FIND, 4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* $5 locked-until. Locks every one of $3 (distinct) or none; they stay deferred. */
     {STMT_MGMT_DEFERRED_LOCK,
      "WITH t AS (" DEFERRED_FIND ")"
@@ -73,7 +58,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      " FROM t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($3)"
      " RETURNING" MSG_COLUMNS("m.", "$4"),
-     5, {INT8, INT8, INT8_ARRAY, INT8, INT8}},
+     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
     /* Receive-and-delete: deletes every one of $3 or none. The delivery count
      * includes this delivery, as a lock would have. */
     {STMT_MGMT_DEFERRED_DELETE,
@@ -85,13 +70,13 @@ static const stmt_def mgmt_stmt_defs[] = {
      " SELECT sequence_number, sbemu_ms(enqueued_at), 0::int8, NULL::uuid, delivery_count::int8 + 1,"
      " coalesce(time_to_live_ms, -1), dead_letter_reason, dead_letter_error_description, message, message_id,"
      " state::int8, dead_letter_source, coalesce(sbemu_ms(expires_at), 0) FROM d",
-     4, {INT8, INT8, INT8_ARRAY, INT8}},
+     4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* $1 queue, $2 sequence numbers, $3 now: only schedules not yet due. */
     {STMT_MGMT_CANCEL,
      "WITH d AS (DELETE FROM messages WHERE queue_id = $1 AND subqueue = 0 AND sequence_number = ANY($2)"
      " AND state = 2 AND lock_token IS NULL AND available_at > sbemu_ts($3) RETURNING octet_length(message) AS n)"
      " UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE id = $1",
-     3, {INT8, INT8_ARRAY, INT8}},
+     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* $1 queue, $2 subqueue, $3 max, $4 enqueued before, $5 now. Skips held locks. */
     {STMT_MGMT_BATCH_DELETE,
      "WITH c AS (SELECT sequence_number FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
@@ -101,13 +86,13 @@ static const stmt_def mgmt_stmt_defs[] = {
      " RETURNING octet_length(m.message) AS n),"
      " u AS (UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE id = $1)"
      " SELECT count(*) FROM d",
-     5, {INT8, INT8, INT8, INT8, INT8}},
+     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* properties-to-modify: read, then replace, the bytes under a live lock.
      * $1 token, $2 queue, $3 now */
     {STMT_MGMT_READ_LOCKED,
      "SELECT message FROM messages WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3)"
      " FOR UPDATE",
-     3, {UUID, INT8, INT8}},
+     3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $4 the new bytes */
     {STMT_MGMT_REPLACE_LOCKED,
      "WITH m AS MATERIALIZED (SELECT queue_id, sequence_number, octet_length(message) AS old FROM messages"
@@ -116,20 +101,10 @@ static const stmt_def mgmt_stmt_defs[] = {
      " WHERE x.queue_id = m.queue_id AND x.sequence_number = m.sequence_number)"
      " UPDATE queues q SET size_in_bytes = q.size_in_bytes + octet_length($4) - m.old FROM m WHERE q.id = m.queue_id"
      " RETURNING 1",
-     4, {UUID, INT8, INT8, BYTEA}},
+     4, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_BYTEA}},
 };
 
 int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < sizeof mgmt_stmt_defs / sizeof mgmt_stmt_defs[0]; i++) {
-        const stmt_def *d = &mgmt_stmt_defs[i];
-        PGresult *r = PQprepare(conn, d->name, d->sql, d->nparams, d->types);
-        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok)
-            snprintf(err, errlen, "cannot prepare %s: %s", d->name, PQresultErrorMessage(r));
-        PQclear(r);
-        if (!ok)
-            return -1;
-    }
-    return 0;
+    return store_prepare_all(conn, mgmt_stmt_defs, sizeof mgmt_stmt_defs / sizeof mgmt_stmt_defs[0], err, errlen);
 }

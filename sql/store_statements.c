@@ -6,17 +6,6 @@
 
 #include <stdio.h>
 
-#define INT8 20
-#define TEXT 25
-#define BYTEA 17
-#define UUID 2950
-
-typedef struct stmt_def {
-    const char *name;
-    const char *sql;
-    int nparams;
-    Oid types[STORE_MAX_PARAMS];
-} stmt_def;
 
 /* Columns every claim returns, in this order (store_queue.c parses them). */
 #define CLAIM_COLUMNS                                                                                             \
@@ -55,7 +44,7 @@ static const stmt_def stmt_defs[] = {
      " last.id, (SELECT max(hops) FROM chain) > $2,"
      " (SELECT coalesce(sbemu_interval_ms(t.default_message_time_to_live), -1) FROM queues t WHERE t.id = last.id)"
      " FROM src, last",
-     2, {TEXT, INT8}},
+     2, {STORE_OID_TEXT, STORE_OID_INT8}},
     /* $1 queue (the end of the ForwardTo chain), $2 state, $3 now (activity, duplicate window), $4 available
      * = enqueued (a scheduled message is enqueued when its time comes), $5 expires, $6 ttl, $7 message-id,
      * $8 session, $9 bytes, $10 subqueue, $11 dead-letter reason, $12 description, $13 the queue the client
@@ -95,9 +84,9 @@ static const stmt_def stmt_defs[] = {
      " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8,"
      " CASE WHEN d.yes THEN $14 ELSE $11 END, CASE WHEN d.yes THEN $15 ELSE $12 END, $9"
      " FROM s, t, divert d RETURNING sequence_number",
-     15, {INT8, INT8, INT8, INT8, INT8, INT8, TEXT, TEXT, BYTEA, INT8, TEXT, TEXT, INT8, TEXT, TEXT}},
+     15, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
-    {STMT_TOUCH, "UPDATE queues SET accessed_at = sbemu_ts($2) WHERE id = $1", 2, {INT8, INT8}},
+    {STMT_TOUCH, "UPDATE queues SET accessed_at = sbemu_ts($2) WHERE id = $1", 2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* A lock that lapsed on a message delivered MaxDeliveryCount times dead-letters it.
      * $1 queue, $2 now, $3 reason, $4 description */
     {STMT_DLQ_LAPSED,
@@ -105,49 +94,49 @@ static const stmt_def stmt_defs[] = {
      " WHERE m.queue_id = $1 AND m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($2) AND m.subqueue = 0"
      " AND m.delivery_count >= q.max_delivery_count FOR UPDATE OF m SKIP LOCKED)"
      " SELECT sbemu_dead_letter(queue_id, sequence_number, $3, $4, sbemu_ts($2)) FROM x",
-     4, {INT8, INT8, TEXT, TEXT}},
+     4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* $5 locked-until */
     {STMT_CLAIM_LOCK,
      CLAIM_CANDIDATES "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
                       " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
                       " FROM c WHERE m.queue_id = $1 AND m.sequence_number = c.sequence_number"
                       " RETURNING" CLAIM_COLUMNS,
-     5, {INT8, INT8, INT8, INT8, INT8}},
+     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_CLAIM_DELETE,
      CLAIM_CANDIDATES ", d AS (DELETE FROM messages m USING c WHERE m.queue_id = $1"
                       " AND m.sequence_number = c.sequence_number RETURNING m.*),"
                       " u AS (UPDATE queues SET size_in_bytes = size_in_bytes -"
                       " (SELECT coalesce(sum(octet_length(message)), 0) FROM d) WHERE id = $1)"
                       " SELECT" CLAIM_COLUMNS " FROM d m",
-     4, {INT8, INT8, INT8, INT8}},
+     4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* Settlements: $1 lock token, $2 queue, $3 now. No row back means the lock is lost. */
     {STMT_COMPLETE,
      "WITH d AS (DELETE FROM messages WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3)"
      " RETURNING octet_length(message) AS n)"
      " UPDATE queues SET size_in_bytes = size_in_bytes - d.n FROM d WHERE queues.id = $2 RETURNING 1",
-     3, {UUID, INT8, INT8}},
+     3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* Abandon: one more delivery than MaxDeliveryCount allows dead-letters it. $4 reason, $5 description */
     {STMT_ABANDON,
      LOCKED_MESSAGE "SELECT CASE WHEN m.subqueue = 0 AND m.delivery_count >= q.max_delivery_count"
                     " THEN sbemu_dead_letter(m.queue_id, m.sequence_number, $4, $5, sbemu_ts($3))"
                     " ELSE sbemu_unlock(m.queue_id, m.sequence_number, sbemu_ts($3)) END"
                     " FROM m JOIN queues q ON q.id = m.queue_id",
-     5, {UUID, INT8, INT8, TEXT, TEXT}},
+     5, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* $4 reason, $5 description (either may be NULL) */
     {STMT_DEADLETTER,
      LOCKED_MESSAGE "SELECT sbemu_dead_letter(queue_id, sequence_number, $4, $5, sbemu_ts($3)) FROM m", 5,
-     {UUID, INT8, INT8, TEXT, TEXT}},
+     {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     {STMT_DEFER,
      LOCKED_MESSAGE "UPDATE messages x SET state = 1, lock_token = NULL, locked_until = NULL,"
                     " available_at = sbemu_ts($3) FROM m"
                     " WHERE x.queue_id = m.queue_id AND x.sequence_number = m.sequence_number RETURNING 1",
-     3, {UUID, INT8, INT8}},
+     3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* Released: back to the queue as if never delivered (no delivery-count increment). */
     {STMT_RELEASE,
      LOCKED_MESSAGE "UPDATE messages x SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($3),"
                     " delivery_count = greatest(x.delivery_count - 1, 0) FROM m"
                     " WHERE x.queue_id = m.queue_id AND x.sequence_number = m.sequence_number RETURNING 1",
-     3, {UUID, INT8, INT8}},
+     3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* ---- the background sweep; $1 now ---- */
     /* Expired messages that nobody holds a lock on: dead-lettered or dropped. $2 reason, $3 description */
     {STMT_SWEEP_EXPIRED,
@@ -156,50 +145,54 @@ static const stmt_def stmt_defs[] = {
      " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))"
      " ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)"
      " SELECT queue_id FROM x WHERE sbemu_expire(queue_id, sequence_number, $2, $3, sbemu_ts($1))",
-     3, {INT8, TEXT, TEXT}},
+     3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* Lapsed locks on messages that used up MaxDeliveryCount. $2 reason, $3 description */
     {STMT_SWEEP_LAPSED,
      "WITH x AS MATERIALIZED (SELECT m.queue_id, m.sequence_number FROM messages m JOIN queues q ON q.id = m.queue_id"
      " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.subqueue = 0"
      " AND m.delivery_count >= q.max_delivery_count ORDER BY m.locked_until LIMIT 1000 FOR UPDATE OF m SKIP LOCKED)"
      " SELECT queue_id FROM x WHERE sbemu_dead_letter(queue_id, sequence_number, $2, $3, sbemu_ts($1))",
-     3, {INT8, TEXT, TEXT}},
+     3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message pending. */
     {STMT_SWEEP_IDLE,
      "DELETE FROM queues q WHERE auto_delete_on_idle IS NOT NULL"
      " AND accessed_at + auto_delete_on_idle <= sbemu_ts($1)"
      " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.queue_id = q.id AND m.state = 2"
      " AND m.available_at > sbemu_ts($1)) RETURNING id, name",
-     1, {INT8}},
+     1, {STORE_OID_INT8}},
     /* Scheduled messages whose time has come, in schedule order. */
     {STMT_SWEEP_SCHEDULED,
      "WITH x AS MATERIALIZED (SELECT queue_id, sequence_number FROM messages"
      " WHERE state = 2 AND available_at <= sbemu_ts($1) ORDER BY available_at, sequence_number LIMIT 1000"
      " FOR UPDATE SKIP LOCKED)"
      " SELECT queue_id FROM x WHERE sbemu_activate(queue_id, sequence_number)",
-     1, {INT8}},
+     1, {STORE_OID_INT8}},
     /* The namespace clock only moves forward; every emulator hears of it. $1 offset (text) */
     {STMT_CLOCK_PUBLISH,
      "WITH u AS (UPDATE sbemu_clock SET offset_ms = greatest(offset_ms, $1::bigint) RETURNING offset_ms)"
      " SELECT pg_notify('sbemu_clock', offset_ms::text) FROM u",
-     1, {TEXT}},
+     1, {STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"
      " JOIN queues q ON q.id = d.queue_id"
      " WHERE d.seen_at < sbemu_ts($1) - q.duplicate_detection_history_time_window"
      " ORDER BY d.seen_at LIMIT 1000)",
-     1, {INT8}},
+     1, {STORE_OID_INT8}},
 };
 
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < sizeof stmt_defs / sizeof stmt_defs[0]; i++) {
-        const stmt_def *d = &stmt_defs[i];
-        PGresult *r = PQprepare(conn, d->name, d->sql, d->nparams, d->types);
+    return store_prepare_all(conn, stmt_defs, sizeof stmt_defs / sizeof stmt_defs[0], err, errlen);
+}
+
+int store_prepare_all(PGconn *conn, const stmt_def *defs, size_t n, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        PGresult *r = PQprepare(conn, defs[i].name, defs[i].sql, defs[i].nparams, defs[i].types);
         int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
         if (!ok)
-            snprintf(err, errlen, "cannot prepare %s: %s", d->name, PQresultErrorMessage(r));
+            snprintf(err, errlen, "cannot prepare %s: %s", defs[i].name, PQresultErrorMessage(r));
         PQclear(r);
         if (!ok)
             return -1;

@@ -27,6 +27,25 @@
 #define STMT_SWEEP_SCHEDULED "sb_sweep_scheduled"
 #define STMT_CLOCK_PUBLISH "sb_clock_publish"
 
+/* PostgreSQL type OIDs of the parameters our statements declare. */
+#define STORE_OID_INT8 20
+#define STORE_OID_TEXT 25
+#define STORE_OID_BYTEA 17
+#define STORE_OID_INT8_ARRAY 1016
+#define STORE_OID_UUID 2950
+#define STORE_OID_UUID_ARRAY 2951
+
+/* One prepared statement: its name, SQL and parameter types. */
+typedef struct stmt_def {
+    const char *name;
+    const char *sql;
+    int nparams;
+    Oid types[STORE_MAX_PARAMS];
+} stmt_def;
+
+/* Prepares every statement of a table; -1 with the failing one named in err. */
+int store_prepare_all(PGconn *conn, const stmt_def *defs, size_t n, char *err, size_t errlen);
+
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen);
 /* The $management operations' statements (store_mgmt_statements.c). */
 int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen);
