@@ -12,6 +12,7 @@
 
 #include "amqp_internal.h"
 #include "ent_log.h"
+#include "ent_queue.h"
 
 static const char *host_of(const amqp_conn *c)
 {
@@ -80,7 +81,7 @@ static void on_lookup(void *ctx, sb_status st, const store_entity *e)
         } else if (!out && lk->address.dead_letter) {
             snprintf(desc, sizeof desc, "Messages cannot be sent to the dead-letter queue of '%s'.", e->name);
             refuse_status(lk, SB_ERR_NOT_ALLOWED, desc);
-        } else if (out && (!strcmp(e->status, "Disabled") || !strcmp(e->status, "ReceiveDisabled"))) {
+        } else if (out && !ent_entity_status_allows_receive(e->status)) {
             snprintf(desc, sizeof desc, "Messaging entity '%s' is currently disabled for receiving (status %s).",
                      e->name, e->status);
             refuse_status(lk, SB_ERR_ENTITY_DISABLED, desc);

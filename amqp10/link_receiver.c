@@ -11,6 +11,7 @@
 #include "ent_clock.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
+#include "ent_queue.h"
 #include "ent_message_rules.h"
 
 /* A delivery waiting for its commit; freed by on_sent. */
@@ -78,11 +79,6 @@ static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, 
     }
 }
 
-static bool send_refused_by_status(const store_entity *e)
-{
-    return !strcmp(e->status, "Disabled") || !strcmp(e->status, "SendDisabled");
-}
-
 void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
 {
     pn_link_t *l = lk->pn;
@@ -97,7 +93,7 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
     } else if ((size_t)got > max) {
         snprintf(desc, sizeof desc, "The message of %zd bytes exceeds the maximum message size of %u bytes.", got, max);
         reject_now(lk, d, SB_ERR_MESSAGE_SIZE_EXCEEDED, desc);
-    } else if (send_refused_by_status(&lk->entity)) {
+    } else if (!ent_entity_status_allows_send(lk->entity.status)) {
         snprintf(desc, sizeof desc, "The messaging entity '%s' is %s; sending is not allowed.", lk->entity.name,
                  lk->entity.status);
         reject_now(lk, d, SB_ERR_ENTITY_DISABLED, desc);

@@ -13,6 +13,7 @@
 #include "amqp_reply.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "ent_queue.h"
 #include "ent_message_rules.h"
 
 /* Dead-letter reasons and descriptions are capped at 4096 characters by Service Bus. */
@@ -22,11 +23,6 @@ typedef struct claim_req {
     amqp_link *lk;
     int asked;
 } claim_req;
-
-static bool receive_refused_by_status(const store_entity *e)
-{
-    return !strcmp(e->status, "Disabled") || !strcmp(e->status, "ReceiveDisabled");
-}
 
 static void deliver(amqp_link *lk, const store_claimed *m)
 {
@@ -103,7 +99,7 @@ void amqp_link_pump(amqp_link *lk)
         lk->parked = false;
         return;
     }
-    if (receive_refused_by_status(&lk->entity)) {
+    if (!ent_entity_status_allows_receive(lk->entity.status)) {
         lk->parked = true;
         if (pn_link_get_drain(lk->pn))
             pn_link_drained(lk->pn);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ent_log.h"
+#include "ent_queue.h"
 #include "ent_message_rules.h"
 #include "mgmt_internal.h"
 
@@ -53,11 +54,6 @@ static void on_received(void *ctx, sb_status st, int64_t missing, const store_mg
     mgmt_send(r, resp);
 }
 
-static bool receive_refused(const store_entity *e)
-{
-    return !strcmp(e->status, "Disabled") || !strcmp(e->status, "ReceiveDisabled");
-}
-
 void mgmt_receive_by_seq(mgmt_req *r)
 {
     char err[256];
@@ -76,7 +72,7 @@ void mgmt_receive_by_seq(mgmt_req *r)
                            (long long)mode);
         return;
     }
-    if (receive_refused(&r->lk->entity)) {
+    if (!ent_entity_status_allows_receive(r->lk->entity.status)) {
         free(seqs);
         mgmt_respond_error(r, SB_ERR_ENTITY_DISABLED, "The messaging entity '%s' is %s; receiving is not allowed.",
                            r->lk->entity.name, r->lk->entity.status);

@@ -17,12 +17,8 @@
 #include "amqp_message.h"
 #include "ent_dead_letter.h"
 #include "ent_message_rules.h"
+#include "ent_queue.h"
 #include "mgmt_internal.h"
-
-static bool send_refused(const store_entity *e)
-{
-    return !strcmp(e->status, "Disabled") || !strcmp(e->status, "SendDisabled");
-}
 
 /* Refuses what a queue's dead-letter subqueue or a send-disabled queue cannot take. */
 static bool refuse_target(mgmt_req *r)
@@ -32,7 +28,7 @@ static bool refuse_target(mgmt_req *r)
                            r->lk->entity.name);
         return true;
     }
-    if (send_refused(&r->lk->entity)) {
+    if (!ent_entity_status_allows_send(r->lk->entity.status)) {
         mgmt_respond_error(r, SB_ERR_ENTITY_DISABLED, "The messaging entity '%s' is %s; sending is not allowed.",
                            r->lk->entity.name, r->lk->entity.status);
         return true;

@@ -685,3 +685,15 @@ sb_status ent_subscription_validate(const ent_subscription_props *s, char *err, 
     self_names self = {s->topic, "its own topic"};
     return generic_validate(&subscription_kind, w.text, s, &self, err, errlen);
 }
+
+bool ent_entity_status_allows_send(const char *status)
+{
+    ent_entity_status st;
+    return ent_entity_status_parse(status, &st) == 0 && (st == ENT_ENTITY_ACTIVE || st == ENT_ENTITY_RECEIVE_DISABLED);
+}
+
+bool ent_entity_status_allows_receive(const char *status)
+{
+    ent_entity_status st;
+    return ent_entity_status_parse(status, &st) == 0 && (st == ENT_ENTITY_ACTIVE || st == ENT_ENTITY_SEND_DISABLED);
+}

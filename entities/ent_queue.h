@@ -19,6 +19,7 @@
 #ifndef ENT_QUEUE_H
 #define ENT_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,6 +119,10 @@ typedef enum ent_entity_status {
 const char *ent_entity_status_name(ent_entity_status s);
 /* Case-insensitive; returns 0 or -1 for an unknown name. */
 int ent_entity_status_parse(const char *name, ent_entity_status *out);
+/* Whether an entity with this status (its column value) takes sends / gives
+ * receives; an unknown status allows nothing. */
+bool ent_entity_status_allows_send(const char *status);
+bool ent_entity_status_allows_receive(const char *status);
 
 /* ---- Queue -------------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include "amqp_sas.h"
 #include "ent_address.h"
 #include "ent_message_rules.h"
+#include "ent_queue.h"
 
 static void test_ttl_cap(void **state)
 {
@@ -137,11 +138,26 @@ static void test_sas(void **state)
                      SB_ERR_UNAUTHORIZED);
 }
 
+static void test_status_directions(void **state)
+{
+    (void)state;
+    assert_true(ent_entity_status_allows_send("Active"));
+    assert_true(ent_entity_status_allows_receive("Active"));
+    assert_false(ent_entity_status_allows_send("Disabled"));
+    assert_false(ent_entity_status_allows_receive("Disabled"));
+    assert_false(ent_entity_status_allows_send("SendDisabled"));
+    assert_true(ent_entity_status_allows_receive("SendDisabled"));
+    assert_true(ent_entity_status_allows_send("ReceiveDisabled"));
+    assert_false(ent_entity_status_allows_receive("ReceiveDisabled"));
+    assert_false(ent_entity_status_allows_send("Bogus"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ttl_cap),   cmocka_unit_test(test_lock_rules), cmocka_unit_test(test_lock_token_order),
         cmocka_unit_test(test_addresses), cmocka_unit_test(test_sas),
+        cmocka_unit_test(test_status_directions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
