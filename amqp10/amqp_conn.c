@@ -29,8 +29,6 @@ static uint64_t next_conn_id = 1;
 
 /* ---- server ---- */
 
-void amqp_server_wake_all(amqp_server *srv);
-
 static void poll_parked(lws_sorted_usec_list_t *sul)
 {
     amqp_server *srv = lws_container_of(sul, amqp_server, poll_timer);

@@ -114,9 +114,6 @@ void amqp_sasl_install(pn_transport_t *t);
 void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len);
 bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
 
-/* amqp_reply.c: request/response plumbing shared by $cbs and $management */
-amqp_link *amqp_reply_link(amqp_conn *c, amqp_link_role role, const char *reply_to);
-
 /* link_attach.c */
 void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l);
 void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description);
