@@ -9,6 +9,7 @@
 #include <proton/event.h>
 #include <proton/session.h>
 #include <proton/transport.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,12 +64,17 @@ void amqp_server_wake_all(amqp_server *srv)
     }
 }
 
-void amqp_server_free(amqp_server *srv)
+void amqp_server_detach_loop(amqp_server *srv)
 {
-    if (!srv)
+    if (!srv || !srv->lws)
         return;
     lws_sul_cancel(&srv->poll_timer);
     lws_sul_cancel(&srv->sweep_timer);
+    srv->lws = NULL;
+}
+
+void amqp_server_free(amqp_server *srv)
+{
     free(srv);
 }
 
@@ -182,13 +188,28 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
             amqp_link_on_disposition(lk, d);
         return;
     }
-    if (!pn_delivery_readable(d) || pn_delivery_partial(d))
+    if (!pn_delivery_readable(d))
         return;
+    if (pn_delivery_partial(d)) {
+        /* Refuse an oversized message as soon as it is known to be one: waiting
+         * for its end would hold it all in memory, or wait forever once it
+         * outgrows the session window. */
+        uint32_t max = c->srv->settings.max_message_size;
+        if (lk->role == LINK_ENTITY_IN && pn_delivery_pending(d) > max) {
+            char desc[256];
+            snprintf(desc, sizeof desc,
+                     "The message exceeds the maximum message size of %u bytes (--max-message-size); the link is "
+                     "closed.",
+                     max);
+            LOG_INFO("conn %llu: link '%s': %s", (unsigned long long)c->id, pn_link_name(l), desc);
+            amqp_link_refuse(l, sb_status_condition(SB_ERR_MESSAGE_SIZE_EXCEEDED), desc);
+        }
+        return;
+    }
     if (pn_delivery_aborted(d)) {
         pn_delivery_settle(d);
         return;
     }
-    (void)c;
     switch (lk->role) {
     case LINK_ENTITY_IN:
         amqp_link_on_transfer(lk, d);
@@ -244,7 +265,9 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
         break;
     case PN_SESSION_REMOTE_OPEN: {
         pn_session_t *s = pn_event_session(e);
-        pn_session_set_incoming_capacity(s, AMQP_SESSION_CAPACITY);
+        /* room for the largest message this emulator takes, whole */
+        size_t need = (size_t)c->srv->settings.max_message_size + 2u * AMQP_MAX_FRAME;
+        pn_session_set_incoming_capacity(s, need > AMQP_SESSION_CAPACITY ? need : AMQP_SESSION_CAPACITY);
         pn_session_open(s);
         break;
     }

@@ -23,6 +23,8 @@ amqp_server *amqp_server_new(store *st, const amqp_settings *settings);
 void amqp_server_free(amqp_server *srv);
 /* Starts the timers once the lws context exists. */
 void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx);
+/* Cancels the server's timers; call before the loop's context is destroyed. */
+void amqp_server_detach_loop(amqp_server *srv);
 /* The lws protocol that carries raw AMQP (plain or TLS: lws terminates TLS). */
 const struct lws_protocols *amqp_server_protocol(void);
 /* Closes every connection (amqp:connection:forced) as the process stops. */

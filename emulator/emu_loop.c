@@ -31,11 +31,30 @@ static void hook_want_flush(void *ud)
     lws_sul_schedule(L->ctx, 0, &flush_sul, flush_now, 1);
 }
 
+/* lws clears POLLOUT on a raw file after its WRITEABLE callback returns, so a
+ * request made from inside that callback (libpq could not write everything)
+ * would be lost and the rest of the query never sent: ask again on the next
+ * loop turn instead. */
+static lws_sorted_usec_list_t write_sul;
+
+static void want_write_now(lws_sorted_usec_list_t *sul)
+{
+    (void)sul;
+    if (flush_loop && flush_loop->pg_wsi)
+        lws_callback_on_writable(flush_loop->pg_wsi);
+}
+
 static void hook_want_write(void *ud)
 {
     emu_loop *L = ud;
-    if (L->pg_wsi)
+    if (!L->pg_wsi || !L->ctx)
+        return;
+    if (!L->in_pg_writeable) {
         lws_callback_on_writable(L->pg_wsi);
+        return;
+    }
+    flush_loop = L;
+    lws_sul_schedule(L->ctx, 0, &write_sul, want_write_now, 1);
 }
 
 /* Commits (ours or another replica's) announced messages for these queues. */
@@ -76,7 +95,9 @@ static int pg_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
         store_on_readable(loop_of(wsi)->store);
         break;
     case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+        loop_of(wsi)->in_pg_writeable = true;
         store_on_writable(loop_of(wsi)->store);
+        loop_of(wsi)->in_pg_writeable = false;
         break;
     case LWS_CALLBACK_RAW_CLOSE_FILE:
         if (loop_of(wsi)->pg_wsi == wsi)
@@ -198,6 +219,7 @@ void emu_loop_destroy(emu_loop *L)
 {
     if (L->ctx) {
         lws_sul_cancel(&flush_sul);
+        lws_sul_cancel(&write_sul);
         L->http.amqp_listening = false;
         lws_context_destroy(L->ctx);
         L->ctx = NULL;

@@ -160,9 +160,11 @@ static int run(emu_options *o)
     emu_loop_drain(&loop, EMU_SHUTDOWN_GRACE_MS, shutdown_done, srv);
     rc = 0;
 out:
+    amqp_server_detach_loop(srv);
     emu_loop_destroy(&loop);
-    amqp_server_free(srv);
+    /* the store first: what it fails calls back into the server's links */
     store_close(st);
+    amqp_server_free(srv);
     if (!o->postgres)
         emu_pgembed_stop(&pg);
     return rc;

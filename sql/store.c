@@ -53,6 +53,7 @@ struct store {
     PGconn *conn;
     store_hooks hooks;
     bool broken;
+    bool closing; /* store_close is failing what is left: take nothing new */
     store_op *pending, *pending_tail;
     store_op *inflight; /* list of the ops in the in-flight batch */
     store_slot *slots;  /* query k of the batch */
@@ -168,10 +169,15 @@ void store_close(store *s)
 {
     if (!s)
         return;
-    store_op *inflight = s->inflight, *pending = s->pending;
-    s->inflight = s->pending = s->pending_tail = NULL;
-    fail_list(inflight, SB_ERR_INTERNAL);
-    fail_list(pending, SB_ERR_INTERNAL);
+    /* Callbacks of failed ops may submit again (a sweep that finishes asks
+     * for the next one): those fail at once instead of joining a dead list. */
+    s->closing = true;
+    while (s->inflight || s->pending) {
+        store_op *inflight = s->inflight, *pending = s->pending;
+        s->inflight = s->pending = s->pending_tail = NULL;
+        fail_list(inflight, SB_ERR_INTERNAL);
+        fail_list(pending, SB_ERR_INTERNAL);
+    }
     PQfinish(s->conn);
     free(s->slots);
     free(s);
@@ -195,9 +201,9 @@ static void store_break(store *s, const char *why)
 
 void store_submit(store *s, store_op *op)
 {
-    if (s->broken || op->status != SB_OK) {
-        /* broken store, or the op could not even be built (out of memory) */
-        op_finish(op, s->broken ? SB_ERR_INTERNAL : op->status);
+    if (s->broken || s->closing || op->status != SB_OK) {
+        /* broken or closing store, or the op could not even be built (out of memory) */
+        op_finish(op, s->broken || s->closing ? SB_ERR_INTERNAL : op->status);
         return;
     }
     op->next = NULL;
@@ -267,6 +273,9 @@ static void deliver_notification(store *s, const char *payload)
         s->hooks.on_messages(s->hooks.ud, ids, n);
 }
 
+static void process_input(store *s);
+static void flush_output(store *s);
+
 void store_flush(store *s)
 {
     if (s->inflight || !s->pending || s->broken)
@@ -303,18 +312,29 @@ void store_flush(store *s)
         store_break(s, "send");
         return;
     }
-    store_on_writable(s);
+    flush_output(s);
+    /* results libpq read while it flushed (it cannot hold this batch's Sync
+     * yet, so this does not re-enter store_flush) */
+    process_input(s);
+}
+
+/* Sends what libpq still holds. Non-blocking: what the socket cannot take now
+ * waits for its write-readiness (want_write). */
+static void flush_output(store *s)
+{
+    int r = PQflush(s->conn);
+    if (r < 0)
+        store_break(s, "flush");
+    else if (r > 0 && s->hooks.want_write)
+        s->hooks.want_write(s->hooks.ud);
 }
 
 void store_on_writable(store *s)
 {
     if (s->broken)
         return;
-    int r = PQflush(s->conn);
-    if (r < 0)
-        store_break(s, "flush");
-    else if (r > 0 && s->hooks.want_write)
-        s->hooks.want_write(s->hooks.ud);
+    flush_output(s);
+    process_input(s);
 }
 
 /* The batch is over: settle every op, or requeue them alone if it failed. */
@@ -386,15 +406,14 @@ static void handle_result(store *s, PGresult *r)
     }
 }
 
-void store_on_readable(store *s)
+/* Hands every result and notification libpq holds to their ops. libpq also
+ * reads the socket while it flushes (so that the server, blocked writing
+ * results, can take more of a long query), so this runs after every flush too:
+ * results read then would otherwise wait for a readable event that never
+ * comes. */
+static void process_input(store *s)
 {
-    if (s->broken)
-        return;
-    if (!PQconsumeInput(s->conn)) {
-        store_break(s, "read");
-        return;
-    }
-    while (s->inflight && !PQisBusy(s->conn)) {
+    while (s->inflight && !s->broken && !PQisBusy(s->conn)) {
         PGresult *r = PQgetResult(s->conn);
         if (!r) {
             /* end of one query's results */
@@ -406,13 +425,24 @@ void store_on_readable(store *s)
         PQclear(r);
     }
     PGnotify *n;
-    while ((n = PQnotifies(s->conn))) {
+    while (!s->broken && (n = PQnotifies(s->conn))) {
         if (!strcmp(n->relname, STORE_NOTIFY_CHANNEL))
             deliver_notification(s, n->extra);
         else if (!strcmp(n->relname, STORE_CLOCK_CHANNEL) && s->hooks.on_clock)
             s->hooks.on_clock(s->hooks.ud, strtoll(n->extra, NULL, 10));
         PQfreemem(n);
     }
+}
+
+void store_on_readable(store *s)
+{
+    if (s->broken)
+        return;
+    if (!PQconsumeInput(s->conn)) {
+        store_break(s, "read");
+        return;
+    }
+    process_input(s);
 }
 
 /* ---- the namespace clock ---- */
