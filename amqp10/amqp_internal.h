@@ -80,6 +80,8 @@ struct amqp_server {
     lws_sorted_usec_list_t poll_timer;
     lws_sorted_usec_list_t sweep_timer;
     bool sweeping, sweep_again;
+    int refreshing;       /* entity look-ups of a refresh still in the store */
+    bool refresh_again;   /* entities changed again while they were looked up */
 };
 
 struct amqp_conn {

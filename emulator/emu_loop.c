@@ -78,9 +78,18 @@ static void hook_on_clock(void *ud, int64_t offset_ms)
     }
 }
 
+/* Entities changed somewhere: links already attached look theirs up again. */
+static void hook_on_entities(void *ud, const char *table)
+{
+    emu_loop *L = ud;
+    (void)table;
+    if (L->http.srv)
+        amqp_server_refresh_entities(L->http.srv);
+}
+
 store_hooks emu_loop_store_hooks(emu_loop *L)
 {
-    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, hook_on_clock, L};
+    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, hook_on_clock, hook_on_entities, L};
 }
 
 static emu_loop *loop_of(struct lws *wsi) { return lws_vhost_user(lws_get_vhost(wsi)); }

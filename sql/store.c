@@ -15,6 +15,8 @@
 #define STORE_NOTIFY_CHANNEL "sbemu_messages"
 /* The channel that carries the namespace clock's offset (migration 004). */
 #define STORE_CLOCK_CHANNEL "sbemu_clock"
+/* The channel the entity tables' triggers notify (migration 001). */
+#define STORE_ENTITIES_CHANNEL "sbemu_entities"
 /* Queue ids one notification carries; beyond this, receivers poll. */
 #define STORE_NOTIFY_MAX_QUEUES 64
 
@@ -27,9 +29,23 @@ typedef struct store_stmt {
     int formats[STORE_MAX_PARAMS];
 } store_stmt;
 
+/* The rows a merged op contributes: per column, its elements already in the
+ * binary array element format (a 4-byte length, -1 for NULL, then the bytes). */
+typedef struct merge_rows {
+    const store_merge_def *def;
+    int64_t key;
+    int nrows, filled;
+    int first;       /* while in flight: ordinal of its first row in its group, 0-based */
+    int answered;
+    char *col[STORE_MERGE_MAX_COLS];
+    size_t len[STORE_MERGE_MAX_COLS];
+    bool has_null[STORE_MERGE_MAX_COLS];
+} merge_rows;
+
 /* One logical operation: its statements run in one transaction, in order. */
 struct store_op {
     store_op *next;
+    merge_rows *merge; /* NULL, or the op's rows of a merged statement */
     int nstmt;
     bool solo;        /* retried alone after its batch failed */
     sb_status status; /* SB_OK unless parse decided otherwise */
@@ -42,10 +58,13 @@ struct store_op {
     store_stmt stmts[];
 };
 
-/* What each pipelined query of the in-flight batch belongs to. */
+/* What each pipelined query of the in-flight batch belongs to: one op's
+ * statement, or a merged group (ops in ordinal order). */
 typedef struct store_slot {
     store_op *op;
     int stmt;
+    store_op **group;
+    int ngroup;
 } store_slot;
 
 /* Owned by the emulator; owns the connection and every queued op. */
@@ -58,6 +77,9 @@ struct store {
     store_op *inflight; /* list of the ops in the in-flight batch */
     store_slot *slots;  /* query k of the batch */
     int nslots, slot_cap, next_slot;
+    store_op **merged;  /* the in-flight batch's merged ops, grouped; slots point into it */
+    int merged_cap;
+    store_stats stats;
     bool batch_failed;
 };
 
@@ -122,8 +144,56 @@ static void op_finish(store_op *op, sb_status st)
         op->free_result(op->result);
     for (int i = 0; i < op->nstmt; i++)
         free(op->stmts[i].block);
+    if (op->merge)
+        for (int c = 0; c < op->merge->def->ncols; c++)
+            free(op->merge->col[c]);
+    free(op->merge);
     free(op);
 }
+
+/* ---- merged ops ---- */
+
+store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows, store_done_fn done, void *ctx)
+{
+    store_op *op = store_op_new(0, NULL, done, ctx);
+    merge_rows *m = op ? calloc(1, sizeof *m) : NULL;
+    if (!m) {
+        free(op);
+        return NULL;
+    }
+    m->def = def;
+    m->key = key;
+    m->nrows = nrows;
+    op->merge = m;
+    return op;
+}
+
+int store_op_row(store_op *op, int i, const store_param *cols)
+{
+    merge_rows *m = op->merge;
+    if (!m || i != m->filled || i >= m->nrows)
+        return -1;
+    for (int c = 0; c < m->def->ncols; c++) {
+        size_t add = 4 + (cols[c].value ? (size_t)cols[c].len : 0);
+        char *n = realloc(m->col[c], m->len[c] + add);
+        if (!n)
+            return -1;
+        m->col[c] = n;
+        unsigned char *at = (unsigned char *)n + m->len[c];
+        uint32_t len = cols[c].value ? (uint32_t)cols[c].len : UINT32_MAX; /* -1: NULL */
+        at[0] = (unsigned char)(len >> 24), at[1] = (unsigned char)(len >> 16);
+        at[2] = (unsigned char)(len >> 8), at[3] = (unsigned char)len;
+        if (cols[c].value)
+            memcpy(at + 4, cols[c].value, (size_t)cols[c].len);
+        else
+            m->has_null[c] = true;
+        m->len[c] += add;
+    }
+    m->filled++;
+    return 0;
+}
+
+int store_op_answered(const store_op *op) { return op->merge ? op->merge->answered : 0; }
 
 /* ---- connection ---- */
 
@@ -144,6 +214,7 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
     }
     PQclear(PQexec(s->conn, "LISTEN " STORE_NOTIFY_CHANNEL));
     PQclear(PQexec(s->conn, "LISTEN " STORE_CLOCK_CHANNEL));
+    PQclear(PQexec(s->conn, "LISTEN " STORE_ENTITIES_CHANNEL));
     if (store_statements_prepare(s->conn, err, errlen) || store_mgmt_statements_prepare(s->conn, err, errlen) ||
         PQsetnonblocking(s->conn, 1) ||
         !PQenterPipelineMode(s->conn)) {
@@ -180,10 +251,12 @@ void store_close(store *s)
     }
     PQfinish(s->conn);
     free(s->slots);
+    free(s->merged);
     free(s);
 }
 
 int store_socket(const store *s) { return PQsocket(s->conn); }
+store_stats store_get_stats(const store *s) { return s->stats; }
 bool store_idle(const store *s) { return !s->pending && !s->inflight; }
 bool store_healthy(const store *s) { return !s->broken && PQstatus(s->conn) == CONNECTION_OK; }
 
@@ -201,6 +274,8 @@ static void store_break(store *s, const char *why)
 
 void store_submit(store *s, store_op *op)
 {
+    if (op->merge && op->merge->filled != op->merge->nrows)
+        op->status = SB_ERR_INTERNAL; /* a row could not be stored (out of memory) */
     if (s->broken || s->closing || op->status != SB_OK) {
         /* broken or closing store, or the op could not even be built (out of memory) */
         op_finish(op, s->broken || s->closing ? SB_ERR_INTERNAL : op->status);
@@ -226,8 +301,106 @@ static int add_slot(store *s, store_op *op, int stmt)
         s->slots = n;
         s->slot_cap = cap;
     }
-    s->slots[s->nslots++] = (store_slot){op, stmt};
+    s->slots[s->nslots++] = (store_slot){op, stmt, NULL, 0};
     return 0;
+}
+
+static int by_group(const void *a, const void *b)
+{
+    const merge_rows *x = (*(store_op *const *)a)->merge, *y = (*(store_op *const *)b)->merge;
+    int c = strcmp(x->def->prepared, y->def->prepared);
+    if (c)
+        return c;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* One 1-D array in binary format: the header, then every op's elements. */
+static char *build_array(store_op **ops, int n, int col, int total_rows, int *len_out)
+{
+    const merge_rows *m0 = ops[0]->merge;
+    size_t len = 20;
+    bool nulls = false;
+    for (int i = 0; i < n; i++) {
+        len += ops[i]->merge->len[col];
+        nulls = nulls || ops[i]->merge->has_null[col];
+    }
+    unsigned char *a = malloc(len);
+    if (!a)
+        return NULL;
+    uint32_t head[5] = {1, nulls, m0->def->elem_types[col], (uint32_t)total_rows, 1};
+    for (int k = 0; k < 5; k++) {
+        a[4 * k] = (unsigned char)(head[k] >> 24), a[4 * k + 1] = (unsigned char)(head[k] >> 16);
+        a[4 * k + 2] = (unsigned char)(head[k] >> 8), a[4 * k + 3] = (unsigned char)head[k];
+    }
+    size_t at = 20;
+    for (int i = 0; i < n; i++) {
+        memcpy(a + at, ops[i]->merge->col[col], ops[i]->merge->len[col]);
+        at += ops[i]->merge->len[col];
+    }
+    *len_out = (int)len;
+    return (char *)a;
+}
+
+/* Sends one statement per (def, key) group of the batch's merged ops. */
+static bool send_merged(store *s, store_op *first)
+{
+    int n = 0;
+    for (store_op *op = first; op; op = op->next)
+        n += op->merge != NULL;
+    if (!n)
+        return true;
+    if (n > s->merged_cap) {
+        store_op **m = realloc(s->merged, (size_t)n * sizeof *m);
+        if (!m)
+            return false;
+        s->merged = m;
+        s->merged_cap = n;
+    }
+    int k = 0;
+    for (store_op *op = first; op; op = op->next)
+        if (op->merge)
+            s->merged[k++] = op;
+    /* stable for equal keys: ops keep their arrival order inside a group */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && by_group(&s->merged[j - 1], &s->merged[j]) > 0; j--) {
+            store_op *t = s->merged[j];
+            s->merged[j] = s->merged[j - 1];
+            s->merged[j - 1] = t;
+        }
+    for (int g = 0; g < n;) {
+        int end = g + 1;
+        while (end < n && by_group(&s->merged[g], &s->merged[end]) == 0)
+            end++;
+        const store_merge_def *def = s->merged[g]->merge->def;
+        int rows = 0;
+        for (int i = g; i < end; i++) {
+            s->merged[i]->merge->first = rows;
+            s->merged[i]->merge->answered = 0;
+            rows += s->merged[i]->merge->nrows;
+        }
+        unsigned char key[8];
+        for (int b = 0; b < 8; b++)
+            key[b] = (unsigned char)((uint64_t)s->merged[g]->merge->key >> (56 - 8 * b));
+        const char *values[STORE_MERGE_MAX_COLS + 1] = {(const char *)key};
+        int lengths[STORE_MERGE_MAX_COLS + 1] = {8}, formats[STORE_MERGE_MAX_COLS + 1];
+        bool ok = true;
+        for (int c = 0; c < def->ncols && ok; c++)
+            ok = (values[c + 1] = build_array(&s->merged[g], end - g, c, rows, &lengths[c + 1])) != NULL;
+        for (int c = 0; c <= def->ncols; c++)
+            formats[c] = 1;
+        ok = ok && add_slot(s, NULL, 0) == 0;
+        if (ok) {
+            s->slots[s->nslots - 1].group = &s->merged[g];
+            s->slots[s->nslots - 1].ngroup = end - g;
+        }
+        ok = ok && PQsendQueryPrepared(s->conn, def->prepared, def->ncols + 1, values, lengths, formats, 1) == 1;
+        for (int c = 1; c <= def->ncols; c++)
+            free((void *)values[c]);
+        if (!ok)
+            return false;
+        g = end;
+    }
+    return true;
 }
 
 /* One NOTIFY per transaction naming the queues that got messages (never one per message). */
@@ -300,7 +473,7 @@ void store_flush(store *s)
     /* No BEGIN/COMMIT: everything up to the Sync is one implicit transaction,
      * committed at the Sync, or rolled back whole at the first error (an
      * explicit block would stay open and aborted after an error). */
-    bool ok = true;
+    bool ok = send_merged(s, first);
     for (store_op *op = first; ok && op; op = op->next)
         for (int i = 0; ok && i < op->nstmt; i++) {
             store_stmt *st = &op->stmts[i];
@@ -312,6 +485,8 @@ void store_flush(store *s)
         store_break(s, "send");
         return;
     }
+    s->stats.batches++;
+    s->stats.statements += (uint64_t)s->nslots;
     flush_output(s);
     /* results libpq read while it flushed (it cannot hold this batch's Sync
      * yet, so this does not re-enter store_flush) */
@@ -345,6 +520,7 @@ static void batch_complete(store *s)
     if (s->batch_failed && ops && ops->next) {
         store_op *tail = ops;
         for (store_op *op = ops; op; op = op->next) {
+            s->stats.retried++;
             op->solo = true;
             op->status = SB_OK;
             if (op->free_result && op->result)
@@ -359,6 +535,8 @@ static void batch_complete(store *s)
     } else if (s->batch_failed && ops) {
         fail_list(ops, ops->status != SB_OK ? ops->status : SB_ERR_INTERNAL);
     } else {
+        for (store_op *op = ops; op; op = op->next)
+            s->stats.ops++;
         fail_list(ops, SB_OK);
     }
     store_flush(s);
@@ -378,6 +556,34 @@ static sb_status status_of_sqlstate(const char *state)
     }
 }
 
+/* Each answer row of a merged statement goes to the op whose input row its
+ * first column (the 1-based ordinal) names. */
+static void dispatch_rows(const store_slot *slot, const PGresult *r)
+{
+    int rows = PQntuples(r);
+    for (int i = 0; i < rows; i++) {
+        const unsigned char *p = (const unsigned char *)PQgetvalue(r, i, 0);
+        int64_t ord = 0;
+        for (int b = 0; b < 8 && PQgetlength(r, i, 0) == 8; b++)
+            ord = (int64_t)((uint64_t)ord << 8 | p[b]);
+        int lo = 0, hi = slot->ngroup - 1; /* the op with the greatest first <= ord - 1 */
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (slot->group[mid]->merge->first <= ord - 1)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        store_op *op = slot->group[lo];
+        int index = (int)(ord - 1 - op->merge->first);
+        if (ord < 1 || index >= op->merge->nrows)
+            continue; /* cannot happen: the statement answers its own input */
+        op->merge->answered++;
+        if (op->merge->def->row)
+            op->merge->def->row(op, index, r, i);
+    }
+}
+
 static void handle_result(store *s, PGresult *r)
 {
     ExecStatusType st = PQresultStatus(r);
@@ -388,11 +594,17 @@ static void handle_result(store *s, PGresult *r)
     if (s->next_slot >= s->nslots)
         return; /* not ours: cannot happen in a healthy pipeline */
     store_slot *slot = &s->slots[s->next_slot];
+    /* a merged statement of a single op answers for that op alone */
+    store_op *owner = slot->group ? (slot->ngroup == 1 ? slot->group[0] : NULL) : slot->op;
     if (st == PGRES_FATAL_ERROR) {
         sb_status answer = status_of_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE));
-        if (slot->op && answer != SB_OK) {
-            slot->op->status = answer; /* a Service Bus answer, not a failure */
+        if (owner && answer != SB_OK) {
+            owner->status = answer; /* a Service Bus answer, not a failure */
             s->batch_failed = true;
+            return;
+        }
+        if (slot->group && answer != SB_OK) {
+            s->batch_failed = true; /* whose answer it is shows when each op is retried alone */
             return;
         }
         if (!s->batch_failed)
@@ -401,6 +613,8 @@ static void handle_result(store *s, PGresult *r)
         s->batch_failed = true;
     } else if (st == PGRES_PIPELINE_ABORTED) {
         s->batch_failed = true;
+    } else if (slot->group && !s->batch_failed) {
+        dispatch_rows(slot, r);
     } else if (slot->op && slot->op->parse && !s->batch_failed) {
         slot->op->parse(slot->op, slot->stmt, r);
     }
@@ -430,6 +644,8 @@ static void process_input(store *s)
             deliver_notification(s, n->extra);
         else if (!strcmp(n->relname, STORE_CLOCK_CHANNEL) && s->hooks.on_clock)
             s->hooks.on_clock(s->hooks.ud, strtoll(n->extra, NULL, 10));
+        else if (!strcmp(n->relname, STORE_ENTITIES_CHANNEL) && s->hooks.on_entities)
+            s->hooks.on_entities(s->hooks.ud, n->extra);
         PQfreemem(n);
     }
 }

@@ -20,6 +20,9 @@
 #include "ent_status.h"
 
 typedef struct store store;
+
+/* The most columns a merged statement takes. */
+#define STORE_MERGE_MAX_COLS 15
 typedef struct store_op store_op;
 
 /* How the store asks its loop for service. Both may be called often. */
@@ -30,6 +33,9 @@ typedef struct store_hooks {
     void (*on_messages)(void *ud, const int64_t *queue_ids, size_t n);
     /* The namespace clock moved (sbemu_clock): its offset in milliseconds. */
     void (*on_clock)(void *ud, int64_t offset_ms);
+    /* Entities were created, changed or deleted (sbemu_entities: by any
+     * emulator, the management plane or plain SQL); table is the table's name. */
+    void (*on_entities)(void *ud, const char *table);
     void *ud;
 } store_hooks;
 
@@ -44,6 +50,16 @@ void store_on_writable(store *s);
 void store_flush(store *s);        /* sends the pending batch if none is in flight */
 bool store_idle(const store *s);   /* nothing pending, nothing in flight */
 bool store_healthy(const store *s);
+
+/* What the store has done since it opened: for tests and the benchmark, which
+ * check that work is paid per batch (statements per commit), not per message. */
+typedef struct store_stats {
+    uint64_t batches;    /* transactions sent (one Sync each) */
+    uint64_t statements; /* queries sent, merged statements counting once */
+    uint64_t ops;        /* ops settled */
+    uint64_t retried;    /* ops retried alone after their batch failed */
+} store_stats;
+store_stats store_get_stats(const store *s);
 
 /* ---- the engine's contract with store_ops.c ---- */
 
@@ -73,6 +89,32 @@ void store_submit(store *s, store_op *op);
 /* Marks an op as adding messages to a queue: its batch sends one NOTIFY for
  * all such queues, which wakes receivers in every emulator on the database. */
 void store_op_set_notify(store_op *op, int64_t queue_id);
+
+/* ---- merged statements: many ops, one statement ----
+ *
+ * Work paid per batch, not per message: every op of a batch that shares a
+ * merge def and key contributes rows to ONE statement. The statement takes $1 =
+ * the key (int8, binary) and then one array per column, in the element types
+ * given; it answers with rows whose first column is the 1-based ordinal (int8)
+ * of the input row they answer. The engine hands each answer to the op that
+ * contributed that row. Groups go out before the batch's other ops, ordered by
+ * statement and key, so emulators sharing a database lock entities in one
+ * order. If the statement fails, the batch is retried op by op as any other. */
+typedef struct store_merge_def {
+    const char *prepared;
+    int ncols;
+    unsigned int elem_types[STORE_MERGE_MAX_COLS]; /* PostgreSQL type OIDs of the array elements */
+    /* An answer for row `index` of op (0-based, in the op's own rows); may be NULL. */
+    void (*row)(store_op *op, int index, const void *pgresult, int result_row);
+} store_merge_def;
+
+/* An op with nrows rows for def under key; it has no statements of its own.
+ * Fill each row with store_op_row, in order. */
+store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows, store_done_fn done, void *ctx);
+/* Row i's column values (copied), as the element types of the def say. */
+int store_op_row(store_op *op, int i, const store_param *cols);
+/* How many answers the op's rows got (in done: 0 for a complete whose lock was lost). */
+int store_op_answered(const store_op *op);
 
 /* Raises the namespace clock offset to offset_ms and tells every emulator. */
 void store_clock_publish(store *s, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx);

@@ -414,7 +414,7 @@ static void schedule_parse(store_op *op, int stmt, const void *res)
     if ((size_t)stmt >= sr->n)
         return; /* the touch */
     /* no row: a duplicate MessageId, dropped like a duplicate send (reported as 0) */
-    sr->seqs[stmt] = PQntuples((const PGresult *)res) > 0 ? col_i64(res, 0, 0) : 0;
+    sr->seqs[stmt] = PQntuples((const PGresult *)res) > 0 ? col_i64(res, 0, 1) : 0;
 }
 
 static void schedule_done(store_op *op, sb_status st)

@@ -1,7 +1,7 @@
 /* Prepared statements of the $management operations (store_mgmt.c builds the
  * ops). Same rules as store_statements.c: times are millisecond parameters from
  * the emulator's clock, never now(); statements that add or remove messages keep
- * queues.size_in_bytes; lists of sequence numbers and lock tokens travel as one
+ * entity_runtime.size_in_bytes; lists of sequence numbers and lock tokens travel as one
  * text-format array parameter ("{1,2}", "{uuid,uuid}"). */
 #include <stdio.h>
 
@@ -20,32 +20,33 @@
 
 /* Deferred messages among $3 that nobody holds a lock on. $1 queue, $2 subqueue, $4 now. */
 #define DEFERRED_FIND                                                                                          \
-    "SELECT sequence_number FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"                    \
+    "SELECT sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"                    \
     " AND sequence_number = ANY($3) AND state = 1 AND (lock_token IS NULL OR locked_until <= sbemu_ts($4))"   \
     " FOR UPDATE"
 
 static const stmt_def mgmt_stmt_defs[] = {
-    /* $1 queue, $2 subqueue, $3 from sequence number, $4 max, $5 now. Two index
-     * walks merged (messages_ready for active messages, messages_not_active for
-     * deferred and scheduled ones), so a peek costs what it returns. */
+    /* $1 entity, $2 subqueue, $3 from sequence number, $4 max, $5 now. Two index
+     * walks merged (messages_ready for active unlocked messages, messages_held for
+     * locked, deferred and scheduled ones), so a peek costs what it returns. */
     {STMT_MGMT_PEEK,
      "SELECT * FROM ("
-     "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
-     " AND state = 0 AND sequence_number >= $3 AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
+     "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
+     " AND state = 0 AND lock_token IS NULL AND sequence_number >= $3"
+     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
      " ORDER BY sequence_number LIMIT $4)"
      " UNION ALL "
-     "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
-     " AND state <> 0 AND sequence_number >= $3"
+     "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
+     " AND (state <> 0 OR lock_token IS NOT NULL) AND sequence_number >= $3"
      " AND (subqueue = 1 OR state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
      " ORDER BY sequence_number LIMIT $4)"
      ") AS p ORDER BY 1 LIMIT $4",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
     {STMT_MGMT_RENEW,
-     "WITH t AS (SELECT sequence_number FROM messages WHERE queue_id = $1 AND lock_token = ANY($2)"
+     "WITH t AS (SELECT sequence_number FROM messages WHERE entity_id = $1 AND lock_token = ANY($2)"
      " AND locked_until > sbemu_ts($3) FOR UPDATE)"
      " UPDATE messages m SET locked_until = sbemu_ts($4), available_at = sbemu_ts($4)"
-     " FROM t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
+     " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($2)"
      " RETURNING m.lock_token, sbemu_ms(m.locked_until)",
      4, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
@@ -55,7 +56,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      "WITH t AS (" DEFERRED_FIND ")"
      " UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
-     " FROM t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
+     " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($3)"
      " RETURNING" MSG_COLUMNS("m.", "$4"),
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
@@ -63,46 +64,63 @@ static const stmt_def mgmt_stmt_defs[] = {
      * includes this delivery, as a lock would have. */
     {STMT_MGMT_DEFERRED_DELETE,
      "WITH t AS (" DEFERRED_FIND "),"
-     " d AS (DELETE FROM messages m USING t WHERE m.queue_id = $1 AND m.sequence_number = t.sequence_number"
+     " d AS (DELETE FROM messages m USING t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($3) RETURNING m.*),"
-     " u AS (UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(octet_length(message)), 0)"
-     " FROM d) WHERE id = $1)"
+     " u AS (UPDATE entity_runtime SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(octet_length(message)), 0)"
+     " FROM d) WHERE entity_id = $1)"
      " SELECT sequence_number, sbemu_ms(enqueued_at), 0::int8, NULL::uuid, delivery_count::int8 + 1,"
      " coalesce(time_to_live_ms, -1), dead_letter_reason, dead_letter_error_description, message, message_id,"
      " state::int8, dead_letter_source, coalesce(sbemu_ms(expires_at), 0) FROM d",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* $1 queue, $2 sequence numbers, $3 now: only schedules not yet due. */
     {STMT_MGMT_CANCEL,
-     "WITH d AS (DELETE FROM messages WHERE queue_id = $1 AND subqueue = 0 AND sequence_number = ANY($2)"
+     "WITH d AS (DELETE FROM messages WHERE entity_id = $1 AND subqueue = 0 AND sequence_number = ANY($2)"
      " AND state = 2 AND lock_token IS NULL AND available_at > sbemu_ts($3) RETURNING octet_length(message) AS n)"
-     " UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE id = $1",
+     " UPDATE entity_runtime SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE entity_id = $1",
      3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
-    /* $1 queue, $2 subqueue, $3 max, $4 enqueued before, $5 now. Skips held locks. */
+    /* $1 entity, $2 subqueue, $3 max, $4 enqueued before, $5 now. Skips held
+     * locks. The lowest sequence numbers of the two index ranges (claimable,
+     * and held: lapsed locks, deferred, scheduled) merged, as peek does, so a
+     * purge costs what it deletes whatever the other subqueue holds. */
     {STMT_MGMT_BATCH_DELETE,
-     "WITH c AS (SELECT sequence_number FROM messages WHERE queue_id = $1 AND subqueue = $2::smallint"
-     " AND enqueued_at < sbemu_ts($4) AND (lock_token IS NULL OR locked_until <= sbemu_ts($5))"
-     " ORDER BY sequence_number LIMIT $3 FOR UPDATE SKIP LOCKED),"
-     " d AS (DELETE FROM messages m USING c WHERE m.queue_id = $1 AND m.sequence_number = c.sequence_number"
+     "WITH c AS (SELECT ctid FROM messages WHERE ctid = ANY(ARRAY(SELECT row_id FROM ("
+     "(SELECT ctid AS row_id, sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
+     " AND state = 0 AND lock_token IS NULL AND enqueued_at < sbemu_ts($4) ORDER BY sequence_number LIMIT $3)"
+     " UNION ALL "
+     "(SELECT ctid, sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
+     " AND (state <> 0 OR lock_token IS NOT NULL) AND (lock_token IS NULL OR locked_until <= sbemu_ts($5))"
+     " AND enqueued_at < sbemu_ts($4) ORDER BY sequence_number LIMIT $3)"
+     ") AS u ORDER BY sequence_number LIMIT $3)) FOR UPDATE SKIP LOCKED),"
+     " d AS (DELETE FROM messages m WHERE m.ctid = ANY(ARRAY(SELECT ctid FROM c))"
      " RETURNING octet_length(m.message) AS n),"
-     " u AS (UPDATE queues SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE id = $1)"
+     " u AS (UPDATE entity_runtime SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d)"
+     " WHERE entity_id = $1)"
      " SELECT count(*) FROM d",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* properties-to-modify: read, then replace, the bytes under a live lock.
      * $1 token, $2 queue, $3 now */
     {STMT_MGMT_READ_LOCKED,
-     "SELECT message FROM messages WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3)"
+     "SELECT message FROM messages WHERE lock_token = $1 AND entity_id IS NOT DISTINCT FROM $2"
+     " AND locked_until > sbemu_ts($3)"
      " FOR UPDATE",
      3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $4 the new bytes */
     {STMT_MGMT_REPLACE_LOCKED,
-     "WITH m AS MATERIALIZED (SELECT queue_id, sequence_number, octet_length(message) AS old FROM messages"
-     " WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3) FOR UPDATE),"
+     "WITH m AS MATERIALIZED (SELECT entity_id, sequence_number, octet_length(message) AS old FROM messages"
+     " WHERE lock_token = $1 AND entity_id IS NOT DISTINCT FROM $2 AND locked_until > sbemu_ts($3) FOR UPDATE),"
      " x AS (UPDATE messages x SET message = $4 FROM m"
-     " WHERE x.queue_id = m.queue_id AND x.sequence_number = m.sequence_number)"
-     " UPDATE queues q SET size_in_bytes = q.size_in_bytes + octet_length($4) - m.old FROM m WHERE q.id = m.queue_id"
+     " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number)"
+     " UPDATE entity_runtime q SET size_in_bytes = q.size_in_bytes + octet_length($4) - m.old FROM m"
+     " WHERE q.entity_id = m.entity_id"
      " RETURNING 1",
      4, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_BYTEA}},
 };
+
+const stmt_def *store_mgmt_statement_defs(size_t *n)
+{
+    *n = sizeof mgmt_stmt_defs / sizeof mgmt_stmt_defs[0];
+    return mgmt_stmt_defs;
+}
 
 int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen)
 {

@@ -111,10 +111,48 @@ int store_send_stmt(store_op *op, int i, int64_t queue_id, const store_new_messa
     return store_op_stmt(op, i, STMT_SEND, p, 15);
 }
 
+/* The merged send: every direct send of a commit to one entity is one
+ * statement (STMT_SEND_SET). Columns as that statement's arrays. */
+static const store_merge_def send_set = {
+    STMT_SEND_SET,
+    11,
+    {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT,
+     STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT},
+    NULL,
+};
+
+static int send_row(store_op *op, int i, const store_new_message *m)
+{
+    int8_param state = be_int8(m->state), now = be_int8(m->now_ms), avail = be_int8(m->available_ms),
+               exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
+    store_param cols[11] = {
+        P_INT8(state),
+        P_INT8(now),
+        P_INT8(avail),
+        m->expires_ms ? P_INT8(exp) : (store_param){0},
+        m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
+        P_TEXT(m->message_id),
+        P_TEXT(m->session_id),
+        {m->bytes, (int)m->len, 1},
+        P_INT8(sq),
+        P_TEXT(m->dead_letter_reason),
+        P_TEXT(m->dead_letter_description),
+    };
+    return store_op_row(op, i, cols);
+}
+
 void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)
 {
+    /* A forwarded send (the client sent to another entity whose ForwardTo ends
+     * here) may divert into its source's dead-letter queue: it keeps the
+     * per-message statement that knows how. */
+    bool forwarded = false;
+    for (size_t i = 0; i < n; i++)
+        forwarded = forwarded || (msgs[i].sent_to_id && msgs[i].sent_to_id != queue_id);
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new((int)n, NULL, status_done, u) : NULL;
+    store_op *op = !u ? NULL
+                   : forwarded ? store_op_new((int)n, NULL, status_done, u)
+                               : store_op_new_merged(&send_set, queue_id, (int)n, status_done, u);
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL);
@@ -122,7 +160,7 @@ void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_
     }
     store_op_set_notify(op, queue_id);
     for (size_t i = 0; i < n; i++)
-        if (store_send_stmt(op, (int)i, queue_id, &msgs[i])) {
+        if (forwarded ? store_send_stmt(op, (int)i, queue_id, &msgs[i]) : send_row(op, (int)i, &msgs[i])) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
             break;
         }
@@ -155,7 +193,7 @@ static void claim_parse(store_op *op, int stmt, const void *res)
 {
     const PGresult *r = res;
     if (stmt != store_op_nstmt(op) - 1)
-        return; /* the dead-letter sweep before the claim returns nothing */
+        return; /* the touch and the lapse before the claim */
     int rows = PQntuples(r);
     claim_result *c = calloc(1, sizeof *c);
     PGresult *copy = PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
@@ -214,8 +252,9 @@ void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode
                until = be_int8(locked_until_ms);
     int i = 0;
     int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
+    /* locks of this entity that lapsed since the last sweep go back first */
     if (sweep)
-        rc |= store_op_stmt(op, i++, STMT_DLQ_LAPSED,
+        rc |= store_op_stmt(op, i++, STMT_LAPSE,
                             (store_param[]){P_INT8(q), P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
                                             P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY)},
                             4);
@@ -239,16 +278,29 @@ static void settle_parse(store_op *op, int stmt, const void *res)
         store_op_set_status(op, SB_ERR_LOCK_LOST);
 }
 
+/* Every complete of a commit is one DELETE (STMT_COMPLETE_SET); its answer
+ * names the completes that found their lock. */
+static const store_merge_def complete_set = {
+    STMT_COMPLETE_SET, 3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}, NULL,
+};
+
+static void complete_done(store_op *op, sb_status st)
+{
+    status_done(op, st == SB_OK && store_op_answered(op) == 0 ? SB_ERR_LOCK_LOST : st);
+}
+
 void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx)
 {
     static const char *const stmt_of[] = {
-        [STORE_SETTLE_COMPLETE] = STMT_COMPLETE, [STORE_SETTLE_ABANDON] = STMT_ABANDON,
-        [STORE_SETTLE_DEADLETTER] = STMT_DEADLETTER, [STORE_SETTLE_DEFER] = STMT_DEFER,
-        [STORE_SETTLE_RELEASE] = STMT_RELEASE,
+        [STORE_SETTLE_ABANDON] = STMT_ABANDON, [STORE_SETTLE_DEADLETTER] = STMT_DEADLETTER,
+        [STORE_SETTLE_DEFER] = STMT_DEFER, [STORE_SETTLE_RELEASE] = STMT_RELEASE,
     };
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new(1, settle_parse, status_done, u) : NULL;
+    bool complete = kind == STORE_SETTLE_COMPLETE;
+    store_op *op = !u        ? NULL
+                   : complete ? store_op_new_merged(&complete_set, 0, 1, complete_done, u)
+                              : store_op_new(1, settle_parse, status_done, u);
     if (!op) {
         free(u);
         if (cb)
@@ -256,6 +308,12 @@ void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], stor
         return;
     }
     int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    if (complete) {
+        if (store_op_row(op, 0, (store_param[]){P_UUID(lock_token), P_INT8(q), P_INT8(now)}))
+            store_op_set_status(op, SB_ERR_INTERNAL);
+        store_submit(s, op);
+        return;
+    }
     store_param p[5] = {P_UUID(lock_token), P_INT8(q), P_INT8(now), P_TEXT(reason), P_TEXT(description)};
     if (kind == STORE_SETTLE_ABANDON) {
         p[3] = P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY);

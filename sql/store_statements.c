@@ -14,19 +14,25 @@
     " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message,"     \
     " m.message_id, m.dead_letter_source, coalesce(sbemu_ms(m.expires_at), 0)"
 
-/* $1 queue, $2 subqueue, $3 now, $4 max count. Expired messages are never
+/* $1 entity, $2 subqueue, $3 now, $4 max count. Walks messages_ready, which
+ * holds only active messages nobody has locked. Expired messages are never
  * delivered (the dead-letter subqueue ignores TTL); the sweep removes them. */
 #define CLAIM_CANDIDATES                                                                                          \
-    "WITH c AS (SELECT sequence_number FROM messages"                                                           \
-    " WHERE queue_id = $1 AND subqueue = $2::smallint AND state = 0 AND available_at <= sbemu_ts($3)"           \
+    "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
+    " WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL"                    \
     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
-    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED) "
+    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
+/* (The candidates are named by row address, not joined: a generic plan
+ * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
+ * whole table; `ctid = ANY(...)` can only be a TID scan.) */
 
 /* The message a lock token names, locked against concurrent settlements:
- * $1 token, $2 queue, $3 now. No row means the lock is lost. */
+ * $1 token, $2 entity, $3 now. No row means the lock is lost. (A token is one
+ * row: the entity is checked, not searched; `IS NOT DISTINCT FROM` keeps the
+ * planner from walking the entity's whole backlog in messages_pkey.) */
 #define LOCKED_MESSAGE                                                                                            \
-    "WITH m AS MATERIALIZED (SELECT queue_id, sequence_number, subqueue, delivery_count FROM messages"         \
-    " WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3) FOR UPDATE) "
+    "WITH m AS MATERIALIZED (SELECT entity_id, sequence_number, subqueue, delivery_count FROM messages"         \
+    " WHERE lock_token = $1 AND entity_id IS NOT DISTINCT FROM $2 AND locked_until > sbemu_ts($3) FOR UPDATE) "
 
 static const stmt_def stmt_defs[] = {
     /* The queue, and where its messages go: the end of its ForwardTo chain (at
@@ -53,119 +59,179 @@ static const stmt_def stmt_defs[] = {
      * when the message was being forwarded: a full or send-disabled destination dead-letters it in the
      * source queue instead (Service Bus auto-forwarding). */
     {STMT_SEND,
-     "WITH q AS (SELECT requires_duplicate_detection AS dd, duplicate_detection_history_time_window AS win,"
-     "  max_size_in_megabytes::bigint * 1048576 AS max_bytes, size_in_bytes, status FROM queues WHERE id = $1),"
+     "WITH q AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
+     "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes, q.status"
+     "  FROM queues q JOIN entity_runtime r ON r.entity_id = q.id WHERE q.id = $1),"
      " divert AS (SELECT $1 <> $13 AND EXISTS (SELECT 1 FROM q WHERE size_in_bytes + octet_length($9) > max_bytes"
      "  OR status IN ('Disabled', 'SendDisabled')) AS yes),"
      " t AS (SELECT CASE WHEN (SELECT yes FROM divert) THEN $13 ELSE $1 END AS id),"
-     " tq AS (SELECT queues.requires_duplicate_detection AS dd,"
-     "  queues.duplicate_detection_history_time_window AS win,"
-     "  queues.max_size_in_megabytes::bigint * 1048576 AS max_bytes, queues.size_in_bytes"
-     "  FROM queues, t WHERE queues.id = t.id),"
+     " tq AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
+     "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes"
+     "  FROM queues q JOIN entity_runtime r ON r.entity_id = q.id, t WHERE q.id = t.id FOR UPDATE OF r),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM tq)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
      "  WHEN (SELECT size_in_bytes + octet_length($9) > max_bytes FROM tq)"
      "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
      "  ELSE true END AS ok),"
-     " dup AS (INSERT INTO duplicate_detection (queue_id, message_id, seen_at)"
+     " dup AS (INSERT INTO duplicate_detection (entity_id, message_id, seen_at)"
      "  SELECT t.id, $7, sbemu_ts($3) FROM tq, t, chk WHERE tq.dd AND $7 IS NOT NULL AND chk.ok"
-     "  ON CONFLICT (queue_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
+     "  ON CONFLICT (entity_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
      "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM tq) RETURNING 1),"
-     " s AS (UPDATE queues SET next_sequence_number = next_sequence_number + 1,"
-     "  size_in_bytes = size_in_bytes + octet_length($9), accessed_at = sbemu_ts($3)"
-     "  WHERE id = (SELECT id FROM t) AND (SELECT ok FROM chk)"
+     " s AS (UPDATE entity_runtime SET next_sequence_number = next_sequence_number + 1,"
+     "  size_in_bytes = size_in_bytes + octet_length($9), accessed_at = greatest(accessed_at, sbemu_ts($3))"
+     "  WHERE entity_id = (SELECT id FROM t) AND (SELECT ok FROM chk)"
      "  AND ((SELECT NOT dd FROM tq) OR $7 IS NULL OR EXISTS (SELECT 1 FROM dup))"
      "  RETURNING next_sequence_number - 1 AS seq)"
-     " INSERT INTO messages (queue_id, sequence_number, subqueue, state, enqueued_at, available_at, expires_at,"
+     " INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at, expires_at,"
      " time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description, message)"
      " SELECT t.id, s.seq, CASE WHEN d.yes THEN 1 ELSE $10::smallint END, CASE WHEN d.yes THEN 0"
      " ELSE $2::smallint END, sbemu_ts($4), sbemu_ts($4), sbemu_ts($5), $6,"
      /* Service Bus stamps a MessageId on messages sent without one */
      " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8,"
      " CASE WHEN d.yes THEN $14 ELSE $11 END, CASE WHEN d.yes THEN $15 ELSE $12 END, $9"
-     " FROM s, t, divert d RETURNING sequence_number",
+     " FROM s, t, divert d RETURNING 1::int8, sequence_number",
      15, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
+    /* Every send of a commit to one entity, as one statement (a merged
+     * statement: $1 the entity, then one array per column, see store_merge.h).
+     * One sequence reservation and one size/activity update for all of them.
+     * A MessageId seen inside the duplicate window, or earlier in the same
+     * commit, is dropped (and still acknowledged). A full entity raises SBQ01,
+     * which fails the commit; the store then retries each send alone, so the
+     * verdict is the one each send would get on its own. Returns (ordinal,
+     * sequence number) per message stored. */
+    {STMT_SEND_SET,
+     "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::text[],"
+     "  $8::text[], $9::bytea[], $10::int8[], $11::text[], $12::text[]) WITH ORDINALITY"
+     "  AS i(state, now, avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, ord)),"
+     " e AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
+     "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes"
+     "  FROM queues q JOIN entity_runtime r ON r.entity_id = q.id WHERE q.id = $1 FOR UPDATE OF r),"
+     " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
+     "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
+     "  WHEN (SELECT size_in_bytes FROM e) + (SELECT sum(octet_length(message)) FROM i) > (SELECT max_bytes FROM e)"
+     "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
+     "  ELSE true END AS ok),"
+     " first AS (SELECT DISTINCT ON (message_id) message_id, now, ord FROM i"
+     "  WHERE message_id IS NOT NULL AND (SELECT dd FROM e) ORDER BY message_id, ord),"
+     " dup AS (INSERT INTO duplicate_detection (entity_id, message_id, seen_at)"
+     "  SELECT $1, f.message_id, sbemu_ts(f.now) FROM first f, chk WHERE chk.ok"
+     "  ON CONFLICT (entity_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
+     "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM e) RETURNING message_id),"
+     " keep AS (SELECT i.*, row_number() OVER (ORDER BY i.ord) AS k FROM i"
+     "  WHERE NOT (SELECT dd FROM e) OR i.message_id IS NULL"
+     "  OR i.ord IN (SELECT f.ord FROM first f JOIN dup d ON d.message_id = f.message_id)),"
+     " s AS (UPDATE entity_runtime SET next_sequence_number = next_sequence_number + (SELECT count(*) FROM keep),"
+     "  size_in_bytes = size_in_bytes + (SELECT coalesce(sum(octet_length(message)), 0) FROM keep),"
+     "  accessed_at = greatest(accessed_at, (SELECT sbemu_ts(max(now)) FROM i))"
+     "  WHERE entity_id = $1 AND (SELECT ok FROM chk)"
+     "  RETURNING next_sequence_number - (SELECT count(*) FROM keep) AS first_seq),"
+     " ins AS (INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
+     "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
+     "  message)"
+     "  SELECT $1, s.first_seq + keep.k - 1, keep.subqueue, keep.state, sbemu_ts(keep.avail), sbemu_ts(keep.avail),"
+     "  sbemu_ts(keep.expires), keep.ttl,"
+     /* Service Bus stamps a MessageId on messages sent without one */
+     "  coalesce(keep.message_id, replace(gen_random_uuid()::text, '-', '')), keep.session_id, keep.reason,"
+     "  keep.description, keep.message FROM s, keep RETURNING 1)"
+     " SELECT keep.ord, s.first_seq + keep.k - 1 FROM s, keep WHERE (SELECT count(*) FROM ins) >= 0",
+     12, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
-    {STMT_TOUCH, "UPDATE queues SET accessed_at = sbemu_ts($2) WHERE id = $1", 2, {STORE_OID_INT8, STORE_OID_INT8}},
-    /* A lock that lapsed on a message delivered MaxDeliveryCount times dead-letters it.
-     * $1 queue, $2 now, $3 reason, $4 description */
-    {STMT_DLQ_LAPSED,
-     "WITH x AS MATERIALIZED (SELECT m.queue_id, m.sequence_number FROM messages m JOIN queues q ON q.id = m.queue_id"
-     " WHERE m.queue_id = $1 AND m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($2) AND m.subqueue = 0"
-     " AND m.delivery_count >= q.max_delivery_count FOR UPDATE OF m SKIP LOCKED)"
-     " SELECT sbemu_dead_letter(queue_id, sequence_number, $3, $4, sbemu_ts($2)) FROM x",
+    {STMT_TOUCH,
+     "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2)) WHERE entity_id = $1",
+     2, {STORE_OID_INT8, STORE_OID_INT8}},
+    /* Locks of this entity that lapsed: a message delivered MaxDeliveryCount
+     * times is dead-lettered, any other goes back to the claimable set. Walks
+     * messages_lock_expiry from the oldest lock, so it costs what has lapsed.
+     * $1 entity, $2 now, $3 reason, $4 description */
+    {STMT_LAPSE,
+     "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
+     "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN queues q ON q.id = m.entity_id"
+     " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($2) AND m.entity_id IS NOT DISTINCT FROM $1"
+     " FOR UPDATE OF m SKIP LOCKED)"
+     " SELECT CASE WHEN exhausted THEN sbemu_dead_letter(entity_id, sequence_number, $3, $4, sbemu_ts($2))"
+     " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($2)) END FROM x",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* $5 locked-until */
     {STMT_CLAIM_LOCK,
-     CLAIM_CANDIDATES "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
-                      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
-                      " FROM c WHERE m.queue_id = $1 AND m.sequence_number = c.sequence_number"
-                      " RETURNING" CLAIM_COLUMNS,
+     "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
+     " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_CANDIDATES
+     " RETURNING" CLAIM_COLUMNS,
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_CLAIM_DELETE,
-     CLAIM_CANDIDATES ", d AS (DELETE FROM messages m USING c WHERE m.queue_id = $1"
-                      " AND m.sequence_number = c.sequence_number RETURNING m.*),"
-                      " u AS (UPDATE queues SET size_in_bytes = size_in_bytes -"
-                      " (SELECT coalesce(sum(octet_length(message)), 0) FROM d) WHERE id = $1)"
+     "WITH d AS (DELETE FROM messages m WHERE " CLAIM_CANDIDATES " RETURNING m.*),"
+                      " u AS (UPDATE entity_runtime SET size_in_bytes = size_in_bytes -"
+                      " (SELECT coalesce(sum(octet_length(message)), 0) FROM d), accessed_at ="
+                      " greatest(accessed_at, sbemu_ts($3)) WHERE entity_id = $1 AND EXISTS (SELECT 1 FROM d))"
                       " SELECT" CLAIM_COLUMNS " FROM d m",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    /* Settlements: $1 lock token, $2 queue, $3 now. No row back means the lock is lost. */
-    {STMT_COMPLETE,
-     "WITH d AS (DELETE FROM messages WHERE lock_token = $1 AND queue_id = $2 AND locked_until > sbemu_ts($3)"
-     " RETURNING octet_length(message) AS n)"
-     " UPDATE queues SET size_in_bytes = size_in_bytes - d.n FROM d WHERE queues.id = $2 RETURNING 1",
-     3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
+    /* Every complete of a commit, as one statement (merged: $1 unused, then
+     * tokens, entities and times). A token whose lock is gone matches nothing;
+     * the ordinals that come back are the completes that took effect, so each
+     * delivery is still answered on its own. One size update per entity. */
+    {STMT_COMPLETE_SET,
+     "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
+     " d AS (DELETE FROM messages m USING t WHERE m.lock_token = t.token AND m.entity_id IS NOT DISTINCT FROM t.entity"
+     "  AND m.locked_until > sbemu_ts(t.now) RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
+     " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
+     "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
+     " SELECT ord FROM d",
+     4, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
+    /* Settlements: $1 lock token, $2 entity, $3 now. No row back means the lock is lost. */
     /* Abandon: one more delivery than MaxDeliveryCount allows dead-letters it. $4 reason, $5 description */
     {STMT_ABANDON,
      LOCKED_MESSAGE "SELECT CASE WHEN m.subqueue = 0 AND m.delivery_count >= q.max_delivery_count"
-                    " THEN sbemu_dead_letter(m.queue_id, m.sequence_number, $4, $5, sbemu_ts($3))"
-                    " ELSE sbemu_unlock(m.queue_id, m.sequence_number, sbemu_ts($3)) END"
-                    " FROM m JOIN queues q ON q.id = m.queue_id",
+                    " THEN sbemu_dead_letter(m.entity_id, m.sequence_number, $4, $5, sbemu_ts($3))"
+                    " ELSE sbemu_unlock(m.entity_id, m.sequence_number, sbemu_ts($3)) END"
+                    " FROM m JOIN queues q ON q.id = m.entity_id",
      5, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* $4 reason, $5 description (either may be NULL) */
     {STMT_DEADLETTER,
-     LOCKED_MESSAGE "SELECT sbemu_dead_letter(queue_id, sequence_number, $4, $5, sbemu_ts($3)) FROM m", 5,
+     LOCKED_MESSAGE "SELECT sbemu_dead_letter(entity_id, sequence_number, $4, $5, sbemu_ts($3)) FROM m", 5,
      {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     {STMT_DEFER,
      LOCKED_MESSAGE "UPDATE messages x SET state = 1, lock_token = NULL, locked_until = NULL,"
                     " available_at = sbemu_ts($3) FROM m"
-                    " WHERE x.queue_id = m.queue_id AND x.sequence_number = m.sequence_number RETURNING 1",
+                    " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number RETURNING 1",
      3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* Released: back to the queue as if never delivered (no delivery-count increment). */
     {STMT_RELEASE,
      LOCKED_MESSAGE "UPDATE messages x SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($3),"
                     " delivery_count = greatest(x.delivery_count - 1, 0) FROM m"
-                    " WHERE x.queue_id = m.queue_id AND x.sequence_number = m.sequence_number RETURNING 1",
+                    " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number RETURNING 1",
      3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* ---- the background sweep; $1 now ---- */
     /* Expired messages that nobody holds a lock on: dead-lettered or dropped. $2 reason, $3 description */
     {STMT_SWEEP_EXPIRED,
-     "WITH x AS MATERIALIZED (SELECT queue_id, sequence_number FROM messages"
+     "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state <> 1"
      " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))"
      " ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)"
-     " SELECT queue_id FROM x WHERE sbemu_expire(queue_id, sequence_number, $2, $3, sbemu_ts($1))",
+     " SELECT entity_id FROM x WHERE sbemu_expire(entity_id, sequence_number, $2, $3, sbemu_ts($1))",
      3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
-    /* Lapsed locks on messages that used up MaxDeliveryCount. $2 reason, $3 description */
+    /* Lapsed locks, across entities, from the oldest: dead-lettered past
+     * MaxDeliveryCount, else claimable again. $2 reason, $3 description */
     {STMT_SWEEP_LAPSED,
-     "WITH x AS MATERIALIZED (SELECT m.queue_id, m.sequence_number FROM messages m JOIN queues q ON q.id = m.queue_id"
-     " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.subqueue = 0"
-     " AND m.delivery_count >= q.max_delivery_count ORDER BY m.locked_until LIMIT 1000 FOR UPDATE OF m SKIP LOCKED)"
-     " SELECT queue_id FROM x WHERE sbemu_dead_letter(queue_id, sequence_number, $2, $3, sbemu_ts($1))",
+     "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
+     "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN queues q ON q.id = m.entity_id"
+     " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1)"
+     " ORDER BY m.locked_until LIMIT 1000 FOR UPDATE OF m SKIP LOCKED)"
+     " SELECT entity_id FROM x WHERE CASE WHEN exhausted"
+     " THEN sbemu_dead_letter(entity_id, sequence_number, $2, $3, sbemu_ts($1))"
+     " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($1)) END",
      3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message pending. */
     {STMT_SWEEP_IDLE,
-     "DELETE FROM queues q WHERE auto_delete_on_idle IS NOT NULL"
-     " AND accessed_at + auto_delete_on_idle <= sbemu_ts($1)"
-     " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.queue_id = q.id AND m.state = 2"
-     " AND m.available_at > sbemu_ts($1)) RETURNING id, name",
+     "DELETE FROM queues q USING entity_runtime r WHERE r.entity_id = q.id AND q.auto_delete_on_idle IS NOT NULL"
+     " AND r.accessed_at + q.auto_delete_on_idle <= sbemu_ts($1)"
+     " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.entity_id = q.id AND m.state = 2"
+     " AND m.available_at > sbemu_ts($1)) RETURNING q.id, q.name",
      1, {STORE_OID_INT8}},
     /* Scheduled messages whose time has come, in schedule order. */
     {STMT_SWEEP_SCHEDULED,
-     "WITH x AS MATERIALIZED (SELECT queue_id, sequence_number FROM messages"
+     "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE state = 2 AND available_at <= sbemu_ts($1) ORDER BY available_at, sequence_number LIMIT 1000"
      " FOR UPDATE SKIP LOCKED)"
-     " SELECT queue_id FROM x WHERE sbemu_activate(queue_id, sequence_number)",
+     " SELECT entity_id FROM x WHERE sbemu_activate(entity_id, sequence_number)",
      1, {STORE_OID_INT8}},
     /* The namespace clock only moves forward; every emulator hears of it. $1 offset (text) */
     {STMT_CLOCK_PUBLISH,
@@ -175,11 +241,17 @@ static const stmt_def stmt_defs[] = {
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"
-     " JOIN queues q ON q.id = d.queue_id"
+     " JOIN queues q ON q.id = d.entity_id"
      " WHERE d.seen_at < sbemu_ts($1) - q.duplicate_detection_history_time_window"
      " ORDER BY d.seen_at LIMIT 1000)",
      1, {STORE_OID_INT8}},
 };
+
+const stmt_def *store_statement_defs(size_t *n)
+{
+    *n = sizeof stmt_defs / sizeof stmt_defs[0];
+    return stmt_defs;
+}
 
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen)
 {

@@ -11,10 +11,11 @@
 
 #define STMT_LOOKUP_QUEUE "sb_lookup_queue"
 #define STMT_SEND "sb_send"
-#define STMT_DLQ_LAPSED "sb_dlq_lapsed"
+#define STMT_SEND_SET "sb_send_set"
+#define STMT_LAPSE "sb_lapse"
 #define STMT_CLAIM_LOCK "sb_claim_lock"
 #define STMT_CLAIM_DELETE "sb_claim_delete"
-#define STMT_COMPLETE "sb_complete"
+#define STMT_COMPLETE_SET "sb_complete_set"
 #define STMT_ABANDON "sb_abandon"
 #define STMT_DEADLETTER "sb_deadletter"
 #define STMT_DEFER "sb_defer"
@@ -34,6 +35,8 @@
 #define STORE_OID_INT8_ARRAY 1016
 #define STORE_OID_UUID 2950
 #define STORE_OID_UUID_ARRAY 2951
+#define STORE_OID_TEXT_ARRAY 1009
+#define STORE_OID_BYTEA_ARRAY 1001
 
 /* One prepared statement: its name, SQL and parameter types. */
 typedef struct stmt_def {
@@ -47,6 +50,9 @@ typedef struct stmt_def {
 int store_prepare_all(PGconn *conn, const stmt_def *defs, size_t n, char *err, size_t errlen);
 
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen);
+/* The statement tables themselves, for the test that checks their plans. */
+const stmt_def *store_statement_defs(size_t *n);
+const stmt_def *store_mgmt_statement_defs(size_t *n);
 /* The $management operations' statements (store_mgmt_statements.c). */
 int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen);
 

@@ -144,7 +144,7 @@ describe("crash and restart", () => {
       await sendAll(emu, "ext");
       // The messages are rows in the external database.
       const count = execFileSync("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "sbtest", "-d", "sb", "-Atc",
-        `SELECT count(*) FROM messages m JOIN queues q ON q.id = m.queue_id WHERE q.name = '${QUEUE}'`]).toString().trim();
+        `SELECT count(*) FROM messages m JOIN queues q ON q.id = m.entity_id WHERE q.name = '${QUEUE}'`]).toString().trim();
       assert.equal(count, String(N), "rows in the messages table");
       await emu.kill9();
       await emu.start();

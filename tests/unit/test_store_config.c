@@ -299,7 +299,7 @@ static void test_update_keeps_messages_and_absent_entities(void **state)
     snprintf(id, sizeof id, "%s", qid);
     char sql[512];
     snprintf(sql, sizeof sql,
-             "INSERT INTO messages (queue_id, sequence_number, enqueued_at, available_at, message)"
+             "INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, message)"
              " VALUES (%s, 1, now(), now(), '\\x00'::bytea)",
              id);
     exec_ok(sql);

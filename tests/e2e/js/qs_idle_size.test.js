@@ -41,12 +41,12 @@ emulatorSuite("js auto-delete-on-idle and max size", { queues }, (ctx) => {
     await r5.close();
     const id = psql(ctx.emu, "SELECT id FROM queues WHERE name = 'idle-5'");
     assert.ok(id, "idle-5 should be a row in queues");
-    assert.equal(psql(ctx.emu, `SELECT count(*) FROM messages WHERE queue_id = ${id}`), "2", "idle-5 holds one active and one dead-lettered message");
+    assert.equal(psql(ctx.emu, `SELECT count(*) FROM messages WHERE entity_id = ${id}`), "2", "idle-5 holds one active and one dead-lettered message");
     await sb.createSender("idle-10").sendMessages({ messageId: "anchor", body: "activity at the start" });
     await advance(ctx.emu, "PT6M");
     const gone = await waitGone(ctx.emu, "idle-5", SWEEP_GRACE_MS + 1500);
     assert.ok(gone, `idle-5 (AutoDeleteOnIdle PT5M) should be deleted within ${SWEEP_GRACE_MS + 1500} ms of advancing 6 min; it is still in the queues table`);
-    assert.equal(psql(ctx.emu, `SELECT count(*) FROM messages WHERE queue_id = ${id}`), "0", "its messages (active and dead-lettered) should be gone with it");
+    assert.equal(psql(ctx.emu, `SELECT count(*) FROM messages WHERE entity_id = ${id}`), "0", "its messages (active and dead-lettered) should be gone with it");
     await expectCode(sb.createSender("idle-5").sendMessages({ body: "too late" }), "MessagingEntityNotFound");
     assert.ok(exists(ctx.emu, "never-idle"), "a queue without AutoDeleteOnIdle must not be deleted");
     assert.ok(exists(ctx.emu, "idle-10"), "idle-10 (PT10M) was idle only 6 min and must still exist");

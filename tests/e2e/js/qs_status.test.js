@@ -42,7 +42,7 @@ emulatorSuite("js entity status", { queues }, (ctx) => {
   ctx.test(`send to a ReceiveDisabled queue works; receiving from it fails with ${CODE}`, async () => {
     const sb = ctx.client();
     await sb.createSender("st-receive-disabled").sendMessages({ messageId: "kept", body: "accepted" });
-    assert.equal(psql(ctx.emu, "SELECT count(*) FROM messages m JOIN queues q ON q.id = m.queue_id WHERE q.name = 'st-receive-disabled'"),
+    assert.equal(psql(ctx.emu, "SELECT count(*) FROM messages m JOIN queues q ON q.id = m.entity_id WHERE q.name = 'st-receive-disabled'"),
       "1", "the accepted message should be stored in st-receive-disabled");
     const receiver = sb.createReceiver("st-receive-disabled", PEEK_LOCK);
     await expectCode(receiver.receiveMessages(1, { maxWaitTimeInMs: 3000 }), CODE);

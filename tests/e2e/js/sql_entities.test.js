@@ -30,6 +30,46 @@ emulatorSuite("js entities from SQL", { queues: ["from-config"] }, (ctx) => {
     assert.deepEqual(m.body, { via: "sql" });
     await receiver.completeMessage(m);
     await receiver.close();
-    assert.equal(psql(ctx.emu, "SELECT count(*) FROM messages m JOIN queues q ON q.id = m.queue_id WHERE q.name = 'made-by-sql'"), "0");
+    assert.equal(psql(ctx.emu, "SELECT count(*) FROM messages m JOIN queues q ON q.id = m.entity_id WHERE q.name = 'made-by-sql'"), "0");
+  });
+
+  ctx.test("UPDATE queues SET status is seen by a sender already attached", async () => {
+    psql(ctx.emu, "INSERT INTO queues (name) VALUES ('live-status')");
+    const sb = ctx.client();
+    const sender = sb.createSender("live-status");
+    await sender.sendMessages({ messageId: "before", body: "before" });
+    psql(ctx.emu, "UPDATE queues SET status = 'SendDisabled' WHERE name = 'live-status'");
+    let refused = false;
+    for (let i = 0; i < 50 && !refused; i++) {
+      try {
+        await sender.sendMessages({ body: `probe-${i}` });
+        await new Promise((r) => setTimeout(r, 100));
+      } catch (e) {
+        assert.equal(e.code, "MessagingEntityDisabled", `${e.code}: ${e.message}`);
+        refused = true;
+      }
+    }
+    assert.ok(refused, "the attached sender kept sending to a SendDisabled queue");
+    psql(ctx.emu, "UPDATE queues SET status = 'Active' WHERE name = 'live-status'");
+    let sent = false;
+    for (let i = 0; i < 50 && !sent; i++) {
+      try {
+        await sb.createSender("live-status").sendMessages({ messageId: "after", body: "after" });
+        sent = true;
+      } catch (e) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    assert.ok(sent, "sending works again once the queue is Active");
+  });
+
+  ctx.test("DELETE FROM queues detaches a receiver already attached", async () => {
+    psql(ctx.emu, "INSERT INTO queues (name) VALUES ('live-delete')");
+    const sb = ctx.client();
+    const receiver = sb.createReceiver("live-delete", PEEK_LOCK);
+    await receiver.receiveMessages(1, { maxWaitTimeInMs: 200 }); // attached and parked
+    psql(ctx.emu, "DELETE FROM queues WHERE name = 'live-delete'");
+    await expectCode(receiver.receiveMessages(1, { maxWaitTimeInMs: 2000 }), "MessagingEntityNotFound");
+    await receiver.close();
   });
 });

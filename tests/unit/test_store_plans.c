@@ -1,0 +1,254 @@
+/* Every statement the store prepares must find its rows through an index, on
+ * the generic plan (plan_cache_mode = force_generic_plan, what a prepared
+ * statement ends up using) and whatever the statistics say: none at all (a
+ * fresh cluster, or right after a bulk send: reltuples -1), or ANALYZE taken
+ * when the table was still small. A plan that scans `messages` makes one
+ * receive cost as much as the whole backlog, which is what this test forbids.
+ *
+ * It starts its own embedded PostgreSQL (never skips) and fills `messages`
+ * with a backlog of every kind: ready, locked, deferred, scheduled, expiring,
+ * dead-lettered, and a run of deleted rows at the head of the ready range. */
+#include <libpq-fe.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "emu_pgembed.h"
+#include "store_migrate.h"
+#include "store_statements.h"
+
+/* Rows in the backlog: large enough that a scan costs far more than an index
+ * probe whatever the planner believes. */
+#define PLANS_BACKLOG 200000
+
+static char tmpdir[] = "/tmp/sbemu-plans.XXXXXX";
+static emu_pgembed pg;
+static PGconn *conn;
+
+static void exec_ok(const char *sql)
+{
+    PGresult *r = PQexec(conn, sql);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    char err[1024], conninfo[2048];
+    if (!mkdtemp(tmpdir))
+        return -1;
+    chmod(tmpdir, 0755); /* the cluster runs as postgres when we are root */
+    if (emu_pgembed_start(&pg, tmpdir, conninfo, sizeof conninfo, err, sizeof err)) {
+        fprintf(stderr, "test_store_plans: embedded PostgreSQL: %s\n", err);
+        return -1;
+    }
+    conn = PQconnectdb(conninfo);
+    if (PQstatus(conn) != CONNECTION_OK || store_migrate(conn, err, sizeof err)) {
+        fprintf(stderr, "test_store_plans: %s%s\n", PQerrorMessage(conn), err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    PQfinish(conn);
+    emu_pgembed_stop(&pg);
+    char cmd[sizeof tmpdir + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A literal of each parameter type; a generic plan does not look at values. */
+static const char *literal_of(Oid type)
+{
+    switch (type) {
+    case STORE_OID_INT8: return "1";
+    case STORE_OID_TEXT: return "'x'";
+    case STORE_OID_BYTEA: return "'\\x00'::bytea";
+    case STORE_OID_UUID: return "'00000000-0000-0000-0000-000000000001'";
+    case STORE_OID_INT8_ARRAY: return "'{1,2}'";
+    case STORE_OID_UUID_ARRAY: return "'{00000000-0000-0000-0000-000000000001}'";
+    case STORE_OID_TEXT_ARRAY: return "'{x,y}'";
+    case STORE_OID_BYTEA_ARRAY: return "'{\"\\\\x00\"}'";
+    default: return "NULL";
+    }
+}
+
+/* The generic plan of one prepared statement, as text. Caller frees. */
+static char *generic_plan(const stmt_def *d)
+{
+    char sql[2048];
+    size_t len = (size_t)snprintf(sql, sizeof sql, "EXPLAIN EXECUTE %s", d->name);
+    for (int i = 0; i < d->nparams; i++)
+        len += (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", i ? ", " : "(", literal_of(d->types[i]));
+    if (d->nparams)
+        snprintf(sql + len, sizeof sql - len, ")");
+    PGresult *r = PQexec(conn, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    size_t total = 1;
+    for (int i = 0; i < PQntuples(r); i++)
+        total += strlen(PQgetvalue(r, i, 0)) + 1;
+    char *text = malloc(total), *at = text;
+    for (int i = 0; i < PQntuples(r); i++)
+        at += sprintf(at, "%s\n", PQgetvalue(r, i, 0));
+    *at = 0;
+    PQclear(r);
+    return text;
+}
+
+/* Statements that must walk a particular index (the hot paths). */
+static const struct {
+    const char *stmt;
+    const char *index;
+} must_use[] = {
+    {STMT_CLAIM_LOCK, "messages_ready"},
+    {STMT_CLAIM_DELETE, "messages_ready"},
+    {STMT_COMPLETE_SET, "messages_lock_token"},
+    {STMT_LAPSE, "messages_lock_expiry"},
+    {STMT_SWEEP_LAPSED, "messages_lock_expiry"},
+    {STMT_SWEEP_EXPIRED, "messages_expiry"},
+    {STMT_SWEEP_SCHEDULED, "messages_scheduled"},
+};
+
+/* True when the plan probes messages_pkey with a condition on entity_id but not
+ * on sequence_number: that walks every message the entity holds. */
+static bool walks_entity(const char *plan)
+{
+    for (const char *at = plan; (at = strstr(at, "on messages_pkey")) != NULL; at++) {
+        const char *cond = strstr(at, "Index Cond: ");
+        const char *eol = cond ? strchr(cond, '\n') : NULL;
+        if (cond && eol && !memmem(cond, (size_t)(eol - cond), "sequence_number", 15))
+            return true;
+    }
+    return false;
+}
+
+/* Prints every bad plan (all of them, so one run shows what to fix); returns how many. */
+static int check_table(const stmt_def *defs, size_t n, const char *when)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *plan = generic_plan(&defs[i]);
+        const char *why = NULL;
+        if (strstr(plan, "Seq Scan on messages"))
+            why = "scans the whole messages table";
+        if (!why && walks_entity(plan))
+            why = "walks every message of an entity (messages_pkey by entity_id alone)";
+        for (size_t k = 0; !why && k < sizeof must_use / sizeof must_use[0]; k++)
+            if (!strcmp(must_use[k].stmt, defs[i].name) && !strstr(plan, must_use[k].index))
+                why = must_use[k].index;
+        if (why) {
+            printf("BAD PLAN: %s (%s): %s\n%s\n", defs[i].name, when, why, plan);
+            bad++;
+        } else if (getenv("SBEMU_SHOW_PLANS")) {
+            printf("---- %s (%s)\n%s", defs[i].name, when, plan);
+        }
+        free(plan);
+    }
+    return bad;
+}
+
+static void check_all(const char *when)
+{
+    size_t n, m;
+    const stmt_def *defs = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m);
+    int bad = check_table(defs, n, when) + check_table(mgmt, m, when);
+    if (bad)
+        fail_msg("%d statement(s) with a bad generic plan (%s), printed above", bad, when);
+}
+
+/* The backlog: one queue with every kind of message, another small one. */
+static void fill_backlog(void)
+{
+    char sql[2048];
+    exec_ok("INSERT INTO queues (name, requires_duplicate_detection) VALUES ('big', true), ('small', false)"
+            " ON CONFLICT DO NOTHING");
+    snprintf(sql, sizeof sql,
+             "INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
+             " expires_at, lock_token, locked_until, message_id, message)"
+             " SELECT (SELECT id FROM queues WHERE name = 'big'), g,"
+             "  CASE WHEN g %% 50 = 0 THEN 1 ELSE 0 END,"
+             "  CASE WHEN g %% 40 = 1 THEN 1 WHEN g %% 40 = 2 THEN 2 ELSE 0 END,"
+             "  now(), now() + CASE WHEN g %% 40 = 2 THEN interval '1 day' ELSE interval '0' END,"
+             "  CASE WHEN g %% 3 = 0 THEN now() + interval '1 hour' END,"
+             "  CASE WHEN g %% 5 = 0 THEN gen_random_uuid() END,"
+             "  CASE WHEN g %% 5 = 0 THEN now() + interval '1 minute' END,"
+             "  'm' || g, '\\x0102030405'::bytea FROM generate_series(1, %d) g",
+             PLANS_BACKLOG);
+    exec_ok(sql);
+    /* completed messages at the head of the ready range: dead rows a claim must not pay for */
+    snprintf(sql, sizeof sql, "DELETE FROM messages WHERE sequence_number <= %d", PLANS_BACKLOG / 4);
+    exec_ok(sql);
+    exec_ok("INSERT INTO duplicate_detection (entity_id, message_id, seen_at)"
+            " SELECT (SELECT id FROM queues WHERE name = 'big'), 'm' || g, now() FROM generate_series(1, 50000) g");
+}
+
+static void test_generic_plans_without_statistics(void **state)
+{
+    (void)state;
+    exec_ok("ALTER TABLE messages SET (autovacuum_enabled = off)");
+    exec_ok("ALTER TABLE duplicate_detection SET (autovacuum_enabled = off)");
+    exec_ok("ALTER TABLE entity_runtime SET (autovacuum_enabled = off)");
+    fill_backlog();
+    PGresult *r = PQexec(conn, "SELECT reltuples FROM pg_class WHERE relname = 'messages'");
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_true(atof(PQgetvalue(r, 0, 0)) < 0); /* the premise: no statistics at all */
+    PQclear(r);
+
+    char err[512] = "";
+    assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
+    exec_ok("SET plan_cache_mode = force_generic_plan");
+    check_all("no statistics");
+}
+
+static void test_generic_plans_with_stale_statistics(void **state)
+{
+    (void)state;
+    /* statistics taken when the tables were nearly empty, then a backlog */
+    exec_ok("DELETE FROM messages");
+    exec_ok("DELETE FROM duplicate_detection");
+    exec_ok("VACUUM ANALYZE messages");
+    exec_ok("VACUUM ANALYZE duplicate_detection");
+    fill_backlog();
+    exec_ok("DEALLOCATE ALL");
+    char err[512] = "";
+    assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
+    check_all("stale statistics");
+}
+
+static void test_generic_plans_with_statistics(void **state)
+{
+    (void)state;
+    exec_ok("ANALYZE");
+    exec_ok("DEALLOCATE ALL");
+    char err[512] = "";
+    assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
+    check_all("fresh statistics");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generic_plans_without_statistics),
+        cmocka_unit_test(test_generic_plans_with_stale_statistics),
+        cmocka_unit_test(test_generic_plans_with_statistics),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
