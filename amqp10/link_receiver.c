@@ -14,17 +14,35 @@
 #include "ent_queue.h"
 #include "ent_message_rules.h"
 
-/* A delivery waiting for its commit; freed by on_sent. */
+/* A delivery waiting for its commit; freed by on_sent. A forwarded send keeps
+ * its messages (msgs point into buf): if the chain's end has no room, they are
+ * dead-lettered in the entity the client sent to instead. */
 typedef struct pending_send {
     amqp_link *lk;
     pn_delivery_t *d;
+    uint8_t *buf;            /* forwarded sends only, else NULL */
+    store_new_message *msgs; /* forwarded sends only */
+    amqp_msg *parsed;        /* forwarded sends only: the ids msgs point to */
+    size_t n;
 } pending_send;
+
+static void divert(store_new_message *msgs, size_t n);
+static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf, store_new_message *msgs,
+                   amqp_msg *parsed, size_t n);
 
 static void on_sent(void *ctx, sb_status st)
 {
     pending_send *ps = ctx;
     amqp_conn *c = ps->lk->conn;
     char desc[600];
+    if (st == SB_ERR_QUOTA_EXCEEDED && ps->msgs) {
+        /* the ForwardTo end is full: ForwardingFailed in the source, same delivery */
+        divert(ps->msgs, ps->n);
+        submit(ps->lk, ps->d, ps->lk->entity.id, ps->buf, ps->msgs, ps->parsed, ps->n);
+        amqp_conn_unref(c);
+        free(ps);
+        return;
+    }
     if (st == SB_OK) {
         pn_delivery_update(ps->d, PN_ACCEPTED);
         amqp_server_wake(c->srv, ps->lk->entity.send_target_id);
@@ -45,7 +63,56 @@ static void on_sent(void *ctx, sb_status st)
     pn_delivery_settle(ps->d);
     amqp_conn_pump(c);
     amqp_conn_unref(c);
+    free(ps->buf);
+    free(ps->msgs);
+    free(ps->parsed);
     free(ps);
+}
+
+/* Hands messages to the store for target. Takes buf, msgs and parsed (what
+ * msgs point into): kept with the delivery when the send is forwarded (target
+ * is not the link's entity), freed at once otherwise (the store copies). */
+static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf, store_new_message *msgs,
+                   amqp_msg *parsed, size_t n)
+{
+    pending_send *ps = calloc(1, sizeof *ps);
+    if (!ps) {
+        amqp_delivery_reject(d, SB_ERR_INTERNAL, "out of memory");
+        pn_delivery_settle(d);
+        free(buf);
+        free(msgs);
+        free(parsed);
+        return;
+    }
+    ps->lk = lk;
+    ps->d = d;
+    bool keep = target != lk->entity.id;
+    if (keep) {
+        ps->buf = buf;
+        ps->msgs = msgs;
+        ps->parsed = parsed;
+        ps->n = n;
+    }
+    amqp_conn_ref(lk->conn);
+    store_send(lk->conn->srv->store, target, msgs, n, on_sent, ps);
+    if (!keep) {
+        free(buf);
+        free(msgs);
+        free(parsed);
+    }
+}
+
+/* What Service Bus does with a message its ForwardTo end will not take. */
+static void divert(store_new_message *msgs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (msgs[i].subqueue)
+            continue; /* already a dead letter (too many hops) */
+        msgs[i].subqueue = 1;
+        msgs[i].state = 0;
+        msgs[i].dead_letter_reason = ENT_DLQ_REASON_FORWARD;
+        msgs[i].dead_letter_description = ENT_DLQ_DESC_FORWARD;
+    }
 }
 
 static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char *description)
@@ -66,7 +133,6 @@ static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, 
     out->message_id = m->has_message_id ? m->message_id : NULL;
     out->session_id = m->has_session_id ? m->session_id : NULL;
     out->now_ms = now;
-    out->sent_to_id = e->id;
     out->available_ms = ent_available_at_ms(now, m->scheduled_enqueue_ms);
     out->state = out->available_ms > now ? 2 : 0;
     out->ttl_ms = ttl;
@@ -124,19 +190,24 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
             }
         } else {
             msgs = calloc(1, sizeof *msgs);
-            parsed = NULL;
-            if (msgs)
-                stamp(lk, &m, buf, (size_t)got, now, &msgs[n++]);
+            parsed = malloc(sizeof *parsed); /* on the heap: a forwarded send keeps it */
+            if (msgs && parsed) {
+                *parsed = m;
+                stamp(lk, parsed, buf, (size_t)got, now, &msgs[n++]);
+            }
         }
-        pending_send *ps = msgs ? malloc(sizeof *ps) : NULL;
-        if (!ps) {
+        if (!msgs || !parsed) {
             reject_now(lk, d, SB_ERR_INTERNAL, "out of memory");
         } else {
-            ps->lk = lk;
-            ps->d = d;
-            amqp_conn_ref(lk->conn);
-            /* copies the bytes; a ForwardTo chain sends to its end */
-            store_send(lk->conn->srv->store, lk->entity.send_target_id, msgs, n, on_sent, ps);
+            /* a ForwardTo chain sends to its end, unless that end refuses sends */
+            const store_entity *e = &lk->entity;
+            int64_t target = e->send_target_id;
+            if (target != e->id && ent_forward_diverts(e->send_target_status)) {
+                divert(msgs, n);
+                target = e->id;
+            }
+            submit(lk, d, target, buf, msgs, parsed, n); /* takes buf, msgs and parsed */
+            return;
         }
         free(msgs);
         free(parsed);

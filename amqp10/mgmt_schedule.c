@@ -151,6 +151,7 @@ void mgmt_schedule(mgmt_req *r)
     sb_status st = SB_OK;
     uint32_t max = r->lk->conn->srv->settings.max_message_size;
     const store_entity *ent = &r->lk->entity;
+    bool diverted = ent->send_target_id != ent->id && ent_forward_diverts(ent->send_target_status);
     while (n < count && pn_data_next(d)) {
         sched_entry *e = &entries[n];
         char why[256];
@@ -182,7 +183,6 @@ void mgmt_schedule(mgmt_req *r)
         /* Service Bus enqueues a scheduled message at its time: that is its
          * EnqueuedTimeUtc, and its TTL runs from then. */
         out->now_ms = r->now_ms;
-        out->sent_to_id = ent->id;
         out->available_ms = at;
         out->state = at > r->now_ms ? 2 : 0;
         out->ttl_ms = ttl;
@@ -191,6 +191,12 @@ void mgmt_schedule(mgmt_req *r)
             out->subqueue = 1;
             out->dead_letter_reason = ENT_DLQ_REASON_HOPS;
             out->dead_letter_description = ENT_DLQ_DESC_HOPS;
+        } else if (diverted) {
+            /* the ForwardTo end refuses sends: dead-lettered here (no schedule) */
+            out->subqueue = 1;
+            out->state = 0;
+            out->dead_letter_reason = ENT_DLQ_REASON_FORWARD;
+            out->dead_letter_description = ENT_DLQ_DESC_FORWARD;
         }
         n++;
     }
@@ -202,7 +208,8 @@ void mgmt_schedule(mgmt_req *r)
         return;
     }
     mgmt_hold(r);
-    store_schedule(r->lk->conn->srv->store, ent->send_target_id, msgs, n, r->now_ms, on_scheduled, r); /* copies the bytes */
+    store_schedule(r->lk->conn->srv->store, diverted ? ent->id : ent->send_target_id, msgs, n, r->now_ms, on_scheduled,
+                   r); /* copies the bytes */
     free(entries);
     free(msgs);
 }

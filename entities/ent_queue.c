@@ -697,3 +697,5 @@ bool ent_entity_status_allows_receive(const char *status)
     ent_entity_status st;
     return ent_entity_status_parse(status, &st) == 0 && (st == ENT_ENTITY_ACTIVE || st == ENT_ENTITY_SEND_DISABLED);
 }
+
+bool ent_forward_diverts(const char *target_status) { return !ent_entity_status_allows_send(target_status); }

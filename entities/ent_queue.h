@@ -123,6 +123,10 @@ int ent_entity_status_parse(const char *name, ent_entity_status *out);
  * receives; an unknown status allows nothing. */
 bool ent_entity_status_allows_send(const char *status);
 bool ent_entity_status_allows_receive(const char *status);
+/* Auto-forwarding: a message sent to an entity whose ForwardTo chain ends in
+ * an entity with this status is dead-lettered in the entity the client sent
+ * to (ForwardingFailed) instead; so is one the chain's end has no room for. */
+bool ent_forward_diverts(const char *target_status);
 
 /* ---- Queue -------------------------------------------------------------- */
 

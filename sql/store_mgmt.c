@@ -408,13 +408,24 @@ static void seqs_free(void *p)
     free(r);
 }
 
-static void schedule_parse(store_op *op, int stmt, const void *res)
+/* One answer per message stored: (ordinal, sequence number). A duplicate
+ * MessageId gets none and keeps 0, like a duplicate send. */
+static void schedule_row(store_op *op, int index, const void *res, int row)
 {
     seqs_result *sr = store_op_result(op);
-    if ((size_t)stmt >= sr->n)
-        return; /* the touch */
-    /* no row: a duplicate MessageId, dropped like a duplicate send (reported as 0) */
-    sr->seqs[stmt] = PQntuples((const PGresult *)res) > 0 ? col_i64(res, 0, 1) : 0;
+    if (sr && (size_t)index < sr->n)
+        sr->seqs[index] = col_i64(res, row, 1);
+}
+
+static const store_merge_def *schedule_def(void)
+{
+    /* the send's statement and columns, with the sequence numbers read back */
+    static store_merge_def def;
+    if (!def.prepared) {
+        def = store_send_set;
+        def.row = schedule_row;
+    }
+    return &def;
 }
 
 static void schedule_done(store_op *op, sb_status st)
@@ -431,8 +442,11 @@ static void schedule_done(store_op *op, sb_status st)
 void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, int64_t now_ms,
                     store_seqs_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail((int)n + 1, schedule_parse, schedule_done, user_new((void (*)(void))cb, ctx));
+    (void)now_ms; /* each message carries its own; the send stamps the activity */
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new_merged(schedule_def(), queue_id, (int)n, schedule_done, u) : NULL;
     if (!op) {
+        free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
@@ -448,12 +462,11 @@ void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, s
     }
     sr->n = n;
     store_op_set_result(op, sr, seqs_free);
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++)
-        rc |= store_send_stmt(op, (int)i, queue_id, &msgs[i]); /* the same insert as a send */
-    rc |= touch_stmt(op, (int)n, queue_id, now_ms);
-    if (rc)
-        store_op_set_status(op, SB_ERR_INTERNAL);
+    for (size_t i = 0; i < n; i++)
+        if (store_send_row(op, (int)i, &msgs[i])) {
+            store_op_set_status(op, SB_ERR_INTERNAL);
+            break;
+        }
     store_submit(s, op);
 }
 

@@ -50,6 +50,7 @@ static void lookup_parse(store_op *op, int stmt, const void *res)
     e->send_target_id = col_i64(r, 0, 11);
     e->forward_hops_exceeded = col_bool(r, 0, 12);
     e->send_target_default_ttl_ms = col_i64(r, 0, 13);
+    col_text(r, 0, 14, e->send_target_status, sizeof e->send_target_status);
     store_op_set_result(op, e, free);
 }
 
@@ -86,34 +87,9 @@ static void status_done(store_op *op, sb_status st)
     free(u);
 }
 
-int store_send_stmt(store_op *op, int i, int64_t queue_id, const store_new_message *m)
-{
-    int8_param q = be_int8(queue_id), state = be_int8(m->state), now = be_int8(m->now_ms),
-               avail = be_int8(m->available_ms), exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms),
-               sq = be_int8(m->subqueue), src = be_int8(m->sent_to_id ? m->sent_to_id : queue_id);
-    store_param p[15] = {
-        P_INT8(q),
-        P_INT8(state),
-        P_INT8(now),
-        P_INT8(avail),
-        m->expires_ms ? P_INT8(exp) : (store_param){0},
-        m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
-        P_TEXT(m->message_id),
-        P_TEXT(m->session_id),
-        {m->bytes, (int)m->len, 1},
-        P_INT8(sq),
-        P_TEXT(m->dead_letter_reason),
-        P_TEXT(m->dead_letter_description),
-        P_INT8(src),
-        P_TEXT(ENT_DLQ_REASON_FORWARD),
-        P_TEXT(ENT_DLQ_DESC_FORWARD),
-    };
-    return store_op_stmt(op, i, STMT_SEND, p, 15);
-}
-
-/* The merged send: every direct send of a commit to one entity is one
- * statement (STMT_SEND_SET). Columns as that statement's arrays. */
-static const store_merge_def send_set = {
+/* The merged send: every send of a commit to one entity is one statement
+ * (STMT_SEND_SET). Columns as that statement's arrays. */
+const store_merge_def store_send_set = {
     STMT_SEND_SET,
     11,
     {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT,
@@ -121,7 +97,7 @@ static const store_merge_def send_set = {
     NULL,
 };
 
-static int send_row(store_op *op, int i, const store_new_message *m)
+int store_send_row(store_op *op, int i, const store_new_message *m)
 {
     int8_param state = be_int8(m->state), now = be_int8(m->now_ms), avail = be_int8(m->available_ms),
                exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
@@ -143,16 +119,8 @@ static int send_row(store_op *op, int i, const store_new_message *m)
 
 void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)
 {
-    /* A forwarded send (the client sent to another entity whose ForwardTo ends
-     * here) may divert into its source's dead-letter queue: it keeps the
-     * per-message statement that knows how. */
-    bool forwarded = false;
-    for (size_t i = 0; i < n; i++)
-        forwarded = forwarded || (msgs[i].sent_to_id && msgs[i].sent_to_id != queue_id);
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = !u ? NULL
-                   : forwarded ? store_op_new((int)n, NULL, status_done, u)
-                               : store_op_new_merged(&send_set, queue_id, (int)n, status_done, u);
+    store_op *op = u ? store_op_new_merged(&store_send_set, queue_id, (int)n, status_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL);
@@ -160,7 +128,7 @@ void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_
     }
     store_op_set_notify(op, queue_id);
     for (size_t i = 0; i < n; i++)
-        if (forwarded ? store_send_stmt(op, (int)i, queue_id, &msgs[i]) : send_row(op, (int)i, &msgs[i])) {
+        if (store_send_row(op, (int)i, &msgs[i])) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
             break;
         }

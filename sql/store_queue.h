@@ -29,6 +29,7 @@ typedef struct store_entity {
     /* Where sends go: the end of the ForwardTo chain (this queue when none). */
     int64_t send_target_id;
     int64_t send_target_default_ttl_ms;
+    char send_target_status[24]; /* the chain end's status: whether it takes the send */
     bool forward_hops_exceeded; /* the chain is longer than ENT_MAX_FORWARD_HOPS */
 } store_entity;
 
@@ -49,15 +50,12 @@ typedef struct store_new_message {
     int subqueue;       /* 1: straight to the dead-letter subqueue, with the reason below */
     const char *dead_letter_reason;
     const char *dead_letter_description;
-    int64_t sent_to_id; /* the queue the client sent to, when queue_id is its ForwardTo end; 0: the same */
 } store_new_message;
 
 typedef void (*store_status_cb)(void *ctx, sb_status st);
-/* Sets statement i of op to the insert of one message (sequence number,
- * duplicate detection, MaxSizeInMegabytes, activity); it returns the sequence
- * number, or no row for a dropped duplicate. For ops that send (schedule). */
-int store_send_stmt(store_op *op, int i, int64_t queue_id, const store_new_message *m);
-/* All n messages commit together or not at all (a Service Bus batch is atomic). */
+/* All n messages commit together or not at all (a Service Bus batch is atomic).
+ * Every send of a commit to one entity is one statement (duplicate detection,
+ * MaxSizeInMegabytes and one sequence reservation for all of them). */
 void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx);
 
 /* A claimed message; memory owned by the store until the callback returns. */
@@ -99,6 +97,11 @@ typedef enum store_settle_kind {
  * the one to use when the abandon exhausts MaxDeliveryCount. */
 void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx);
+
+/* The merged send behind store_send, for other ops that insert messages
+ * (schedule): row i of op. */
+extern const store_merge_def store_send_set;
+int store_send_row(store_op *op, int i, const store_new_message *m);
 
 /* The background sweep: expiries, lapsed locks past MaxDeliveryCount, due
  * scheduled messages (activated with a new sequence number), idle

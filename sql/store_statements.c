@@ -48,49 +48,10 @@ static const stmt_def stmt_defs[] = {
      " src.dead_lettering_on_message_expiration, src.max_size_in_megabytes::int8,"
      " src.requires_duplicate_detection, sbemu_interval_ms(src.duplicate_detection_history_time_window),"
      " last.id, (SELECT max(hops) FROM chain) > $2,"
-     " (SELECT coalesce(sbemu_interval_ms(t.default_message_time_to_live), -1) FROM queues t WHERE t.id = last.id)"
+     " (SELECT coalesce(sbemu_interval_ms(t.default_message_time_to_live), -1) FROM queues t WHERE t.id = last.id),"
+     " (SELECT t.status FROM queues t WHERE t.id = last.id)"
      " FROM src, last",
      2, {STORE_OID_TEXT, STORE_OID_INT8}},
-    /* $1 queue (the end of the ForwardTo chain), $2 state, $3 now (activity, duplicate window), $4 available
-     * = enqueued (a scheduled message is enqueued when its time comes), $5 expires, $6 ttl, $7 message-id,
-     * $8 session, $9 bytes, $10 subqueue, $11 dead-letter reason, $12 description, $13 the queue the client
-     * sent to, $14/$15 reason/description when forwarding fails. A duplicate MessageId inside the window is
-     * dropped (and still acknowledged). A full queue raises SBQ01 so that the whole batch fails, except
-     * when the message was being forwarded: a full or send-disabled destination dead-letters it in the
-     * source queue instead (Service Bus auto-forwarding). */
-    {STMT_SEND,
-     "WITH q AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
-     "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes, q.status"
-     "  FROM queues q JOIN entity_runtime r ON r.entity_id = q.id WHERE q.id = $1),"
-     " divert AS (SELECT $1 <> $13 AND EXISTS (SELECT 1 FROM q WHERE size_in_bytes + octet_length($9) > max_bytes"
-     "  OR status IN ('Disabled', 'SendDisabled')) AS yes),"
-     " t AS (SELECT CASE WHEN (SELECT yes FROM divert) THEN $13 ELSE $1 END AS id),"
-     " tq AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
-     "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes"
-     "  FROM queues q JOIN entity_runtime r ON r.entity_id = q.id, t WHERE q.id = t.id FOR UPDATE OF r),"
-     " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM tq)"
-     "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
-     "  WHEN (SELECT size_in_bytes + octet_length($9) > max_bytes FROM tq)"
-     "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
-     "  ELSE true END AS ok),"
-     " dup AS (INSERT INTO duplicate_detection (entity_id, message_id, seen_at)"
-     "  SELECT t.id, $7, sbemu_ts($3) FROM tq, t, chk WHERE tq.dd AND $7 IS NOT NULL AND chk.ok"
-     "  ON CONFLICT (entity_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
-     "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM tq) RETURNING 1),"
-     " s AS (UPDATE entity_runtime SET next_sequence_number = next_sequence_number + 1,"
-     "  size_in_bytes = size_in_bytes + octet_length($9), accessed_at = greatest(accessed_at, sbemu_ts($3))"
-     "  WHERE entity_id = (SELECT id FROM t) AND (SELECT ok FROM chk)"
-     "  AND ((SELECT NOT dd FROM tq) OR $7 IS NULL OR EXISTS (SELECT 1 FROM dup))"
-     "  RETURNING next_sequence_number - 1 AS seq)"
-     " INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at, expires_at,"
-     " time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description, message)"
-     " SELECT t.id, s.seq, CASE WHEN d.yes THEN 1 ELSE $10::smallint END, CASE WHEN d.yes THEN 0"
-     " ELSE $2::smallint END, sbemu_ts($4), sbemu_ts($4), sbemu_ts($5), $6,"
-     /* Service Bus stamps a MessageId on messages sent without one */
-     " coalesce($7, replace(gen_random_uuid()::text, '-', '')), $8,"
-     " CASE WHEN d.yes THEN $14 ELSE $11 END, CASE WHEN d.yes THEN $15 ELSE $12 END, $9"
-     " FROM s, t, divert d RETURNING 1::int8, sequence_number",
-     15, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
     /* Every send of a commit to one entity, as one statement (a merged
      * statement: $1 the entity, then one array per column, see store_merge.h).
      * One sequence reservation and one size/activity update for all of them.
@@ -98,7 +59,8 @@ static const stmt_def stmt_defs[] = {
      * commit, is dropped (and still acknowledged). A full entity raises SBQ01,
      * which fails the commit; the store then retries each send alone, so the
      * verdict is the one each send would get on its own. Returns (ordinal,
-     * sequence number) per message stored. */
+     * sequence number) per message stored. Where a forwarded message goes
+     * when its destination refuses it is decided in C (ent_forward_diverts). */
     {STMT_SEND_SET,
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::text[],"
      "  $8::text[], $9::bytea[], $10::int8[], $11::text[], $12::text[]) WITH ORDINALITY"
