@@ -80,12 +80,12 @@ void amqp_server_free(amqp_server *srv)
 
 int amqp_server_connection_count(const amqp_server *srv) { return srv->nconns; }
 
-void amqp_server_wake(amqp_server *srv, int64_t queue_id)
+void amqp_server_wake(amqp_server *srv, int64_t entity_id)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         bool any = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next)
-            if (lk->role == LINK_ENTITY_OUT && lk->parked && lk->entity.id == queue_id) {
+            if (lk->role == LINK_ENTITY_OUT && lk->parked && lk->entity.id == entity_id) {
                 amqp_link_pump(lk);
                 any = true;
             }

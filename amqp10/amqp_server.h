@@ -37,6 +37,6 @@ int amqp_server_connection_count(const amqp_server *srv);
 void amqp_sweep_now(amqp_server *srv);
 void amqp_server_wake_all(amqp_server *srv);
 /* Messages arrived on a queue: its waiting receivers claim again. */
-void amqp_server_wake(amqp_server *srv, int64_t queue_id);
+void amqp_server_wake(amqp_server *srv, int64_t entity_id);
 
 #endif

@@ -58,11 +58,11 @@ static void hook_want_write(void *ud)
 }
 
 /* Commits (ours or another replica's) announced messages for these queues. */
-static void hook_on_messages(void *ud, const int64_t *queue_ids, size_t n)
+static void hook_on_messages(void *ud, const int64_t *entity_ids, size_t n)
 {
     emu_loop *L = ud;
     for (size_t i = 0; L->http.srv && i < n; i++)
-        amqp_server_wake(L->http.srv, queue_ids[i]);
+        amqp_server_wake(L->http.srv, entity_ids[i]);
 }
 
 /* Another emulator moved the namespace clock: follow it (it only moves forward). */

@@ -11,14 +11,14 @@
 
 /* Operations per transaction. Past this the batch is cut (never inside an op). */
 #define STORE_BATCH_MAX_OPS 512
-/* The channel on which commits announce queues that got messages. */
+/* The channel on which commits announce entities that got messages. */
 #define STORE_NOTIFY_CHANNEL "sbemu_messages"
 /* The channel that carries the namespace clock's offset (migration 004). */
 #define STORE_CLOCK_CHANNEL "sbemu_clock"
 /* The channel the entity tables' triggers notify (migration 001). */
 #define STORE_ENTITIES_CHANNEL "sbemu_entities"
 /* Queue ids one notification carries; beyond this, receivers poll. */
-#define STORE_NOTIFY_MAX_QUEUES 64
+#define STORE_NOTIFY_MAX_ENTITIES 64
 
 typedef struct store_stmt {
     const char *prepared;
@@ -49,7 +49,7 @@ struct store_op {
     int nstmt;
     bool solo;        /* retried alone after its batch failed */
     sb_status status; /* SB_OK unless parse decided otherwise */
-    int64_t notify_queue; /* 0, or a queue this op adds messages to */
+    int64_t notify_entity; /* 0, or an entity this op adds messages to */
     store_parse_fn parse;
     store_done_fn done;
     void *ctx;
@@ -128,7 +128,7 @@ void *store_op_ctx(const store_op *op) { return op->ctx; }
 int store_op_nstmt(const store_op *op) { return op->nstmt; }
 void *store_op_result(const store_op *op) { return op->result; }
 void store_op_set_status(store_op *op, sb_status st) { op->status = st; }
-void store_op_set_notify(store_op *op, int64_t queue_id) { op->notify_queue = queue_id; }
+void store_op_set_notify(store_op *op, int64_t entity_id) { op->notify_entity = entity_id; }
 
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *))
 {
@@ -403,24 +403,24 @@ static bool send_merged(store *s, store_op *first)
     return true;
 }
 
-/* One NOTIFY per transaction naming the queues that got messages (never one per message). */
+/* One NOTIFY per transaction naming the entities that got messages (never one per message). */
 static bool send_notify(store *s, const store_op *ops)
 {
-    char payload[STORE_NOTIFY_MAX_QUEUES * 21 + 1] = "";
-    int64_t seen[STORE_NOTIFY_MAX_QUEUES];
+    char payload[STORE_NOTIFY_MAX_ENTITIES * 21 + 1] = "";
+    int64_t seen[STORE_NOTIFY_MAX_ENTITIES];
     int n = 0;
     size_t len = 0;
-    for (const store_op *op = ops; op && n < STORE_NOTIFY_MAX_QUEUES; op = op->next) {
-        if (!op->notify_queue)
+    for (const store_op *op = ops; op && n < STORE_NOTIFY_MAX_ENTITIES; op = op->next) {
+        if (!op->notify_entity)
             continue;
         bool dup = false;
         for (int i = 0; i < n && !dup; i++)
-            dup = seen[i] == op->notify_queue;
+            dup = seen[i] == op->notify_entity;
         if (dup)
             continue;
-        seen[n++] = op->notify_queue;
+        seen[n++] = op->notify_entity;
         len += (size_t)snprintf(payload + len, sizeof payload - len, "%s%lld", len ? "," : "",
-                                (long long)op->notify_queue);
+                                (long long)op->notify_entity);
     }
     if (!n)
         return true;
@@ -432,9 +432,9 @@ static bool send_notify(store *s, const store_op *ops)
 
 static void deliver_notification(store *s, const char *payload)
 {
-    int64_t ids[STORE_NOTIFY_MAX_QUEUES];
+    int64_t ids[STORE_NOTIFY_MAX_ENTITIES];
     size_t n = 0;
-    for (const char *p = payload; *p && n < STORE_NOTIFY_MAX_QUEUES;) {
+    for (const char *p = payload; *p && n < STORE_NOTIFY_MAX_ENTITIES;) {
         char *end;
         long long v = strtoll(p, &end, 10);
         if (end == p)

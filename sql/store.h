@@ -29,8 +29,8 @@ typedef struct store_op store_op;
 typedef struct store_hooks {
     void (*want_write)(void *ud); /* call store_on_writable when the socket is writable */
     void (*want_flush)(void *ud); /* call store_flush soon, after the current callbacks */
-    /* Another process (or this one) committed messages to these queues. */
-    void (*on_messages)(void *ud, const int64_t *queue_ids, size_t n);
+    /* Another process (or this one) committed messages to these entities (queues, subscriptions). */
+    void (*on_messages)(void *ud, const int64_t *entity_ids, size_t n);
     /* The namespace clock moved (sbemu_clock): its offset in milliseconds. */
     void (*on_clock)(void *ud, int64_t offset_ms);
     /* Entities were created, changed or deleted (sbemu_entities: by any
@@ -86,9 +86,9 @@ void *store_op_result(const store_op *op);           /* op-owned result storage 
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *));
 void store_op_set_status(store_op *op, sb_status st); /* a logical outcome decided by parse */
 void store_submit(store *s, store_op *op);
-/* Marks an op as adding messages to a queue: its batch sends one NOTIFY for
- * all such queues, which wakes receivers in every emulator on the database. */
-void store_op_set_notify(store_op *op, int64_t queue_id);
+/* Marks an op as adding messages to an entity: its batch sends one NOTIFY for
+ * all such entities, which wakes receivers in every emulator on the database. */
+void store_op_set_notify(store_op *op, int64_t entity_id);
 
 /* ---- merged statements: many ops, one statement ----
  *

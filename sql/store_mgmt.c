@@ -48,9 +48,9 @@ char *store_mgmt_uuid_array(const uint8_t (*v)[16], size_t n)
 }
 
 /* Appends the accessed_at stamp as statement i of op. */
-static int touch_stmt(store_op *op, int i, int64_t queue_id, int64_t now_ms)
+static int touch_stmt(store_op *op, int i, int64_t entity_id, int64_t now_ms)
 {
-    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     return store_op_stmt(op, i, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
 }
 
@@ -155,7 +155,7 @@ static void msgs_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_peek(store *s, int64_t queue_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
+void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
                 store_mgmt_msgs_cb cb, void *ctx)
 {
     store_op *op = op_or_fail(2, peek_parse, msgs_done, user_new((void (*)(void))cb, ctx));
@@ -163,11 +163,11 @@ void store_peek(store *s, int64_t queue_id, int subqueue, int64_t from_seq, int 
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
-    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), from = be_int8(from_seq), lim = be_int8(max),
+    int8_param q = be_int8(entity_id), sq = be_int8(subqueue), from = be_int8(from_seq), lim = be_int8(max),
                now = be_int8(now_ms);
     int rc = store_op_stmt(op, 0, STMT_MGMT_PEEK,
                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(from), P_INT8(lim), P_INT8(now)}, 5);
-    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    rc |= touch_stmt(op, 1, entity_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -222,7 +222,7 @@ static void renew_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_renew_locks(store *s, int64_t queue_id, const uint8_t (*tokens)[16], size_t n, int64_t now_ms,
+void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16], size_t n, int64_t now_ms,
                        int64_t until_ms, store_renew_cb cb, void *ctx)
 {
     store_op *op = op_or_fail(2, renew_parse, renew_done, user_new((void (*)(void))cb, ctx));
@@ -260,10 +260,10 @@ void store_renew_locks(store *s, int64_t queue_id, const uint8_t (*tokens)[16], 
         return;
     }
     store_op_set_result(op, rr, renew_free);
-    int8_param q = be_int8(queue_id), now = be_int8(now_ms), until = be_int8(until_ms);
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms), until = be_int8(until_ms);
     int rc = store_op_stmt(op, 0, STMT_MGMT_RENEW, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now), P_INT8(until)},
                            4);
-    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    rc |= touch_stmt(op, 1, entity_id, now_ms);
     free(arr);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
@@ -347,7 +347,7 @@ static void deferred_done(store_op *op, sb_status st)
     free(dr);
 }
 
-void store_receive_deferred(store *s, int64_t queue_id, int subqueue, const int64_t *seqs, size_t n, bool delete,
+void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int64_t *seqs, size_t n, bool delete,
                             int64_t now_ms, int64_t until_ms, store_deferred_cb cb, void *ctx)
 {
     deferred_req *dr = calloc(1, sizeof *dr);
@@ -375,7 +375,7 @@ void store_receive_deferred(store *s, int64_t queue_id, int subqueue, const int6
             distinct[nd++] = distinct[i];
     char *arr = store_mgmt_int8_array(distinct, nd);
     free(distinct);
-    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), now = be_int8(now_ms), until = be_int8(until_ms);
+    int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), until = be_int8(until_ms);
     int rc = !arr;
     if (arr) {
         rc |= store_op_stmt(op, 0, STMT_MGMT_DEFERRED_FIND,
@@ -386,7 +386,7 @@ void store_receive_deferred(store *s, int64_t queue_id, int subqueue, const int6
         else
             rc |= store_op_stmt(op, 1, STMT_MGMT_DEFERRED_LOCK,
                                 (store_param[]){P_INT8(q), P_INT8(sq), P_TEXT(arr), P_INT8(now), P_INT8(until)}, 5);
-        rc |= touch_stmt(op, 2, queue_id, now_ms);
+        rc |= touch_stmt(op, 2, entity_id, now_ms);
     }
     free(arr);
     if (rc)
@@ -439,12 +439,12 @@ static void schedule_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, int64_t now_ms,
+void store_schedule(store *s, int64_t entity_id, const store_new_message *msgs, size_t n, int64_t now_ms,
                     store_seqs_cb cb, void *ctx)
 {
     (void)now_ms; /* each message carries its own; the send stamps the activity */
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new_merged(schedule_def(), queue_id, (int)n, schedule_done, u) : NULL;
+    store_op *op = u ? store_op_new_merged(schedule_def(), entity_id, (int)n, schedule_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
@@ -480,7 +480,7 @@ static void status_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_cancel_scheduled(store *s, int64_t queue_id, const int64_t *seqs, size_t n, int64_t now_ms,
+void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, size_t n, int64_t now_ms,
                             store_status_cb cb, void *ctx)
 {
     store_op *op = op_or_fail(2, NULL, status_done, user_new((void (*)(void))cb, ctx));
@@ -490,18 +490,18 @@ void store_cancel_scheduled(store *s, int64_t queue_id, const int64_t *seqs, siz
         return;
     }
     char *arr = store_mgmt_int8_array(seqs, n);
-    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     int rc = !arr;
     if (arr)
         rc |= store_op_stmt(op, 0, STMT_MGMT_CANCEL, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now)}, 3);
-    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    rc |= touch_stmt(op, 1, entity_id, now_ms);
     free(arr);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }
 
-void store_touch_queue(store *s, int64_t queue_id, int64_t now_ms, store_status_cb cb, void *ctx)
+void store_touch_queue(store *s, int64_t entity_id, int64_t now_ms, store_status_cb cb, void *ctx)
 {
     store_op *op = op_or_fail(1, NULL, status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
@@ -509,7 +509,7 @@ void store_touch_queue(store *s, int64_t queue_id, int64_t now_ms, store_status_
             cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    if (touch_stmt(op, 0, queue_id, now_ms))
+    if (touch_stmt(op, 0, entity_id, now_ms))
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }
@@ -537,7 +537,7 @@ static void count_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_batch_delete(store *s, int64_t queue_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
+void store_batch_delete(store *s, int64_t entity_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
                         store_count_cb cb, void *ctx)
 {
     store_op *op = op_or_fail(2, count_parse, count_done, user_new((void (*)(void))cb, ctx));
@@ -548,12 +548,12 @@ void store_batch_delete(store *s, int64_t queue_id, int subqueue, int max, int64
     count_result *c = calloc(1, sizeof *c);
     if (c)
         store_op_set_result(op, c, free);
-    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), lim = be_int8(max), before = be_int8(before_ms),
+    int8_param q = be_int8(entity_id), sq = be_int8(subqueue), lim = be_int8(max), before = be_int8(before_ms),
                now = be_int8(now_ms);
     int rc = !c;
     rc |= store_op_stmt(op, 0, STMT_MGMT_BATCH_DELETE,
                         (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(lim), P_INT8(before), P_INT8(now)}, 5);
-    rc |= touch_stmt(op, 1, queue_id, now_ms);
+    rc |= touch_stmt(op, 1, entity_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -601,7 +601,7 @@ static void read_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_read_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+void store_read_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                store_bytes_cb cb, void *ctx)
 {
     store_op *op = op_or_fail(1, read_parse, read_done, user_new((void (*)(void))cb, ctx));
@@ -609,7 +609,7 @@ void store_read_locked_message(store *s, int64_t queue_id, const uint8_t token[1
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
-    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     if (store_op_stmt(op, 0, STMT_MGMT_READ_LOCKED, (store_param[]){{token, 16, 1}, P_INT8(q), P_INT8(now)}, 3))
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -622,7 +622,7 @@ static void lock_lost_unless_row(store_op *op, int stmt, const void *res)
         store_op_set_status(op, SB_ERR_LOCK_LOST);
 }
 
-void store_replace_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+void store_replace_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                   const uint8_t *bytes, size_t len, store_status_cb cb, void *ctx)
 {
     store_op *op = op_or_fail(1, lock_lost_unless_row, status_done, user_new((void (*)(void))cb, ctx));
@@ -631,7 +631,7 @@ void store_replace_locked_message(store *s, int64_t queue_id, const uint8_t toke
             cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     if (store_op_stmt(op, 0, STMT_MGMT_REPLACE_LOCKED,
                       (store_param[]){{token, 16, 1}, P_INT8(q), P_INT8(now), {bytes, (int)len, 1}}, 4))
         store_op_set_status(op, SB_ERR_INTERNAL);

@@ -56,14 +56,14 @@ typedef void (*store_mgmt_msgs_cb)(void *ctx, sb_status st, const store_mgmt_msg
  * order, every state, locked or not. Messages of the queue (not its DLQ) whose
  * expires_at has passed are left out unless deferred: the emulator's expiry is
  * lazy, and showing them would make a peek depend on when the sweep last ran. */
-void store_peek(store *s, int64_t queue_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
+void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
                 store_mgmt_msgs_cb cb, void *ctx);
 
 /* Extends the locks of n tokens (RFC order) to until_ms. until[i] answers
  * tokens[i]. SB_ERR_LOCK_LOST (and nothing renewed) when any token is unknown
  * or its lock lapsed. */
 typedef void (*store_renew_cb)(void *ctx, sb_status st, const int64_t *until, size_t n);
-void store_renew_locks(store *s, int64_t queue_id, const uint8_t (*tokens)[16], size_t n, int64_t now_ms,
+void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16], size_t n, int64_t now_ms,
                        int64_t until_ms, store_renew_cb cb, void *ctx);
 
 /* Takes deferred messages by sequence number: locks them until until_ms (they
@@ -71,7 +71,7 @@ void store_renew_locks(store *s, int64_t queue_id, const uint8_t (*tokens)[16], 
  * sequence number that is no unlocked deferred message in `missing`, when any
  * is not; then nothing is taken. Messages come back in request order. */
 typedef void (*store_deferred_cb)(void *ctx, sb_status st, int64_t missing, const store_mgmt_msg *msgs, size_t n);
-void store_receive_deferred(store *s, int64_t queue_id, int subqueue, const int64_t *seqs, size_t n, bool delete,
+void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int64_t *seqs, size_t n, bool delete,
                             int64_t now_ms, int64_t until_ms, store_deferred_cb cb, void *ctx);
 
 /* Inserts messages like a send (duplicate detection, MaxSizeInMegabytes,
@@ -80,32 +80,32 @@ void store_receive_deferred(store *s, int64_t queue_id, int subqueue, const int6
  * transaction: SB_ERR_QUOTA_EXCEEDED or SB_ERR_NOT_FOUND fail them all.
  * seqs[i] is the sequence number of msgs[i], 0 for a duplicate dropped. */
 typedef void (*store_seqs_cb)(void *ctx, sb_status st, const int64_t *seqs, size_t n);
-void store_schedule(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, int64_t now_ms,
+void store_schedule(store *s, int64_t entity_id, const store_new_message *msgs, size_t n, int64_t now_ms,
                     store_seqs_cb cb, void *ctx);
 
 /* Deletes the scheduled messages among seqs that are not yet due; others are
  * ignored (cancelling twice is harmless). */
-void store_cancel_scheduled(store *s, int64_t queue_id, const int64_t *seqs, size_t n, int64_t now_ms,
+void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, size_t n, int64_t now_ms,
                             store_status_cb cb, void *ctx);
 
 /* Deletes up to max unlocked messages of (queue, subqueue) enqueued before
  * before_ms, lowest sequence numbers first; count is how many went. */
 typedef void (*store_count_cb)(void *ctx, sb_status st, int64_t count);
-void store_batch_delete(store *s, int64_t queue_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
+void store_batch_delete(store *s, int64_t entity_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
                         store_count_cb cb, void *ctx);
 
 /* The stored bytes of the message a live lock token (RFC order) holds, for a
  * rewrite (properties-to-modify); SB_ERR_LOCK_LOST when the lock is gone. The
  * bytes belong to the store until the callback returns. */
 typedef void (*store_bytes_cb)(void *ctx, sb_status st, const uint8_t *bytes, size_t len);
-void store_read_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+void store_read_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                store_bytes_cb cb, void *ctx);
 /* Replaces those bytes (size_in_bytes follows); SB_ERR_LOCK_LOST as above. */
-void store_replace_locked_message(store *s, int64_t queue_id, const uint8_t token[16], int64_t now_ms,
+void store_replace_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                   const uint8_t *bytes, size_t len, store_status_cb cb, void *ctx);
 
 /* Only stamps queues.accessed_at (for operations built on store_queue.h). */
-void store_touch_queue(store *s, int64_t queue_id, int64_t now_ms, store_status_cb cb, void *ctx);
+void store_touch_queue(store *s, int64_t entity_id, int64_t now_ms, store_status_cb cb, void *ctx);
 
 /* ---- helpers shared with the tests ---- */
 

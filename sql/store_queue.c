@@ -117,16 +117,16 @@ int store_send_row(store_op *op, int i, const store_new_message *m)
     return store_op_row(op, i, cols);
 }
 
-void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)
+void store_send(store *s, int64_t entity_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new_merged(&store_send_set, queue_id, (int)n, status_done, u) : NULL;
+    store_op *op = u ? store_op_new_merged(&store_send_set, entity_id, (int)n, status_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    store_op_set_notify(op, queue_id);
+    store_op_set_notify(op, entity_id);
     for (size_t i = 0; i < n; i++)
         if (store_send_row(op, (int)i, &msgs[i])) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
@@ -205,7 +205,7 @@ static void claim_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
+void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
                  int64_t locked_until_ms, bool is_activity, store_claim_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
@@ -216,7 +216,7 @@ void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
-    int8_param q = be_int8(queue_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
+    int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
                until = be_int8(locked_until_ms);
     int i = 0;
     int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
@@ -257,7 +257,7 @@ static void complete_done(store_op *op, sb_status st)
     status_done(op, st == SB_OK && store_op_answered(op) == 0 ? SB_ERR_LOCK_LOST : st);
 }
 
-void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
+void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx)
 {
     static const char *const stmt_of[] = {
@@ -275,7 +275,7 @@ void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], stor
             cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    int8_param q = be_int8(queue_id), now = be_int8(now_ms);
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     if (complete) {
         if (store_op_row(op, 0, (store_param[]){P_UUID(lock_token), P_INT8(q), P_INT8(now)}))
             store_op_set_status(op, SB_ERR_INTERNAL);

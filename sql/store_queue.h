@@ -56,7 +56,7 @@ typedef void (*store_status_cb)(void *ctx, sb_status st);
 /* All n messages commit together or not at all (a Service Bus batch is atomic).
  * Every send of a commit to one entity is one statement (duplicate detection,
  * MaxSizeInMegabytes and one sequence reservation for all of them). */
-void store_send(store *s, int64_t queue_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx);
+void store_send(store *s, int64_t entity_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx);
 
 /* A claimed message; memory owned by the store until the callback returns. */
 typedef struct store_claimed {
@@ -81,7 +81,7 @@ typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msg
  * locks them until locked_until_ms, or deletes them. is_activity: a receive
  * the client asked for (not a waiting receiver's re-poll), which keeps the
  * queue from AutoDeleteOnIdle. */
-void store_claim(store *s, int64_t queue_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
+void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
                  int64_t locked_until_ms, bool is_activity, store_claim_cb cb, void *ctx);
 
 typedef enum store_settle_kind {
@@ -95,7 +95,7 @@ typedef enum store_settle_kind {
 /* SB_ERR_LOCK_LOST when the token is unknown, settled, or its lock lapsed.
  * reason/description: the dead-letter reason for DEADLETTER, and for ABANDON
  * the one to use when the abandon exhausts MaxDeliveryCount. */
-void store_settle(store *s, int64_t queue_id, const uint8_t lock_token[16], store_settle_kind kind,
+void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx);
 
 /* The merged send behind store_send, for other ops that insert messages
