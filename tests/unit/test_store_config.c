@@ -1,7 +1,8 @@
-/* store_config_apply against a real PostgreSQL: set SBEMU_TEST_PG to a libpq
- * conninfo (e.g. "host=/tmp/pg port=55499 user=sbemu dbname=postgres"); each
- * run creates its own database and drops it at the end. Without the variable
- * every test is skipped. */
+/* store_config_apply against a real PostgreSQL: the embedded cluster the test
+ * starts itself (store_fixture.h), or the server SBEMU_TEST_PG names as a libpq
+ * conninfo (e.g. "host=/tmp/pg port=55499 user=sbemu dbname=postgres"). Each
+ * run creates its own database and drops it at the end. Never skipped: a
+ * PostgreSQL that cannot start fails the test with the reason. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,9 +19,11 @@
 #include "emu_config_json.h"
 #include "ent_log.h"
 #include "store_config.h"
+#include "store_fixture.h"
 #include "store_migrate.h"
 
 static const char *conninfo;
+static store_fixture pgfx; /* started when SBEMU_TEST_PG is not set */
 static char dbname[64];
 static PGconn *conn;
 static char err[4096];
@@ -59,8 +62,13 @@ static int group_setup(void **state)
 {
     (void)state;
     conninfo = getenv("SBEMU_TEST_PG");
-    if (!conninfo || !*conninfo)
-        return 0;
+    if (!conninfo || !*conninfo) {
+        if (store_fixture_start(&pgfx, "store-config", err, sizeof err)) {
+            fprintf(stderr, "test_store_config: cannot start PostgreSQL: %s\n", err);
+            return -1;
+        }
+        conninfo = pgfx.conninfo;
+    }
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     snprintf(dbname, sizeof dbname, "sbemu_test_config_%d_%d", (int)getpid(), rand() % 100000);
     char sql[160];
@@ -80,13 +88,16 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    if (!conn)
-        return 0;
-    PQfinish(conn);
-    conn = NULL;
-    char sql[160];
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", dbname);
-    return exec_admin(sql);
+    int rc = 0;
+    if (conn) {
+        PQfinish(conn);
+        conn = NULL;
+        char sql[160];
+        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", dbname);
+        rc = exec_admin(sql);
+    }
+    store_fixture_stop(&pgfx); /* a no-op when SBEMU_TEST_PG named the server */
+    return rc;
 }
 
 /* Each test starts from empty tables. */
@@ -101,11 +112,8 @@ static int setup(void **state)
     return ok ? 0 : -1;
 }
 
-#define NEED_PG()                                                                                                \
-    do {                                                                                                         \
-        if (!conn)                                                                                               \
-            skip();                                                                                              \
-    } while (0)
+/* The group setup fails when it has no database, so this only guards. */
+#define NEED_PG() assert_non_null(conn)
 
 /* The single value of a query, as text ("<null>" for NULL). */
 static char value_buf[4096];
