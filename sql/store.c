@@ -212,6 +212,10 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
         free(s);
         return NULL;
     }
+    /* The plans test_store_plans checks, and no planning per execution: a
+     * custom plan would be re-planned from statistics that may be missing or
+     * stale (right after a bulk send), which is what made drains slow. */
+    PQclear(PQexec(s->conn, "SET plan_cache_mode = force_generic_plan"));
     PQclear(PQexec(s->conn, "LISTEN " STORE_NOTIFY_CHANNEL));
     PQclear(PQexec(s->conn, "LISTEN " STORE_CLOCK_CHANNEL));
     PQclear(PQexec(s->conn, "LISTEN " STORE_ENTITIES_CHANNEL));
