@@ -239,20 +239,20 @@ void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mod
 
 /* ---- settle ---- */
 
-static void settle_parse(store_op *op, int stmt, const void *res)
-{
-    (void)stmt;
-    if (PQntuples((const PGresult *)res) < 1)
-        store_op_set_status(op, SB_ERR_LOCK_LOST);
-}
-
-/* Every complete of a commit is one DELETE (STMT_COMPLETE_SET); its answer
- * names the completes that found their lock. */
+/* Every complete of a commit is one DELETE (STMT_COMPLETE_SET), every other
+ * settlement one STMT_SETTLE_SET; an answer row names a settlement that found
+ * its lock. */
 static const store_merge_def complete_set = {
     STMT_COMPLETE_SET, 3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}, NULL,
 };
+static const store_merge_def settle_set = {
+    STMT_SETTLE_SET,
+    6,
+    {STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT},
+    NULL,
+};
 
-static void complete_done(store_op *op, sb_status st)
+static void settle_done(store_op *op, sb_status st)
 {
     status_done(op, st == SB_OK && store_op_answered(op) == 0 ? SB_ERR_LOCK_LOST : st);
 }
@@ -260,35 +260,26 @@ static void complete_done(store_op *op, sb_status st)
 void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx)
 {
-    static const char *const stmt_of[] = {
-        [STORE_SETTLE_ABANDON] = STMT_ABANDON, [STORE_SETTLE_DEADLETTER] = STMT_DEADLETTER,
-        [STORE_SETTLE_DEFER] = STMT_DEFER, [STORE_SETTLE_RELEASE] = STMT_RELEASE,
-    };
     user_cb *u = user_new((void (*)(void))cb, ctx);
     bool complete = kind == STORE_SETTLE_COMPLETE;
-    store_op *op = !u        ? NULL
-                   : complete ? store_op_new_merged(&complete_set, 0, 1, complete_done, u)
-                              : store_op_new(1, settle_parse, status_done, u);
+    store_op *op = u ? store_op_new_merged(complete ? &complete_set : &settle_set, 0, 1, settle_done, u) : NULL;
     if (!op) {
         free(u);
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
-    if (complete) {
-        if (store_op_row(op, 0, (store_param[]){P_UUID(lock_token), P_INT8(q), P_INT8(now)}))
-            store_op_set_status(op, SB_ERR_INTERNAL);
-        store_submit(s, op);
-        return;
-    }
-    store_param p[5] = {P_UUID(lock_token), P_INT8(q), P_INT8(now), P_TEXT(reason), P_TEXT(description)};
+    int8_param k = be_int8(kind), q = be_int8(entity_id), now = be_int8(now_ms);
     if (kind == STORE_SETTLE_ABANDON) {
-        p[3] = P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY);
-        p[4] = P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY);
+        /* used only when the abandon exhausts MaxDeliveryCount */
+        reason = ENT_DLQ_REASON_MAX_DELIVERY;
+        description = ENT_DLQ_DESC_MAX_DELIVERY;
     }
-    bool five = kind == STORE_SETTLE_DEADLETTER || kind == STORE_SETTLE_ABANDON;
-    if (store_op_stmt(op, 0, stmt_of[kind], p, five ? 5 : 3))
+    int rc = complete ? store_op_row(op, 0, (store_param[]){P_UUID(lock_token), P_INT8(q), P_INT8(now)})
+                      : store_op_row(op, 0,
+                                     (store_param[]){P_INT8(k), P_UUID(lock_token), P_INT8(q), P_INT8(now),
+                                                     P_TEXT(reason), P_TEXT(description)});
+    if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }

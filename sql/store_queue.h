@@ -84,15 +84,18 @@ typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msg
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
                  int64_t locked_until_ms, bool is_activity, store_claim_cb cb, void *ctx);
 
+/* The values are the kind codes of sbemu_settle (migration 005). */
 typedef enum store_settle_kind {
-    STORE_SETTLE_COMPLETE,
-    STORE_SETTLE_ABANDON,
-    STORE_SETTLE_DEADLETTER,
-    STORE_SETTLE_DEFER,
-    STORE_SETTLE_RELEASE,
+    STORE_SETTLE_COMPLETE = 0,
+    STORE_SETTLE_ABANDON = 1,
+    STORE_SETTLE_DEADLETTER = 2,
+    STORE_SETTLE_DEFER = 3,
+    STORE_SETTLE_RELEASE = 4,
 } store_settle_kind;
 
 /* SB_ERR_LOCK_LOST when the token is unknown, settled, or its lock lapsed.
+ * Every settlement of a commit joins one statement: completes one DELETE, the
+ * others one statement of their own.
  * reason/description: the dead-letter reason for DEADLETTER, and for ABANDON
  * the one to use when the abandon exhausts MaxDeliveryCount. */
 void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,

@@ -26,14 +26,6 @@
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
  * whole table; `ctid = ANY(...)` can only be a TID scan.) */
 
-/* The message a lock token names, locked against concurrent settlements:
- * $1 token, $2 entity, $3 now. No row means the lock is lost. (A token is one
- * row: the entity is checked, not searched; `IS NOT DISTINCT FROM` keeps the
- * planner from walking the entity's whole backlog in messages_pkey.) */
-#define LOCKED_MESSAGE                                                                                            \
-    "WITH m AS MATERIALIZED (SELECT entity_id, sequence_number, subqueue, delivery_count FROM messages"         \
-    " WHERE lock_token = $1 AND entity_id IS NOT DISTINCT FROM $2 AND locked_until > sbemu_ts($3) FOR UPDATE) "
-
 static const stmt_def stmt_defs[] = {
     /* The queue, and where its messages go: the end of its ForwardTo chain (at
      * most ENT_MAX_FORWARD_HOPS hops; a longer chain is reported). */
@@ -138,29 +130,21 @@ static const stmt_def stmt_defs[] = {
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
      " SELECT ord FROM d",
      4, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
-    /* Settlements: $1 lock token, $2 entity, $3 now. No row back means the lock is lost. */
-    /* Abandon: one more delivery than MaxDeliveryCount allows dead-letters it. $4 reason, $5 description */
-    {STMT_ABANDON,
-     LOCKED_MESSAGE "SELECT CASE WHEN m.subqueue = 0 AND m.delivery_count >= q.max_delivery_count"
-                    " THEN sbemu_dead_letter(m.entity_id, m.sequence_number, $4, $5, sbemu_ts($3))"
-                    " ELSE sbemu_unlock(m.entity_id, m.sequence_number, sbemu_ts($3)) END"
-                    " FROM m JOIN queues q ON q.id = m.entity_id",
-     5, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
-    /* $4 reason, $5 description (either may be NULL) */
-    {STMT_DEADLETTER,
-     LOCKED_MESSAGE "SELECT sbemu_dead_letter(entity_id, sequence_number, $4, $5, sbemu_ts($3)) FROM m", 5,
-     {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
-    {STMT_DEFER,
-     LOCKED_MESSAGE "UPDATE messages x SET state = 1, lock_token = NULL, locked_until = NULL,"
-                    " available_at = sbemu_ts($3) FROM m"
-                    " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number RETURNING 1",
-     3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
-    /* Released: back to the queue as if never delivered (no delivery-count increment). */
-    {STMT_RELEASE,
-     LOCKED_MESSAGE "UPDATE messages x SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($3),"
-                    " delivery_count = greatest(x.delivery_count - 1, 0) FROM m"
-                    " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number RETURNING 1",
-     3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
+    /* Every abandon, dead-letter, defer and release of a commit, as one
+     * statement (merged: $1 unused; kinds, tokens, entities, times, reasons,
+     * descriptions). Each message is found under its lock; the ordinals that
+     * come back are the settlements that took effect (no row: lock lost).
+     * The kind codes are store_settle_kind's (store_queue.h). */
+    {STMT_SETTLE_SET,
+     "WITH t AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[])"
+     "  WITH ORDINALITY AS t(kind, token, entity, now, reason, description, ord)),"
+     " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
+     "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
+     "  FROM t JOIN messages x ON x.lock_token = t.token AND x.entity_id IS NOT DISTINCT FROM t.entity"
+     "  AND x.locked_until > sbemu_ts(t.now) JOIN queues q ON q.id = x.entity_id FOR UPDATE OF x)"
+     " SELECT ord FROM m WHERE sbemu_settle(kind, entity_id, sequence_number, exhausted, reason, description,"
+     "  sbemu_ts(now))",
+     7, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY}},
     /* ---- the background sweep; $1 now ---- */
     /* Expired messages that nobody holds a lock on: dead-lettered or dropped. $2 reason, $3 description */
     {STMT_SWEEP_EXPIRED,

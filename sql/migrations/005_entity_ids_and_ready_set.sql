@@ -164,3 +164,28 @@ BEGIN
     UPDATE messages SET sequence_number = seq, state = 0 WHERE entity_id = p_entity AND sequence_number = p_seq;
     RETURN FOUND;
 END $$;
+
+-- One settlement that is not a complete (those are one DELETE): the caller
+-- found the message under its lock and says what to do; MaxDeliveryCount is
+-- the guard that decides whether an abandon dead-letters (p_exhausted).
+-- p_kind: 1 abandon, 2 dead-letter, 3 defer, 4 release (store_queue.h).
+CREATE FUNCTION sbemu_settle(p_kind bigint, p_entity bigint, p_seq bigint, p_exhausted boolean, p_reason text,
+                             p_description text, p_now timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_kind = 2 OR (p_kind = 1 AND p_exhausted) THEN
+        RETURN sbemu_dead_letter(p_entity, p_seq, p_reason, p_description, p_now);
+    ELSIF p_kind = 1 THEN
+        RETURN sbemu_unlock(p_entity, p_seq, p_now);
+    ELSIF p_kind = 3 THEN
+        UPDATE messages SET state = 1, lock_token = NULL, locked_until = NULL, available_at = p_now
+         WHERE entity_id = p_entity AND sequence_number = p_seq;
+        RETURN FOUND;
+    ELSIF p_kind = 4 THEN
+        -- back as if never delivered: no delivery-count increment
+        UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = p_now,
+               delivery_count = greatest(delivery_count - 1, 0)
+         WHERE entity_id = p_entity AND sequence_number = p_seq;
+        RETURN FOUND;
+    END IF;
+    RAISE EXCEPTION 'sbemu_settle: unknown kind %', p_kind;
+END $$;
