@@ -50,6 +50,7 @@ amqp_server *amqp_server_new(store *st, const amqp_settings *settings)
 void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
 {
     srv->lws = ctx;
+    amqp_server_refresh_entities(srv); /* fill the entity cache before the first attach needs it */
     lws_sul_schedule(ctx, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
     amqp_sweep_start(srv);
 }
@@ -75,6 +76,8 @@ void amqp_server_detach_loop(amqp_server *srv)
 
 void amqp_server_free(amqp_server *srv)
 {
+    if (srv)
+        amqp_entities_free(srv);
     free(srv);
 }
 
@@ -304,9 +307,16 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
 
 void amqp_conn_pump(amqp_conn *c)
 {
+    /* Called again from inside a handler (an answer that came at once): the
+     * loop below is already draining events, and Proton's current event must
+     * stay valid until its handler returns. */
+    if (c->pumping)
+        return;
+    c->pumping = true;
     pn_event_t *e;
     while ((e = pn_connection_driver_next_event(&c->driver)))
         dispatch(c, e);
+    c->pumping = false;
     if (!c->wsi)
         return;
     if (pn_connection_driver_write_buffer(&c->driver).size || pn_connection_driver_write_closed(&c->driver) ||

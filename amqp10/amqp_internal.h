@@ -18,6 +18,7 @@
 #include "amqp_frame_guard.h"
 #include "amqp_server.h"
 #include "ent_address.h"
+#include "ent_cache.h"
 #include "store_queue.h"
 
 /* Credit given to a client that sends to us, topped up at half. */
@@ -59,7 +60,7 @@ typedef struct amqp_link {
     ent_address address;
     bool open;            /* attach answered with a live link */
     bool closed;          /* detached by either side */
-    store_entity entity;  /* for entity links, as looked up at attach */
+    ent_link_entity entity; /* for entity links: from the entity cache, refreshed with it */
     int subqueue;         /* 0, or 1 for $DeadLetterQueue */
     bool receive_and_delete;
     bool claiming;        /* a claim for this link is in the store */
@@ -80,8 +81,11 @@ struct amqp_server {
     lws_sorted_usec_list_t poll_timer;
     lws_sorted_usec_list_t sweep_timer;
     bool sweeping, sweep_again;
-    int refreshing;       /* entity look-ups of a refresh still in the store */
-    bool refresh_again;   /* entities changed again while they were looked up */
+    ent_cache *cache;     /* every entity, refilled on sbemu_entities (amqp_entities.c) */
+    bool loading;         /* a refill is in the store */
+    uint64_t refills;     /* refills started so far */
+    bool load_again;      /* entities changed again while it was */
+    struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
 };
 
 struct amqp_conn {
@@ -97,6 +101,7 @@ struct amqp_conn {
     uint64_t id;
     amqp_frame_guard guard; /* what the client sends must stay AMQP */
     bool hang_up;           /* the client sent garbage: close once the write buffer drains */
+    bool pumping;           /* amqp_conn_pump is dispatching this connection's events */
 };
 
 /* amqp_conn.c */
@@ -105,6 +110,13 @@ void amqp_conn_unref(amqp_conn *c);
 /* Processes Proton events and asks lws for a write if Proton has bytes to send. */
 void amqp_conn_pump(amqp_conn *c);
 amqp_link *amqp_link_of(pn_link_t *l);
+
+/* amqp_entities.c: links find their entity in the cache; a miss refills the
+ * cache once (for every look-up waiting) and looks again, so an entity made a
+ * moment ago with SQL is found. cb may run before this returns. */
+typedef void (*amqp_entity_cb)(void *ctx, sb_status st, const ent_link_entity *e);
+void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, void *ctx);
+void amqp_entities_free(amqp_server *srv);
 
 /* amqp_sweep.c */
 void amqp_sweep_start(amqp_server *srv);

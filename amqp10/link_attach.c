@@ -57,7 +57,7 @@ static void accept_link(amqp_link *lk)
         pn_link_flow(l, AMQP_INBOUND_CREDIT);
 }
 
-static void on_lookup(void *ctx, sb_status st, const store_entity *e)
+static void on_lookup(void *ctx, sb_status st, const ent_link_entity *e)
 {
     amqp_link *lk = ctx;
     amqp_conn *c = lk->conn;
@@ -145,7 +145,7 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         return;
     }
     amqp_conn_ref(c);
-    store_lookup_queue(c->srv->store, lk->address.entity, on_lookup, lk);
+    amqp_entity_lookup(c->srv, lk->address.entity, on_lookup, lk); /* may answer at once */
 }
 
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description)

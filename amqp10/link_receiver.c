@@ -126,7 +126,7 @@ static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char
 static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, size_t len, int64_t now,
                   store_new_message *out)
 {
-    const store_entity *e = &lk->entity;
+    const ent_link_entity *e = &lk->entity;
     int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, e->send_target_default_ttl_ms);
     out->bytes = bytes;
     out->len = len;
@@ -200,7 +200,7 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
             reject_now(lk, d, SB_ERR_INTERNAL, "out of memory");
         } else {
             /* a ForwardTo chain sends to its end, unless that end refuses sends */
-            const store_entity *e = &lk->entity;
+            const ent_link_entity *e = &lk->entity;
             int64_t target = e->send_target_id;
             if (target != e->id && ent_forward_diverts(e->send_target_status)) {
                 divert(msgs, n);

@@ -150,7 +150,7 @@ void mgmt_schedule(mgmt_req *r)
     size_t n = 0;
     sb_status st = SB_OK;
     uint32_t max = r->lk->conn->srv->settings.max_message_size;
-    const store_entity *ent = &r->lk->entity;
+    const ent_link_entity *ent = &r->lk->entity;
     bool diverted = ent->send_target_id != ent->id && ent_forward_diverts(ent->send_target_status);
     while (n < count && pn_data_next(d)) {
         sched_entry *e = &entries[n];

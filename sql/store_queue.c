@@ -21,58 +21,72 @@ static void col_text(const PGresult *r, int row, int col, char *out, size_t outl
     out[n] = 0;
 }
 
-/* ---- lookup ---- */
+/* ---- entities ---- */
 
-static void lookup_parse(store_op *op, int stmt, const void *res)
+typedef struct entity_list {
+    ent_entity *items;
+    size_t n;
+} entity_list;
+
+static void entity_list_free(void *p)
+{
+    entity_list *l = p;
+    free(l->items);
+    free(l);
+}
+
+static void entities_parse(store_op *op, int stmt, const void *res)
 {
     (void)stmt;
     const PGresult *r = res;
-    if (PQntuples(r) < 1) {
-        store_op_set_status(op, SB_ERR_NOT_FOUND);
-        return;
-    }
-    store_entity *e = calloc(1, sizeof *e);
-    if (!e) {
+    int rows = PQntuples(r);
+    entity_list *l = calloc(1, sizeof *l);
+    if (!l || !(l->items = calloc(rows ? (size_t)rows : 1, sizeof *l->items))) {
+        free(l);
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
-    e->id = col_i64(r, 0, 0);
-    col_text(r, 0, 1, e->name, sizeof e->name);
-    col_text(r, 0, 2, e->status, sizeof e->status);
-    e->requires_session = col_bool(r, 0, 3);
-    e->lock_duration_ms = col_i64(r, 0, 4);
-    e->max_delivery_count = (int32_t)col_i64(r, 0, 5);
-    e->default_ttl_ms = col_i64(r, 0, 6);
-    e->dead_lettering_on_expiration = col_bool(r, 0, 7);
-    e->max_size_mb = col_i64(r, 0, 8);
-    e->requires_duplicate_detection = col_bool(r, 0, 9);
-    e->duplicate_window_ms = col_i64(r, 0, 10);
-    e->send_target_id = col_i64(r, 0, 11);
-    e->forward_hops_exceeded = col_bool(r, 0, 12);
-    e->send_target_default_ttl_ms = col_i64(r, 0, 13);
-    col_text(r, 0, 14, e->send_target_status, sizeof e->send_target_status);
-    store_op_set_result(op, e, free);
+    for (int i = 0; i < rows; i++) {
+        ent_entity *e = &l->items[i];
+        e->id = col_i64(r, i, 0);
+        col_text(r, i, 1, e->name, sizeof e->name);
+        col_text(r, i, 2, e->status, sizeof e->status);
+        e->requires_session = col_bool(r, i, 3);
+        e->lock_duration_ms = col_i64(r, i, 4);
+        e->max_delivery_count = (int32_t)col_i64(r, i, 5);
+        e->default_ttl_ms = col_i64(r, i, 6);
+        e->dead_lettering_on_expiration = col_bool(r, i, 7);
+        e->max_size_mb = col_i64(r, i, 8);
+        e->requires_duplicate_detection = col_bool(r, i, 9);
+        e->duplicate_window_ms = col_i64(r, i, 10);
+        col_text(r, i, 11, e->forward_to, sizeof e->forward_to);
+        col_text(r, i, 12, e->forward_dead_lettered_to, sizeof e->forward_dead_lettered_to);
+    }
+    l->n = (size_t)rows;
+    store_op_set_result(op, l, entity_list_free);
 }
 
-static void lookup_done(store_op *op, sb_status st)
+static void entities_done(store_op *op, sb_status st)
 {
     user_cb *u = store_op_ctx(op);
-    ((store_lookup_cb)u->fn)(u->ctx, st, st == SB_OK ? store_op_result(op) : NULL);
+    entity_list *l = store_op_result(op);
+    if (st == SB_OK && l)
+        ((store_entities_cb)u->fn)(u->ctx, SB_OK, l->items, l->n);
+    else
+        ((store_entities_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
     free(u);
 }
 
-void store_lookup_queue(store *s, const char *name, store_lookup_cb cb, void *ctx)
+void store_load_entities(store *s, store_entities_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new(1, lookup_parse, lookup_done, u) : NULL;
-    int8_param hops = be_int8(ENT_MAX_FORWARD_HOPS);
-    store_param p[2] = {P_TEXT(name), P_INT8(hops)};
+    store_op *op = u ? store_op_new(1, entities_parse, entities_done, u) : NULL;
     if (!op) {
         free(u);
-        cb(ctx, SB_ERR_INTERNAL, NULL);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
-    if (store_op_stmt(op, 0, STMT_LOOKUP_QUEUE, p, 2))
+    if (store_op_stmt(op, 0, STMT_LOAD_ENTITIES, NULL, 0))
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }

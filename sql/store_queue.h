@@ -7,35 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ent_cache.h"
 #include "ent_status.h"
 #include "store.h"
 
-/* Service Bus paths are at most 260 characters. */
-#define STORE_ENTITY_NAME_MAX 260
-
-/* A queue's row as a link needs it. Copied out of the result: caller-owned. */
-typedef struct store_entity {
-    int64_t id;
-    char name[STORE_ENTITY_NAME_MAX + 1];
-    char status[24];
-    bool requires_session;
-    int64_t lock_duration_ms;
-    int32_t max_delivery_count;
-    int64_t default_ttl_ms; /* -1: unlimited */
-    bool dead_lettering_on_expiration;
-    int64_t max_size_mb;
-    bool requires_duplicate_detection;
-    int64_t duplicate_window_ms;
-    /* Where sends go: the end of the ForwardTo chain (this queue when none). */
-    int64_t send_target_id;
-    int64_t send_target_default_ttl_ms;
-    char send_target_status[24]; /* the chain end's status: whether it takes the send */
-    bool forward_hops_exceeded; /* the chain is longer than ENT_MAX_FORWARD_HOPS */
-} store_entity;
-
-typedef void (*store_lookup_cb)(void *ctx, sb_status st, const store_entity *e);
-/* SB_ERR_NOT_FOUND when no queue has that name (case-insensitive). */
-void store_lookup_queue(store *s, const char *name, store_lookup_cb cb, void *ctx);
+/* Every queue, as the in-process entity cache holds it (ent_cache.h). The
+ * list belongs to the store until the callback returns. */
+typedef void (*store_entities_cb)(void *ctx, sb_status st, const ent_entity *list, size_t n);
+void store_load_entities(store *s, store_entities_cb cb, void *ctx);
 
 typedef struct store_new_message {
     const uint8_t *bytes; /* copied at submit */

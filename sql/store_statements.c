@@ -27,23 +27,15 @@
  * whole table; `ctid = ANY(...)` can only be a TID scan.) */
 
 static const stmt_def stmt_defs[] = {
-    /* The queue, and where its messages go: the end of its ForwardTo chain (at
-     * most ENT_MAX_FORWARD_HOPS hops; a longer chain is reported). */
-    {STMT_LOOKUP_QUEUE,
-     "WITH RECURSIVE src AS (SELECT * FROM queues WHERE lower(name) = lower($1)),"
-     " chain(id, forward_to, hops) AS (SELECT id, forward_to, 0 FROM src"
-     "  UNION ALL SELECT q.id, q.forward_to, c.hops + 1 FROM chain c"
-     "  JOIN queues q ON lower(q.name) = lower(c.forward_to) WHERE c.hops <= $2),"
-     " last AS (SELECT id, hops FROM chain WHERE hops <= $2 ORDER BY hops DESC LIMIT 1)"
-     " SELECT src.id, src.name, src.status, src.requires_session, sbemu_interval_ms(src.lock_duration),"
-     " src.max_delivery_count::int8, coalesce(sbemu_interval_ms(src.default_message_time_to_live), -1),"
-     " src.dead_lettering_on_message_expiration, src.max_size_in_megabytes::int8,"
-     " src.requires_duplicate_detection, sbemu_interval_ms(src.duplicate_detection_history_time_window),"
-     " last.id, (SELECT max(hops) FROM chain) > $2,"
-     " (SELECT coalesce(sbemu_interval_ms(t.default_message_time_to_live), -1) FROM queues t WHERE t.id = last.id),"
-     " (SELECT t.status FROM queues t WHERE t.id = last.id)"
-     " FROM src, last",
-     2, {STORE_OID_TEXT, STORE_OID_INT8}},
+    /* Every queue, for the in-process entity cache (entities/ent_cache.h),
+     * which resolves ForwardTo chains itself. */
+    {STMT_LOAD_ENTITIES,
+     "SELECT id, name, status, requires_session, sbemu_interval_ms(lock_duration), max_delivery_count::int8,"
+     " coalesce(sbemu_interval_ms(default_message_time_to_live), -1), dead_lettering_on_message_expiration,"
+     " max_size_in_megabytes::int8, requires_duplicate_detection,"
+     " sbemu_interval_ms(duplicate_detection_history_time_window), coalesce(forward_to, ''),"
+     " coalesce(forward_dead_lettered_messages_to, '') FROM queues",
+     0, {0}},
     /* Every send of a commit to one entity, as one statement (a merged
      * statement: $1 the entity, then one array per column, see store_merge.h).
      * One sequence reservation and one size/activity update for all of them.

@@ -9,7 +9,7 @@
 /* The most parameters any statement takes. */
 #define STORE_MAX_PARAMS 16
 
-#define STMT_LOOKUP_QUEUE "sb_lookup_queue"
+#define STMT_LOAD_ENTITIES "sb_load_entities"
 #define STMT_SEND_SET "sb_send_set"
 #define STMT_LAPSE "sb_lapse"
 #define STMT_CLAIM_LOCK "sb_claim_lock"

@@ -1,0 +1,85 @@
+/* The entities an emulator knows, in process: every queue with the properties
+ * a link acts on, found by name (case-insensitive, as Service Bus names are)
+ * or by id. It is refilled whole from the database at start and whenever the
+ * entity tables change (sbemu_entities), so a row changed with plain SQL, by
+ * the management plane or by another emulator is what links act on next.
+ *
+ * Decisions that follow from entity properties are made here, not in SQL:
+ * where a send lands (the end of the ForwardTo chain) and whether that end
+ * takes it. Pure C, no I/O: the store fills it (sql/store_entities.c). */
+#ifndef ENT_CACHE_H
+#define ENT_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ent_address.h"
+
+/* Longest status column value ("ReceiveDisabled") and its NUL. */
+#define ENT_STATUS_MAX 24
+
+/* One entity row, as the cache holds it. Durations in milliseconds, -1 for
+ * unlimited; empty strings for "not set". */
+typedef struct ent_entity {
+    int64_t id;
+    char name[ENT_PATH_MAX + 1];
+    char status[ENT_STATUS_MAX];
+    bool requires_session;
+    int64_t lock_duration_ms;
+    int32_t max_delivery_count;
+    int64_t default_ttl_ms;
+    bool dead_lettering_on_expiration;
+    int64_t max_size_mb;
+    bool requires_duplicate_detection;
+    int64_t duplicate_window_ms;
+    char forward_to[ENT_PATH_MAX + 1];
+    char forward_dead_lettered_to[ENT_PATH_MAX + 1];
+} ent_entity;
+
+/* What a link acts on: its entity's properties and where its sends land.
+ * A copy (owned by the link), refreshed when the cache is. */
+typedef struct ent_link_entity {
+    int64_t id;
+    char name[ENT_PATH_MAX + 1];
+    char status[ENT_STATUS_MAX];
+    bool requires_session;
+    int64_t lock_duration_ms;
+    int32_t max_delivery_count;
+    int64_t default_ttl_ms; /* -1: unlimited */
+    bool dead_lettering_on_expiration;
+    int64_t max_size_mb;
+    bool requires_duplicate_detection;
+    int64_t duplicate_window_ms;
+    /* Where sends go: the end of the ForwardTo chain (this entity when none). */
+    int64_t send_target_id;
+    int64_t send_target_default_ttl_ms;
+    char send_target_status[ENT_STATUS_MAX]; /* whether the chain's end takes the send */
+    bool forward_hops_exceeded;              /* the chain is longer than ENT_MAX_FORWARD_HOPS */
+} ent_link_entity;
+
+/* Owned by its creator; holds copies of what it was given. */
+typedef struct ent_cache ent_cache;
+
+ent_cache *ent_cache_new(void);
+void ent_cache_free(ent_cache *c);
+/* Replaces everything with these n entities (copied). -1 when out of memory
+ * (the old content stays). */
+int ent_cache_replace(ent_cache *c, const ent_entity *list, size_t n);
+size_t ent_cache_count(const ent_cache *c);
+/* Increases at every replace: a reader can tell it has seen the newest. */
+uint64_t ent_cache_generation(const ent_cache *c);
+
+/* NULL when unknown. Pointers stay valid until the next replace. */
+const ent_entity *ent_cache_find(const ent_cache *c, const char *name);
+const ent_entity *ent_cache_get(const ent_cache *c, int64_t id);
+
+/* Where a send to e lands: the end of its ForwardTo chain, following at most
+ * ENT_MAX_FORWARD_HOPS hops (hops_exceeded set when the chain is longer or
+ * loops; the send then dead-letters in e). A ForwardTo naming no entity ends
+ * the chain where it is. Never NULL. */
+const ent_entity *ent_cache_send_target(const ent_cache *c, const ent_entity *e, bool *hops_exceeded);
+/* e as a link sees it, its send target resolved. */
+void ent_cache_link_view(const ent_cache *c, const ent_entity *e, ent_link_entity *out);
+
+#endif
