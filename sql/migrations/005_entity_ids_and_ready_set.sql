@@ -86,6 +86,18 @@ ALTER TABLE duplicate_detection DROP CONSTRAINT duplicate_detection_queue_id_fke
     ADD CONSTRAINT duplicate_detection_entity_id_fkey FOREIGN KEY (entity_id) REFERENCES entity_runtime (entity_id)
         ON DELETE CASCADE;
 
+-- Messages are inserted and deleted all day: vacuum after a fixed number of
+-- dead rows rather than a fraction of the table (a 1M backlog would otherwise
+-- wait for 200k completes), so completed messages' space is reused and the
+-- dead index entries they leave stop lengthening every claim's walk.
+ALTER TABLE messages SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000,
+    autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 20000,
+    autovacuum_analyze_scale_factor = 0.02, autovacuum_vacuum_cost_delay = 0);
+-- One row per entity, rewritten once per entity per commit: room on its page
+-- keeps those updates HOT, and frequent vacuum keeps the page small.
+ALTER TABLE entity_runtime SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0);
+
 -- The claimable set and everything else, as two disjoint index ranges.
 DROP INDEX messages_ready;
 CREATE INDEX messages_ready ON messages (entity_id, subqueue, sequence_number)
