@@ -1,43 +1,296 @@
 #!/usr/bin/env bash
-# Side-by-side throughput: sbemu (embedded PostgreSQL, fsync on) and RabbitMQ's
-# AMQP 1.0 plugin, measured by the same Proton client (amqp_bench.py).
-# Prints numbers; it never passes or fails on them.
-#   tests/bench/run.sh [COUNT] [SIZE]      (needs build/bin/sbemu; RabbitMQ optional)
+# Throughput of sbemu next to two references, measured in one run on one machine:
+#   sbemu     build/bin/sbemu, embedded PostgreSQL in a temp dir, fsync on
+#   rabbitmq  RabbitMQ 3.10's AMQP 1.0 plugin (durable queue, persistent messages)
+#   raw       the same rows COPYed into sbemu's own `messages` table on sbemu's own
+#             cluster: what PostgreSQL alone can take, the ceiling for sends
+# The two brokers are measured by the same client (sbbench.c, built here),
+# alternately, BENCH_ROUNDS times; the table shows the median of the rounds.
+# It prints numbers; it never passes or fails on them. See README.md.
+#
+#   tests/bench/run.sh [NAME=VALUE]...     e.g. tests/bench/run.sh BENCH_ROUNDS=1 BENCH_COUNT=2000
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd)
-count=${1:-20000}; size=${2:-100}
-bin=${SBEMU_BIN:-$repo/build/bin/sbemu}
-work=$(mktemp -d /tmp/sbemu-bench.XXXXXX); chmod 755 "$work"  # the embedded PostgreSQL runs as postgres
-port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-amqp=$(port); http=$(port)
-cat > "$work/config.json" <<JSON
-{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":[{"Name":"bench","Properties":{}}],"Topics":[]}],"Logging":{"Type":"Console"}}}
-JSON
-"$bin" --data-dir "$work/data" --amqp-port "$amqp" --amqps-port 0 --http-port "$http" --config "$work/config.json" \
-  --log-level warn > "$work/sbemu.log" 2>&1 &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 100); do curl -fs "http://127.0.0.1:$http/health" >/dev/null && break; sleep 0.2; done
-echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores; client and brokers share them"
-/usr/bin/python3 "$here/amqp_bench.py" "amqp://127.0.0.1:$amqp" bench "$count" --size "$size" --sas-key SAS_KEY_VALUE --label sbemu
+for arg in "$@"; do
+  case $arg in
+    BENCH_*=* | RAW_*=* | SBEMU_BIN=*) export "${arg?}" ;;
+    *) echo "usage: $0 [BENCH_...=VALUE]... (see tests/bench/README.md)" >&2; exit 64 ;;
+  esac
+done
 
-export PATH=$PATH:/usr/sbin
-if command -v rabbitmq-server >/dev/null; then
-  export RABBITMQ_NODENAME=sbemu-bench-$$@localhost RABBITMQ_NODE_PORT=$(port) RABBITMQ_DIST_PORT=$(port)
+rounds=${BENCH_ROUNDS:-3}
+count_small=${BENCH_COUNT:-20000}        # messages per 1 KiB case
+count_large=${BENCH_COUNT_LARGE:-2000}   # messages per 64 KiB case
+window_small=${BENCH_WINDOW:-1000}       # unsettled sends / credit per connection, 1 KiB
+window_large=${BENCH_WINDOW_LARGE:-100}  # the same for 64 KiB: 100 x 64 KiB = 6.4 MB in flight per connection
+backlog=${BENCH_BACKLOG:-100000}         # queued before the "large backlog" receives
+sizes=${BENCH_SIZES:-"1024 65536"}
+conns_list=${BENCH_CONNS:-"1 10"}
+timeout=${BENCH_TIMEOUT:-120}            # per sbbench run, seconds
+with_rabbitmq=${BENCH_RABBITMQ:-1}
+# The raw line writes the columns below; the entity column is found by name
+# (the schema renamed queue_id to entity_id once and may again).
+RAW_ENTITY_COLUMNS=${RAW_ENTITY_COLUMNS:-"entity_id queue_id"}
+RAW_ENTITY_ID_SQL=${RAW_ENTITY_ID_SQL:-"SELECT id FROM queues WHERE name = 'rawbench'"}
+RAW_COLUMNS="sequence_number, enqueued_at, available_at, message"
+SAS_KEY=SAS_KEY_VALUE                     # the emulator's default key
+
+here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd)
+bin=${SBEMU_BIN:-$repo/build/bin/sbemu}
+[ -x "$bin" ] || { echo "no $bin: run ./scripts/build.sh first" >&2; exit 1; }
+export PATH=$PATH:/usr/sbin:/usr/lib/postgresql/15/bin
+
+work=$(mktemp -d /tmp/sbemu-bench.XXXXXX); chmod 755 "$work"  # the embedded PostgreSQL runs as postgres
+pid=""; rpid=""; epmd_port=""
+cleanup() {
+  trap - EXIT INT TERM
+  local j; for j in $(jobs -p); do [ "$j" = "$pid" ] || [ "$j" = "$rpid" ] || kill "$j" 2>/dev/null || true; done
+  if [ -n "$pid" ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+  fi
+  if [ -n "$rpid" ]; then
+    rabbitmqctl -q -n "$RABBITMQ_NODENAME" stop >/dev/null 2>&1 || true
+    for _ in $(seq 100); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
+    if [ -n "${beam_pid:-}" ]; then kill -KILL "$beam_pid" 2>/dev/null || true; fi
+    wait "$rpid" 2>/dev/null || true
+  fi
+  # The private epmd the RabbitMQ node started on its own port.
+  if [ -n "$epmd_port" ]; then ERL_EPMD_PORT=$epmd_port epmd -kill >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'echo "interrupted" >&2; exit 130' INT TERM
+
+port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+now() { date +%s.%N; }
+
+# ---- the client ----
+# shellcheck disable=SC2046  # pkg-config's flags are words on purpose
+cc -O2 -Wall -Wextra -o "$work/sbbench" "$here/sbbench.c" \
+  $(pkg-config --cflags --libs libqpid-proton libssl libcrypto)
+
+# ---- queues: one per broker case and round, so a failed run cannot leave
+# messages behind for the next one ----
+qname() { echo "b${1}x${2}r${3}"; }   # size, connections, round
+queues='{"Name":"backlog","Properties":{}},{"Name":"rawbench","Properties":{}}'
+for r in $(seq "$rounds"); do for s in $sizes; do for c in $conns_list; do
+  queues="$queues,{\"Name\":\"$(qname "$s" "$c" "$r")\",\"Properties\":{}}"
+done; done; done
+cat > "$work/config.json" <<JSON
+{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":[$queues],"Topics":[]}],"Logging":{"Type":"Console"}}}
+JSON
+
+# ---- sbemu ----
+amqp=$(port); http=$(port)
+"$bin" --data-dir "$work/data" --bind 127.0.0.1 --amqp-port "$amqp" --amqps-port 0 --http-port "$http" \
+  --config "$work/config.json" --log-level warn > "$work/sbemu.log" 2>&1 &
+pid=$!
+for _ in $(seq 150); do curl -fs "http://127.0.0.1:$http/health" >/dev/null && break; sleep 0.2; done
+curl -fs "http://127.0.0.1:$http/health" >/dev/null || { echo "sbemu did not start:" >&2; cat "$work/sbemu.log" >&2; exit 1; }
+pgsock="$work/data/pg/run"
+psql_sb() { psql -X -q -v ON_ERROR_STOP=1 -h "$pgsock" -U sbemu sbemu "$@"; }
+
+# ---- RabbitMQ: its own node name, ports, epmd and directories ----
+rabbit_url=""
+if [ "$with_rabbitmq" = 1 ] && command -v rabbitmq-server >/dev/null; then
+  epmd_port=$(port)
+  RABBITMQ_NODE_PORT=$(port); RABBITMQ_DIST_PORT=$(port)
+  export RABBITMQ_NODENAME=sbemu-bench-$$@localhost RABBITMQ_NODE_PORT RABBITMQ_DIST_PORT
+  export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 ERL_EPMD_PORT=$epmd_port ERL_EPMD_ADDRESS=127.0.0.1
+  export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
   export RABBITMQ_MNESIA_BASE="$work/rmq" RABBITMQ_LOG_BASE="$work/rmq-log" RABBITMQ_ENABLED_PLUGINS_FILE="$work/plugins"
   echo '[rabbitmq_amqp1_0].' > "$work/plugins"
   mkdir -p "$work/rmq" "$work/rmq-log"
   chown -R rabbitmq:rabbitmq "$work/rmq" "$work/rmq-log" "$work/plugins" 2>/dev/null || true
   rabbitmq-server > "$work/rabbitmq.out" 2>&1 &   # foreground mode, in the background
   rpid=$!
-  for _ in $(seq 120); do
-    /usr/bin/python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $RABBITMQ_NODE_PORT), 1)" 2>/dev/null && break
+  for _ in $(seq 240); do
+    /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $RABBITMQ_NODE_PORT), 1)" 2>/dev/null && break
+    kill -0 "$rpid" 2>/dev/null || break
     sleep 0.5
   done
-  /usr/bin/python3 "$here/amqp_bench.py" "amqp://guest:guest@127.0.0.1:$RABBITMQ_NODE_PORT" /queue/bench "$count" \
-    --size "$size" --label rabbitmq || echo "rabbitmq: bench failed (see $work/rabbitmq.out)"
-  rabbitmqctl -q -n "$RABBITMQ_NODENAME" stop >/dev/null 2>&1 || kill "$rpid" 2>/dev/null || true
-  wait "$rpid" 2>/dev/null || true
-else
-  echo "rabbitmq: not installed (apt-get install rabbitmq-server) - no peer numbers"
+  if /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $RABBITMQ_NODE_PORT), 1)" 2>/dev/null; then
+    rabbit_url="amqp://127.0.0.1:$RABBITMQ_NODE_PORT"
+    beam_pid=$(rabbitmqctl -q -n "$RABBITMQ_NODENAME" eval 'os:getpid().' 2>/dev/null | tr -dc 0-9) || beam_pid=""
+  else
+    echo "rabbitmq: did not start (see below); no peer numbers" >&2; tail -20 "$work/rabbitmq.out" >&2
+  fi
+elif [ "$with_rabbitmq" = 1 ]; then
+  echo "rabbitmq: not installed (apt-get install -y rabbitmq-server); no peer numbers"
+fi
+
+# ---- results: "broker|case" -> rates of the rounds ----
+declare -A results seen
+declare -a case_order=()
+record() {  # broker case rate
+  if [ -z "${seen[$2]-}" ]; then seen[$2]=1; case_order+=("$2"); fi
+  results[$1|$2]="${results[$1|$2]-} $3"
+}
+human_size() { [ "$1" -ge 1024 ] && echo "$(($1 / 1024))KiB" || echo "${1}B"; }
+
+# Runs sbbench against one broker; prints its line; records the rate under
+# `case` unless case is "-". A failure or timeout is printed and recorded as such.
+bench() {  # broker case address mode count size conns window [timeout]
+  local broker=$1 case=$2 address=$3 mode=$4 count=$5 size=$6 conns=$7 window=$8 t=${9:-$timeout}
+  local -a auth url_args
+  if [ "$broker" = sbemu ]; then
+    url_args=(--url "amqp://127.0.0.1:$amqp" --address "$address"); auth=(--sas-key "$SAS_KEY")
+  else
+    # RabbitMQ 3.10 refuses rcv-settle-mode second: its completes count when sent.
+    url_args=(--url "$rabbit_url" --address "/queue/$address" --rcv-settle-mode first); auth=(--user guest --password guest)
+  fi
+  local out rc=0
+  out=$("$work/sbbench" "${url_args[@]}" "${auth[@]}" --mode "$mode" --count "$count" --size "$size" \
+        --connections "$conns" --window "$window" --timeout "$t" --label "$broker" 2>&1) || rc=$?
+  if [ "$case" = - ]; then
+    [ $rc = 0 ] || echo "  (fill) $out"
+    return 0
+  fi
+  echo "  $out"
+  local rate; rate=$(sed -n 's/.* rate=\([0-9]*\) msg\/s.*/\1/p' <<<"$out" | head -1)
+  if [ $rc = 0 ] && [ -n "$rate" ]; then record "$broker" "$case" "$rate"
+  elif [ $rc = 2 ]; then record "$broker" "$case" timeout
+  else record "$broker" "$case" failed
+  fi
+}
+
+# ---- raw PostgreSQL: COPY batches of `window` rows, one transaction each, from
+# `conns` psql sessions in parallel, timed inside the server. The scripts are
+# written before the clock starts, so their generation is not measured. ----
+raw_entity_col=""; raw_entity_id=""
+raw_prepare() {
+  local want
+  for want in $RAW_ENTITY_COLUMNS; do
+    raw_entity_col=$(psql_sb -Atc "SELECT column_name FROM information_schema.columns
+                                    WHERE table_name = 'messages' AND column_name = '$want'")
+    [ -n "$raw_entity_col" ] && break
+  done
+  [ -n "$raw_entity_col" ] || { echo "raw: no column of ($RAW_ENTITY_COLUMNS) in messages; raw line skipped"; return 1; }
+  raw_entity_id=$(psql_sb -Atc "$RAW_ENTITY_ID_SQL")
+  [ -n "$raw_entity_id" ] || { echo "raw: no entity id from: $RAW_ENTITY_ID_SQL; raw line skipped"; return 1; }
+  # Any other NOT NULL column without a default would make the COPY fail: say which.
+  local missing
+  missing=$(psql_sb -Atc "SELECT string_agg(column_name, ', ') FROM information_schema.columns
+                          WHERE table_name = 'messages' AND is_nullable = 'NO' AND column_default IS NULL
+                            AND column_name NOT IN ('$raw_entity_col', 'sequence_number', 'enqueued_at',
+                                                    'available_at', 'message')")
+  [ -z "$missing" ] || { echo "raw: messages also needs ($missing); raw line skipped"; return 1; }
+}
+# psql script on stdout: a start time, `rows` rows in COPY batches, an end time.
+# The message bytes are random (incompressible) like sbbench's, sent hex-encoded.
+raw_script() {  # entity_id first_seq rows batch size
+  /usr/bin/python3 - "$raw_entity_col" "$RAW_COLUMNS" "$@" <<'PY'
+import os, sys
+col, cols, eid, seq, rows, batch, size = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+out = sys.stdout
+row_tail = "\t2000-01-01 00:00:00+00\t2000-01-01 00:00:00+00\t\\\\x" + os.urandom(size).hex() + "\n"
+out.write("SELECT 'start', extract(epoch FROM clock_timestamp());\n")
+done = 0
+while done < rows:
+    n = min(batch, rows - done)
+    out.write("COPY messages (%s, %s) FROM STDIN;\n" % (col, cols))
+    out.writelines("%d\t%d%s" % (eid, seq + done + i, row_tail) for i in range(n))
+    out.write("\\.\n")
+    done += n
+out.write("SELECT 'end', extract(epoch FROM clock_timestamp());\n")
+PY
+}
+raw_seq=1000000000
+raw_send() {  # case count size conns window
+  local case=$1 count=$2 size=$3 conns=$4 window=$5 i per
+  local -a pids=()
+  per=$((count / conns)); rm -f "$work"/raw.*
+  for i in $(seq "$conns"); do
+    raw_script "$raw_entity_id" "$raw_seq" "$per" "$window" "$size" > "$work/raw.sql.$i"
+    raw_seq=$((raw_seq + per))
+  done
+  for i in $(seq "$conns"); do
+    psql_sb -At -f "$work/raw.sql.$i" > "$work/raw.out.$i" 2>&1 &
+    pids+=($!)
+  done
+  local failed=0; for i in "${pids[@]}"; do wait "$i" || failed=1; done
+  rm -f "$work"/raw.sql.*
+  if [ $failed = 1 ]; then
+    echo "  raw: failed: $(grep -h -m1 -i error "$work"/raw.out.* | head -1)"; record raw "$case" failed
+  else
+    local secs; secs=$(cat "$work"/raw.out.* | awk -F'|' '$1=="start"&&(s==""||$2<s){s=$2} $1=="end"&&$2>e{e=$2} END{printf "%.3f", e-s}')
+    local rate; rate=$(awk -v n=$((per * conns)) -v s="$secs" 'BEGIN{printf "%.0f", n/s}')
+    echo "  raw mode=send count=$((per * conns)) size=$size conns=$conns window=$window secs=$secs rate=$rate msg/s"
+    record raw "$case" "$rate"
+  fi
+  psql_sb -c "DELETE FROM messages WHERE $raw_entity_col = $raw_entity_id" >/dev/null
+}
+with_raw=1; raw_prepare || with_raw=0
+
+echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them;" \
+     "rounds=$rounds, 1 KiB: $count_small msgs window $window_small, 64 KiB: $count_large msgs window $window_large"
+if [ -n "$rabbit_url" ]; then echo "rabbitmq $(rabbitmqctl -q -n "$RABBITMQ_NODENAME" eval 'rabbit_misc:version().' 2>/dev/null | tr -d '"') (AMQP 1.0 plugin, durable queue, persistent messages)"; fi
+
+# ---- the cases ----
+brokers_in_order() {  # alternate who goes first, so neither always runs on a warmer machine
+  local b=(sbemu); [ -n "$rabbit_url" ] && b+=(rabbitmq)
+  if [ $(($1 % 2)) = 0 ] && [ ${#b[@]} = 2 ]; then echo "rabbitmq sbemu"; else echo "${b[*]}"; fi
+}
+for r in $(seq "$rounds"); do
+  echo "round $r/$rounds"
+  for size in $sizes; do
+    if [ "$size" -ge 65536 ]; then count=$count_large; window=$window_large; else count=$count_small; window=$window_small; fi
+    for conns in $conns_list; do
+      tag="$(human_size "$size") x$conns"; q=$(qname "$size" "$conns" "$r")
+      for b in $(brokers_in_order "$r"); do
+        bench "$b" "send $tag"           "$q" send           "$count" "$size" "$conns" "$window"
+        bench "$b" "receive $tag"        "$q" receive        "$count" "$size" "$conns" "$window"
+        bench "$b" -                     "$q" send           "$count" "$size" "$conns" "$window"
+        bench "$b" "receive-delete $tag" "$q" receive-delete "$count" "$size" "$conns" "$window"
+      done
+      if [ $with_raw = 1 ]; then raw_send "send $tag" "$count" "$size" "$conns" "$window"; fi
+    done
+  done
+done
+
+# Receiving from a large backlog: fill once (10 connections), then each round
+# takes count messages from the front with peek-lock; the queue never drops
+# below the backlog.
+fill=$((backlog + rounds * count_small)); fill_timeout=$((timeout + fill / 1000))
+bcase="receive 1KiB x1, backlog $backlog"
+echo "backlog: $fill messages of 1 KiB per broker"
+for b in $(brokers_in_order 1); do
+  t0=$(now)
+  bench "$b" - backlog send "$fill" 1024 10 "$window_small" "$fill_timeout"
+  echo "  $b: filled in $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}') s"
+done
+for r in $(seq "$rounds"); do
+  for b in $(brokers_in_order "$r"); do
+    bench "$b" "$bcase" backlog receive "$count_small" 1024 1 "$window_small"
+  done
+done
+
+# ---- the table ----
+median() {  # rates... -> their median, or the failure if most rounds failed
+  local -a nums=(); local bad="" nbad=0 v n
+  for v in "$@"; do
+    if [[ $v =~ ^[0-9]+$ ]]; then nums+=("$v"); else bad=$v; nbad=$((nbad + 1)); fi
+  done
+  n=${#nums[@]}
+  if [ "$n" = 0 ] || [ "$nbad" -gt "$n" ]; then echo "${bad:--}"; return; fi
+  mapfile -t nums < <(printf '%s\n' "${nums[@]}" | sort -n)
+  if [ $((n % 2)) = 1 ]; then echo "${nums[n / 2]}"; else echo $(((nums[n / 2 - 1] + nums[n / 2]) / 2)); fi
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/ && b > 0) printf "%.2f", a/b; else print "-" }'; }
+echo
+echo "median of $rounds round(s), messages per second (higher is better)"
+printf '%-34s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
+for c in "${case_order[@]}"; do
+  read -ra rs <<<"${results[sbemu|$c]-}"; read -ra rm <<<"${results[rabbitmq|$c]-}"; read -ra rw <<<"${results[raw|$c]-}"
+  s=$(median "${rs[@]}"); m=$(median "${rm[@]}"); w=$(median "${rw[@]}")
+  printf '%-34s %10s %10s %10s %15s %10s\n' "$c" "$s" "$m" "$w" "$(ratio "$s" "$m")" "$(ratio "$s" "$w")"
+done
+echo
+echo "sbemu peak RSS (VmHWM): $(awk '/^VmHWM/{print $2, $3}' "/proc/$pid/status")"
+if [ -n "${beam_pid:-}" ] && [ -r "/proc/$beam_pid/status" ]; then
+  echo "rabbitmq peak RSS (VmHWM, beam.smp): $(awk '/^VmHWM/{print $2, $3}' "/proc/$beam_pid/status")"
+fi
+if grep -q -i -E "error|fatal" "$work/sbemu.log"; then
+  echo "sbemu logged errors:"; grep -i -E "error|fatal" "$work/sbemu.log" | sort | uniq -c | sort -rn | head -10
 fi

@@ -1,0 +1,834 @@
+/* sbbench: AMQP 1.0 throughput client for sbemu and peer brokers.
+ *
+ * One process, one thread, Proton-C's proactor. N connections share the work
+ * (count/N each). Every connection first sets itself up (SASL, optionally a
+ * CBS put-token, then the link on ADDRESS); the clock starts only when every
+ * connection is ready, so connection and token set-up are not measured, and
+ * stops when the last connection has done its share.
+ *
+ *   send            durable messages, the window of unsettled sends kept full;
+ *                   a send counts when the broker's `accepted` arrives.
+ *   receive         peek-lock: credit = window, each message settled `accepted`
+ *                   (Service Bus "complete"). The link asks for
+ *                   rcv-settle-mode second as the Service Bus SDKs do; if the
+ *                   broker agrees, a complete counts when the broker's settled
+ *                   disposition arrives (complete=confirmed), otherwise when the
+ *                   client's settlement is sent (complete=sent). Brokers that
+ *                   refuse mode second (RabbitMQ 3.10 ends the session) need
+ *                   --rcv-settle-mode first.
+ *   receive-delete  receive-and-delete: snd-settle-mode settled; a message
+ *                   counts on arrival.
+ *
+ * Output: one line, `LABEL mode=.. count=.. size=.. conns=.. window=..
+ * [complete=..] secs=.. rate=N msg/s`.
+ * Exit status: 0 done, 1 protocol error (reason on stderr), 2 timeout (the line
+ * shows what was done), 3 bad usage.
+ *
+ * Build: cc -O2 -Wall -Wextra -o sbbench sbbench.c \
+ *          $(pkg-config --cflags --libs libqpid-proton libcrypto) */
+#define _GNU_SOURCE /* memmem */
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <proton/condition.h>
+#include <proton/connection.h>
+#include <proton/delivery.h>
+#include <proton/event.h>
+#include <proton/link.h>
+#include <proton/message.h>
+#include <proton/proactor.h>
+#include <proton/sasl.h>
+#include <proton/session.h>
+#include <proton/terminus.h>
+#include <proton/transport.h>
+
+enum exit_code { EXIT_OK = 0, EXIT_PROTOCOL = 1, EXIT_TIMEOUT = 2, EXIT_USAGE = 3 };
+enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE };
+
+#define DEFAULT_URL         "amqp://127.0.0.1:5672"
+#define DEFAULT_PORT        "5672"
+#define DEFAULT_COUNT       10000
+#define DEFAULT_SIZE        1024
+#define DEFAULT_WINDOW      1000
+#define DEFAULT_TIMEOUT_S   120
+#define DEFAULT_SAS_KEYNAME "RootManageSharedAccessKey"
+#define MAX_CONNECTIONS     1000
+#define MAX_SIZE            (64 * 1024 * 1024)
+#define MAX_WINDOW          1000000
+#define TOKEN_TTL_S         3600         /* what the JS and Python SDKs ask for */
+#define CBS_NODE            "$cbs"
+#define CBS_TOKEN_TYPE      "servicebus.windows.net:sastoken"
+#define CBS_REPLY_MAX       65536        /* a put-token reply is a few hundred bytes */
+#define MSG_OVERHEAD        256          /* header + properties around the body */
+#define HOST_MAX            256
+#define TEXT_MAX            1024
+#define ID_HEX_LEN          28           /* 8 run + 4 connection + 16 sequence */
+#define RECV_CHUNK          65536
+#define STATUS_ACCEPTED     202          /* .NET accepts 200 and 202 from $cbs */
+#define STATUS_OK           200
+
+struct options {
+    const char *url, *address, *label;
+    const char *sas_key_name, *sas_key;
+    const char *user, *password;
+    enum mode mode;
+    pn_rcv_settle_mode_t peek_lock_settle;
+    uint64_t count;
+    size_t size;
+    int window, connections, timeout_s;
+    char host[HOST_MAX], port[HOST_MAX];
+};
+
+/* One AMQP connection and its share of the work. Owned by the bench's array;
+ * the Proton objects belong to the proactor, which frees them. */
+struct conn {
+    int index;
+    pn_connection_t *pn;
+    pn_session_t *session;
+    pn_link_t *cbs_sender, *cbs_reply, *work;
+    char cbs_reply_addr[64];
+    bool token_sent, ready, kicked, done, closed;
+    bool confirmed;        /* peek-lock: broker echoed rcv-settle-mode second */
+    uint64_t target;       /* this connection's share of --count */
+    uint64_t sent, acked;  /* send */
+    uint64_t granted, completed; /* receive: credit issued so far, messages counted */
+    char cbs_buf[CBS_REPLY_MAX];
+    size_t cbs_len;
+};
+
+static struct options opt;
+static struct conn *conns;
+static pn_proactor_t *proactor;
+static int n_ready, n_done, n_closed;
+static bool started, finished;
+static struct timespec t_start, t_end;
+static char *msg_buf;     /* the encoded message, its id patched before each send */
+static size_t msg_len, msg_id_offset;
+static uint32_t run_nonce;
+static char recv_scratch[RECV_CHUNK];
+
+static const char *mode_name(enum mode m)
+{
+    return m == MODE_SEND ? "send" : m == MODE_RECEIVE ? "receive" : "receive-delete";
+}
+
+static double elapsed(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static uint64_t total_done(void)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < opt.connections; i++)
+        n += opt.mode == MODE_SEND ? conns[i].acked : conns[i].completed;
+    return n;
+}
+
+/* The one result line; on a timeout it reports what was done until then. */
+static void print_result(bool timed_out)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const struct timespec *end = timed_out ? &now : &t_end;
+    double secs = started ? elapsed(&t_start, end) : 0.0;
+    uint64_t done = total_done();
+    const char *complete = "";
+    if (opt.mode == MODE_RECEIVE) {
+        int confirmed = 0;
+        for (int i = 0; i < opt.connections; i++)
+            confirmed += conns[i].confirmed;
+        complete = confirmed == opt.connections ? " complete=confirmed"
+                 : confirmed == 0 ? " complete=sent" : " complete=mixed";
+    }
+    printf("%s mode=%s count=%" PRIu64 " size=%zu conns=%d window=%d%s secs=%.3f rate=%.0f msg/s",
+           opt.label, mode_name(opt.mode), done, opt.size, opt.connections, opt.window, complete,
+           secs, secs > 0 ? (double)done / secs : 0.0);
+    if (timed_out)
+        printf(" TIMEOUT after %d s (wanted %" PRIu64 ")", opt.timeout_s, opt.count);
+    printf("\n");
+    fflush(stdout);
+}
+
+static void die(enum exit_code code, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "sbbench: %s: ", opt.label ? opt.label : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    exit(code);
+}
+
+/* A protocol failure: say why, show how far the run got, stop. */
+static void fail(const char *fmt, ...)
+{
+    char why[TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "sbbench: %s: error: %s\n", opt.label, why);
+    if (started)
+        print_result(false);
+    exit(EXIT_PROTOCOL);
+}
+
+static const char *cond_text(pn_condition_t *c, char *buf, size_t cap)
+{
+    if (!c || !pn_condition_is_set(c))
+        return "(no condition)";
+    snprintf(buf, cap, "%s: %s", pn_condition_get_name(c),
+             pn_condition_get_description(c) ? pn_condition_get_description(c) : "");
+    return buf;
+}
+
+/* ---- SAS token (what the SDKs put on $cbs) ---- */
+
+/* quote_plus, as the Python SDK encodes; the emulator signs sr as it appears. */
+static void url_encode(const char *in, size_t in_len, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (size_t i = 0; i < in_len && o + 4 < cap; i++) {
+        unsigned char ch = (unsigned char)in[i];
+        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+            ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+            out[o++] = (char)ch;
+        } else if (ch == ' ') {
+            out[o++] = '+';
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[ch >> 4];
+            out[o++] = hex[ch & 15];
+        }
+    }
+    out[o] = '\0';
+}
+
+static void sas_token(const char *audience, char *out, size_t cap)
+{
+    char sr[TEXT_MAX], to_sign[TEXT_MAX], sig_enc[TEXT_MAX], skn[TEXT_MAX];
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+    unsigned int mac_len = 0;
+    long expiry = (long)time(NULL) + TOKEN_TTL_S;
+
+    url_encode(audience, strlen(audience), sr, sizeof sr);
+    int n = snprintf(to_sign, sizeof to_sign, "%s\n%ld", sr, expiry);
+    /* The key is the UTF-8 text of the SharedAccessKey, not its base64 decoding. */
+    if (!HMAC(EVP_sha256(), opt.sas_key, (int)strlen(opt.sas_key), (const unsigned char *)to_sign,
+              (size_t)n, mac, &mac_len))
+        die(EXIT_USAGE, "HMAC-SHA256 failed");
+    int b64_len = EVP_EncodeBlock(b64, mac, (int)mac_len);
+    url_encode((const char *)b64, (size_t)b64_len, sig_enc, sizeof sig_enc);
+    url_encode(opt.sas_key_name, strlen(opt.sas_key_name), skn, sizeof skn);
+    snprintf(out, cap, "SharedAccessSignature sr=%s&sig=%s&se=%ld&skn=%s", sr, sig_enc, expiry, skn);
+}
+
+static void put_string_pair(pn_data_t *d, const char *key, const char *value)
+{
+    pn_data_put_string(d, pn_bytes(strlen(key), key));
+    pn_data_put_string(d, pn_bytes(strlen(value), value));
+}
+
+static void send_put_token(struct conn *c)
+{
+    char audience[TEXT_MAX], token[4 * TEXT_MAX], id[64];
+    char buf[8 * TEXT_MAX];
+    size_t len = sizeof buf;
+    snprintf(audience, sizeof audience, "sb://%s/%s", opt.host, opt.address);
+    sas_token(audience, token, sizeof token);
+    snprintf(id, sizeof id, "sbbench-put-token-%d", c->index);
+
+    pn_message_t *m = pn_message();
+    pn_msgid_t mid = {.type = PN_STRING, .u.as_bytes = pn_bytes(strlen(id), id)};
+    pn_message_set_id(m, mid);
+    pn_message_set_reply_to(m, c->cbs_reply_addr);
+    pn_data_t *props = pn_message_properties(m);
+    pn_data_put_map(props);
+    pn_data_enter(props);
+    put_string_pair(props, "operation", "put-token");
+    put_string_pair(props, "type", CBS_TOKEN_TYPE);
+    put_string_pair(props, "name", audience);
+    pn_data_exit(props);
+    pn_data_put_string(pn_message_body(m), pn_bytes(strlen(token), token));
+    if (pn_message_encode(m, buf, &len) != 0)
+        die(EXIT_USAGE, "cannot encode the put-token request");
+    pn_message_free(m);
+
+    pn_delivery(c->cbs_sender, pn_dtag("t", 1));
+    pn_link_send(c->cbs_sender, buf, len);
+    pn_link_advance(c->cbs_sender);
+    c->token_sent = true;
+}
+
+/* Reads status-code (and status-description) from the put-token reply. */
+static void check_put_token_reply(struct conn *c)
+{
+    pn_message_t *m = pn_message();
+    if (pn_message_decode(m, c->cbs_buf, c->cbs_len) != 0)
+        fail("connection %d: undecodable $cbs reply", c->index);
+    long code = -1;
+    char desc[TEXT_MAX] = "";
+    pn_data_t *p = pn_message_properties(m);
+    pn_data_rewind(p);
+    if (pn_data_next(p) && pn_data_type(p) == PN_MAP) {
+        pn_data_enter(p);
+        while (pn_data_next(p)) {
+            pn_bytes_t key = pn_data_type(p) == PN_STRING ? pn_data_get_string(p) : pn_bytes(0, NULL);
+            if (!pn_data_next(p))
+                break;
+            bool is_code = key.size == 11 && memcmp(key.start, "status-code", 11) == 0;
+            bool is_desc = key.size == 18 && memcmp(key.start, "status-description", 18) == 0;
+            if (is_code) {
+                switch (pn_data_type(p)) {
+                case PN_INT: code = pn_data_get_int(p); break;
+                case PN_LONG: code = (long)pn_data_get_long(p); break;
+                case PN_UINT: code = (long)pn_data_get_uint(p); break;
+                case PN_ULONG: code = (long)pn_data_get_ulong(p); break;
+                case PN_SHORT: code = pn_data_get_short(p); break;
+                case PN_USHORT: code = pn_data_get_ushort(p); break;
+                default: break;
+                }
+            } else if (is_desc && pn_data_type(p) == PN_STRING) {
+                pn_bytes_t s = pn_data_get_string(p);
+                snprintf(desc, sizeof desc, "%.*s", (int)s.size, s.start);
+            }
+        }
+    }
+    pn_message_free(m);
+    if (code != STATUS_ACCEPTED && code != STATUS_OK)
+        fail("connection %d: put-token refused: status-code %ld %s", c->index, code, desc);
+}
+
+/* ---- the measured work ---- */
+
+static void open_work_link(struct conn *c)
+{
+    char name[64];
+    snprintf(name, sizeof name, "sbbench-%s-%d", mode_name(opt.mode), c->index);
+    if (opt.mode == MODE_SEND) {
+        c->work = pn_sender(c->session, name);
+        pn_terminus_set_address(pn_link_target(c->work), opt.address);
+    } else {
+        c->work = pn_receiver(c->session, name);
+        pn_terminus_set_address(pn_link_source(c->work), opt.address);
+        pn_terminus_set_address(pn_link_target(c->work), name);
+        if (opt.mode == MODE_RECEIVE) {
+            /* What the SDKs ask for in peek-lock: the broker confirms each settlement. */
+            pn_link_set_snd_settle_mode(c->work, PN_SND_UNSETTLED);
+            pn_link_set_rcv_settle_mode(c->work, opt.peek_lock_settle);
+        } else {
+            /* Receive-and-delete in Service Bus is a source that sends settled. */
+            pn_link_set_snd_settle_mode(c->work, PN_SND_SETTLED);
+            pn_link_set_rcv_settle_mode(c->work, PN_RCV_FIRST);
+        }
+    }
+    pn_link_open(c->work);
+}
+
+static void conn_done(struct conn *c)
+{
+    if (c->done)
+        return;
+    c->done = true;
+    n_done++;
+    if (n_done == opt.connections) {
+        clock_gettime(CLOCK_MONOTONIC, &t_end);
+        finished = true;
+        print_result(false);
+    }
+    pn_connection_close(c->pn);
+}
+
+static void pump_sends(struct conn *c)
+{
+    char id[ID_HEX_LEN + 1];
+    pn_link_t *l = c->work;
+    while (pn_link_credit(l) > 0 && c->sent < c->target && c->sent - c->acked < (uint64_t)opt.window) {
+        uint64_t tag = c->sent;
+        /* A fresh message-id per send, as the SDKs set one, patched in place so
+         * the body is encoded once. */
+        snprintf(id, sizeof id, "%08" PRIx32 "%04x%016" PRIx64, run_nonce, (unsigned)c->index, tag);
+        memcpy(msg_buf + msg_id_offset, id, ID_HEX_LEN);
+        pn_delivery(l, pn_dtag((const char *)&tag, sizeof tag));
+        if (pn_link_send(l, msg_buf, msg_len) < 0)
+            fail("connection %d: pn_link_send failed", c->index);
+        pn_link_advance(l);
+        c->sent++;
+    }
+}
+
+/* Keeps the receiver's credit near the window, but never asks for more than
+ * this connection's share: extra credit would take messages the next run needs
+ * (and, in receive-and-delete, lose them). Topping up at half the window lets
+ * the broker claim messages in batches rather than one by one. */
+static void top_up_credit(struct conn *c)
+{
+    int credit = pn_link_credit(c->work);
+    if (credit > opt.window / 2)
+        return;
+    uint64_t room = c->target - c->granted;
+    uint64_t add = (uint64_t)(opt.window - credit);
+    if (add > room)
+        add = room;
+    if (add > 0) {
+        pn_link_flow(c->work, (int)add);
+        c->granted += add;
+    }
+}
+
+/* A connection may only be worked on inside its own event batch (the
+ * proactor writes out what that batch produced), so the start reaches each
+ * connection as a wake-up. */
+static void start_run(void)
+{
+    started = true;
+    clock_gettime(CLOCK_MONOTONIC, &t_start);
+    for (int i = 0; i < opt.connections; i++)
+        pn_connection_wake(conns[i].pn);
+}
+
+static void kick(struct conn *c)
+{
+    if (!started || c->kicked)
+        return;
+    c->kicked = true;
+    if (c->target == 0)
+        conn_done(c);
+    else if (opt.mode == MODE_SEND)
+        pump_sends(c);
+    else
+        top_up_credit(c);
+}
+
+static void on_send_update(struct conn *c, pn_delivery_t *d)
+{
+    uint64_t state = pn_delivery_remote_state(d);
+    char buf[TEXT_MAX];
+    if (state == PN_ACCEPTED || (state == 0 && pn_delivery_settled(d))) {
+        /* Settled without an outcome means the broker took it (the default outcome). */
+        pn_delivery_settle(d);
+        c->acked++;
+        if (c->acked == c->target)
+            conn_done(c);
+        else
+            pump_sends(c);
+    } else if (state == PN_REJECTED || state == PN_RELEASED || state == PN_MODIFIED) {
+        fail("connection %d: send %s: %s", c->index, pn_disposition_type_name(state),
+             cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
+    }
+}
+
+static void count_completed(struct conn *c)
+{
+    c->completed++;
+    if (c->completed == c->target)
+        conn_done(c);
+}
+
+static void on_receive(struct conn *c, pn_delivery_t *d)
+{
+    pn_link_t *l = c->work;
+    if (pn_delivery_readable(d)) {
+        /* Read the bytes a real client would read; a large message comes in
+         * several transfers, and only the last one completes it. */
+        while (pn_link_recv(l, recv_scratch, sizeof recv_scratch) > 0)
+            ;
+        if (pn_delivery_partial(d))
+            return;
+        if (pn_delivery_aborted(d)) {
+            pn_delivery_settle(d);
+            return;
+        }
+        pn_link_advance(l);
+        if (opt.mode == MODE_RECEIVE_DELETE) {
+            pn_delivery_settle(d);
+            count_completed(c);
+        } else if (c->confirmed) {
+            pn_delivery_update(d, PN_ACCEPTED);  /* settle when the broker has */
+        } else {
+            pn_delivery_update(d, PN_ACCEPTED);
+            pn_delivery_settle(d);
+            count_completed(c);
+        }
+        if (!c->done)
+            top_up_credit(c);
+    } else if (pn_delivery_updated(d) && pn_delivery_settled(d)) {
+        /* The broker's answer to a peek-lock complete. */
+        uint64_t state = pn_delivery_remote_state(d);
+        char buf[TEXT_MAX];
+        if (state != PN_ACCEPTED)
+            fail("connection %d: complete answered %s: %s", c->index, pn_disposition_type_name(state),
+                 cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
+        pn_delivery_settle(d);
+        count_completed(c);
+    }
+}
+
+static void on_cbs_reply(struct conn *c, pn_delivery_t *d)
+{
+    if (!pn_delivery_readable(d))
+        return;
+    ssize_t n;
+    while ((n = pn_link_recv(c->cbs_reply, c->cbs_buf + c->cbs_len, sizeof c->cbs_buf - c->cbs_len)) > 0)
+        c->cbs_len += (size_t)n;
+    if (pn_delivery_partial(d))
+        return;
+    pn_link_advance(c->cbs_reply);
+    pn_delivery_update(d, PN_ACCEPTED);
+    pn_delivery_settle(d);
+    check_put_token_reply(c);
+    open_work_link(c);
+}
+
+/* ---- connection set-up ---- */
+
+static void on_connection_init(struct conn *c)
+{
+    char container[64];
+    snprintf(container, sizeof container, "sbbench-%d-%d", (int)getpid(), c->index);
+    pn_connection_set_container(c->pn, container);
+    pn_connection_set_hostname(c->pn, opt.host);
+    if (opt.user) {
+        pn_connection_set_user(c->pn, opt.user);
+        pn_connection_set_password(c->pn, opt.password ? opt.password : "");
+    }
+    pn_connection_open(c->pn);
+    c->session = pn_session(c->pn);
+    pn_session_open(c->session);
+    if (opt.sas_key) {
+        char name[64];
+        snprintf(name, sizeof name, "sbbench-cbs-%d", c->index);
+        snprintf(c->cbs_reply_addr, sizeof c->cbs_reply_addr, "sbbench-cbs-reply-%d", c->index);
+        c->cbs_sender = pn_sender(c->session, name);
+        pn_terminus_set_address(pn_link_target(c->cbs_sender), CBS_NODE);
+        pn_link_open(c->cbs_sender);
+        c->cbs_reply = pn_receiver(c->session, c->cbs_reply_addr);
+        pn_terminus_set_address(pn_link_source(c->cbs_reply), CBS_NODE);
+        pn_terminus_set_address(pn_link_target(c->cbs_reply), c->cbs_reply_addr);
+        pn_link_open(c->cbs_reply);
+        pn_link_flow(c->cbs_reply, 1);
+    } else {
+        open_work_link(c);
+    }
+}
+
+static void on_work_attached(struct conn *c)
+{
+    if (c->ready)
+        return;
+    pn_terminus_t *remote = opt.mode == MODE_SEND ? pn_link_remote_target(c->work)
+                                                  : pn_link_remote_source(c->work);
+    /* A refused attach comes back with no terminus, then a detach with the reason. */
+    if (pn_terminus_get_type(remote) == PN_UNSPECIFIED)
+        return;
+    if (opt.mode == MODE_RECEIVE)
+        c->confirmed = pn_link_remote_rcv_settle_mode(c->work) == PN_RCV_SECOND;
+    c->ready = true;
+    if (++n_ready == opt.connections)
+        start_run();
+}
+
+static void handle(pn_event_t *e)
+{
+    char buf[TEXT_MAX];
+    pn_connection_t *pc = pn_event_connection(e);
+    struct conn *c = pc ? pn_connection_get_context(pc) : NULL;
+    pn_link_t *l = pn_event_link(e);
+
+    switch (pn_event_type(e)) {
+    case PN_CONNECTION_INIT:
+        on_connection_init(c);
+        break;
+    case PN_CONNECTION_WAKE:
+        kick(c);
+        break;
+    case PN_LINK_REMOTE_OPEN:
+        if (l == c->work)
+            on_work_attached(c);
+        break;
+    case PN_LINK_FLOW:
+        if (l == c->cbs_sender && !c->token_sent && pn_link_credit(l) > 0)
+            send_put_token(c);
+        else if (l == c->work && c->kicked && opt.mode == MODE_SEND && !c->done)
+            pump_sends(c);
+        break;
+    case PN_DELIVERY: {
+        pn_delivery_t *d = pn_event_delivery(e);
+        if (l == c->cbs_reply)
+            on_cbs_reply(c, d);
+        else if (l == c->cbs_sender && pn_delivery_updated(d))
+            pn_delivery_settle(d);
+        else if (l == c->work && opt.mode == MODE_SEND && pn_delivery_updated(d))
+            on_send_update(c, d);
+        else if (l == c->work && opt.mode != MODE_SEND)
+            on_receive(c, d);
+        break;
+    }
+    case PN_LINK_REMOTE_CLOSE:
+    case PN_LINK_REMOTE_DETACH:
+        if (!c->done)
+            fail("connection %d: broker closed link %s: %s", c->index, pn_link_name(l),
+                 cond_text(pn_link_remote_condition(l), buf, sizeof buf));
+        break;
+    case PN_SESSION_REMOTE_CLOSE:
+        if (!c->done)
+            fail("connection %d: broker ended the session: %s", c->index,
+                 cond_text(pn_session_remote_condition(pn_event_session(e)), buf, sizeof buf));
+        break;
+    case PN_CONNECTION_REMOTE_CLOSE:
+        if (!c->done)
+            fail("connection %d: broker closed the connection: %s", c->index,
+                 cond_text(pn_connection_remote_condition(pc), buf, sizeof buf));
+        pn_connection_close(pc);
+        break;
+    case PN_TRANSPORT_CLOSED:
+        if (!c->done)
+            fail("connection %d: transport closed: %s", c->index,
+                 cond_text(pn_transport_condition(pn_event_transport(e)), buf, sizeof buf));
+        if (!c->closed) {
+            c->closed = true;
+            n_closed++;
+        }
+        break;
+    case PN_PROACTOR_TIMEOUT:
+        if (!finished) {
+            print_result(true);
+            exit(EXIT_TIMEOUT);
+        }
+        exit(EXIT_OK);  /* done, but a broker was slow to close: the result is printed */
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- set-up ---- */
+
+/* amqp://[user:password@]host[:port][/...]; user and password here are a
+ * shorthand for --user/--password. */
+static void parse_url(void)
+{
+    static char userinfo[HOST_MAX];
+    const char *s = opt.url;
+    const char *scheme = strstr(s, "://");
+    if (scheme)
+        s = scheme + 3;
+    const char *at = strchr(s, '@');
+    const char *slash = strchr(s, '/');
+    if (at && (!slash || at < slash)) {
+        snprintf(userinfo, sizeof userinfo, "%.*s", (int)(at - s), s);
+        char *colon = strchr(userinfo, ':');
+        if (colon)
+            *colon = '\0';
+        if (!opt.user)
+            opt.user = userinfo;
+        if (colon && !opt.password)
+            opt.password = colon + 1;
+        s = at + 1;
+    }
+    size_t len = slash ? (size_t)(slash - s) : strlen(s);
+    char hostport[HOST_MAX];
+    if (len == 0 || len >= sizeof hostport)
+        die(EXIT_USAGE, "bad --url %s", opt.url);
+    memcpy(hostport, s, len);
+    hostport[len] = '\0';
+    char *colon = strrchr(hostport, ':');
+    if (colon) {
+        *colon = '\0';
+        snprintf(opt.port, sizeof opt.port, "%s", colon + 1);
+    } else {
+        snprintf(opt.port, sizeof opt.port, "%s", DEFAULT_PORT);
+    }
+    snprintf(opt.host, sizeof opt.host, "%s", hostport);
+}
+
+/* The body is pseudo-random, not one repeated byte: PostgreSQL compresses
+ * values over ~2 KB, and a compressible body would measure pglz, not storage. */
+static void build_message(void)
+{
+    char *body = malloc(opt.size ? opt.size : 1);
+    if (!body)
+        die(EXIT_USAGE, "out of memory");
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < opt.size; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        body[i] = (char)(x >> 56);
+    }
+    char id[ID_HEX_LEN + 1];
+    snprintf(id, sizeof id, "%08" PRIx32 "%04x%016x", run_nonce, 0u, 0u);
+
+    pn_message_t *m = pn_message();
+    pn_message_set_durable(m, true);
+    pn_msgid_t mid = {.type = PN_STRING, .u.as_bytes = pn_bytes(ID_HEX_LEN, id)};
+    pn_message_set_id(m, mid);
+    pn_message_set_inferred(m, true);  /* a binary body goes out as a data section */
+    pn_data_put_binary(pn_message_body(m), pn_bytes(opt.size, body));
+    msg_len = opt.size + MSG_OVERHEAD;
+    msg_buf = malloc(msg_len);
+    if (!msg_buf || pn_message_encode(m, msg_buf, &msg_len) != 0)
+        die(EXIT_USAGE, "cannot encode a %zu-byte message", opt.size);
+    pn_message_free(m);
+    free(body);
+    const char *at = memmem(msg_buf, msg_len, id, ID_HEX_LEN);
+    if (!at)
+        die(EXIT_USAGE, "message-id not found in the encoded message");
+    msg_id_offset = (size_t)(at - msg_buf);
+}
+
+static long parse_long(const char *name, const char *s, long min, long max)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < min || v > max)
+        die(EXIT_USAGE, "--%s wants a number from %ld to %ld, got '%s'", name, min, max, s);
+    return v;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "Usage: sbbench [OPTION]...\n"
+        "  --url amqp://[user:pass@]host:port   broker (default %s)\n"
+        "  --address NAME          queue address (sbemu: NAME; RabbitMQ 3.10: /queue/NAME)\n"
+        "  --mode MODE             send | receive (peek-lock + complete) | receive-delete\n"
+        "  --count N               messages in all (default %d)\n"
+        "  --size BYTES            body size of sent messages (default %d)\n"
+        "  --window N              unsettled sends / receiver credit per connection (default %d)\n"
+        "  --rcv-settle-mode M     receive: second (the broker confirms each complete; default)\n"
+        "                          or first (a complete is done when the client settles)\n"
+        "  --connections N         connections in parallel, each doing count/N (default 1)\n"
+        "  --sas-key-name NAME     with --sas-key (default %s)\n"
+        "  --sas-key KEY           SASL ANONYMOUS then a CBS put-token signed with KEY\n"
+        "  --user U --password P   SASL PLAIN\n"
+        "  --label TEXT            first word of the result line (default sbbench)\n"
+        "  --timeout SECONDS       give up after this long, exit 2 (default %d)\n"
+        "Exit: 0 done, 1 protocol error, 2 timeout, 3 usage.\n",
+        DEFAULT_URL, DEFAULT_COUNT, DEFAULT_SIZE, DEFAULT_WINDOW, DEFAULT_SAS_KEYNAME,
+        DEFAULT_TIMEOUT_S);
+}
+
+static void parse_options(int argc, char **argv)
+{
+    enum { O_URL = 256, O_ADDRESS, O_MODE, O_COUNT, O_SIZE, O_WINDOW, O_CONNS, O_SKN, O_SK,
+           O_USER, O_PASSWORD, O_LABEL, O_TIMEOUT, O_RCV_SETTLE, O_HELP };
+    static const struct option longopts[] = {
+        {"url", required_argument, NULL, O_URL},
+        {"address", required_argument, NULL, O_ADDRESS},
+        {"mode", required_argument, NULL, O_MODE},
+        {"count", required_argument, NULL, O_COUNT},
+        {"size", required_argument, NULL, O_SIZE},
+        {"window", required_argument, NULL, O_WINDOW},
+        {"connections", required_argument, NULL, O_CONNS},
+        {"sas-key-name", required_argument, NULL, O_SKN},
+        {"sas-key", required_argument, NULL, O_SK},
+        {"user", required_argument, NULL, O_USER},
+        {"password", required_argument, NULL, O_PASSWORD},
+        {"label", required_argument, NULL, O_LABEL},
+        {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"rcv-settle-mode", required_argument, NULL, O_RCV_SETTLE},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    opt = (struct options){
+        .url = DEFAULT_URL, .label = "sbbench", .sas_key_name = DEFAULT_SAS_KEYNAME,
+        .mode = MODE_SEND, .peek_lock_settle = PN_RCV_SECOND, .count = DEFAULT_COUNT, .size = DEFAULT_SIZE,
+        .window = DEFAULT_WINDOW, .connections = 1, .timeout_s = DEFAULT_TIMEOUT_S,
+    };
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case O_URL: opt.url = optarg; break;
+        case O_ADDRESS: opt.address = optarg; break;
+        case O_MODE:
+            if (strcmp(optarg, "send") == 0) opt.mode = MODE_SEND;
+            else if (strcmp(optarg, "receive") == 0) opt.mode = MODE_RECEIVE;
+            else if (strcmp(optarg, "receive-delete") == 0) opt.mode = MODE_RECEIVE_DELETE;
+            else die(EXIT_USAGE, "--mode is send, receive or receive-delete, not '%s'", optarg);
+            break;
+        case O_COUNT: opt.count = (uint64_t)parse_long("count", optarg, 0, LONG_MAX); break;
+        case O_SIZE: opt.size = (size_t)parse_long("size", optarg, 0, MAX_SIZE); break;
+        case O_WINDOW: opt.window = (int)parse_long("window", optarg, 1, MAX_WINDOW); break;
+        case O_CONNS: opt.connections = (int)parse_long("connections", optarg, 1, MAX_CONNECTIONS); break;
+        case O_SKN: opt.sas_key_name = optarg; break;
+        case O_SK: opt.sas_key = optarg; break;
+        case O_USER: opt.user = optarg; break;
+        case O_PASSWORD: opt.password = optarg; break;
+        case O_LABEL: opt.label = optarg; break;
+        case O_TIMEOUT: opt.timeout_s = (int)parse_long("timeout", optarg, 1, 86400); break;
+        case O_RCV_SETTLE:
+            if (strcmp(optarg, "first") == 0) opt.peek_lock_settle = PN_RCV_FIRST;
+            else if (strcmp(optarg, "second") == 0) opt.peek_lock_settle = PN_RCV_SECOND;
+            else die(EXIT_USAGE, "--rcv-settle-mode is first or second, not '%s'", optarg);
+            break;
+        case 'h':
+        case O_HELP: usage(stdout); exit(EXIT_OK);
+        default: usage(stderr); exit(EXIT_USAGE);
+        }
+    }
+    if (optind != argc || !opt.address) {
+        usage(stderr);
+        exit(EXIT_USAGE);
+    }
+    parse_url();
+}
+
+int main(int argc, char **argv)
+{
+    parse_options(argc, argv);
+    run_nonce = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+    if (opt.mode == MODE_SEND)
+        build_message();
+
+    conns = calloc((size_t)opt.connections, sizeof *conns);
+    proactor = pn_proactor();
+    if (!conns || !proactor)
+        die(EXIT_USAGE, "out of memory");
+    char addr[2 * HOST_MAX];
+    pn_proactor_addr(addr, sizeof addr, opt.host, opt.port);
+    for (int i = 0; i < opt.connections; i++) {
+        struct conn *c = &conns[i];
+        c->index = i;
+        c->target = opt.count / (uint64_t)opt.connections + ((uint64_t)i < opt.count % (uint64_t)opt.connections);
+        c->pn = pn_connection();
+        pn_connection_set_context(c->pn, c);
+        pn_transport_t *t = pn_transport();
+        pn_sasl_t *sasl = pn_sasl(t);
+        if (opt.user) {
+            pn_sasl_allowed_mechs(sasl, "PLAIN");
+            pn_sasl_set_allow_insecure_mechs(sasl, true);  /* loopback, no TLS */
+        } else {
+            pn_sasl_allowed_mechs(sasl, "ANONYMOUS");
+        }
+        pn_proactor_connect2(proactor, c->pn, t, addr);
+    }
+    pn_proactor_set_timeout(proactor, (pn_millis_t)opt.timeout_s * 1000);
+
+    while (!(finished && n_closed == opt.connections)) {
+        pn_event_batch_t *batch = pn_proactor_wait(proactor);
+        pn_event_t *e;
+        while ((e = pn_event_batch_next(batch)))
+            handle(e);
+        pn_proactor_done(proactor, batch);
+    }
+    pn_proactor_free(proactor);
+    free(conns);
+    free(msg_buf);
+    return EXIT_OK;
+}
