@@ -48,6 +48,11 @@ cleanup() {
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+    # sbemu stops its PostgreSQL itself; if it could not, stop that postmaster (fast shutdown).
+    local pm; pm=$(head -1 "$work/data/pg/data/postmaster.pid" 2>/dev/null || true)
+    if [ -n "$pm" ] && kill -INT "$pm" 2>/dev/null; then
+      for _ in $(seq 100); do kill -0 "$pm" 2>/dev/null || break; sleep 0.1; done
+    fi
   fi
   if [ -n "$rpid" ]; then
     rabbitmqctl -q -n "$RABBITMQ_NODENAME" stop >/dev/null 2>&1 || true

@@ -66,6 +66,7 @@ enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE };
 #define MAX_CONNECTIONS     1000
 #define MAX_SIZE            (64 * 1024 * 1024)
 #define MAX_WINDOW          1000000
+#define MAX_TIMEOUT_S       86400
 #define TOKEN_TTL_S         3600         /* what the JS and Python SDKs ask for */
 #define CBS_NODE            "$cbs"
 #define CBS_TOKEN_TYPE      "servicebus.windows.net:sastoken"
@@ -112,7 +113,7 @@ static struct conn *conns;
 static pn_proactor_t *proactor;
 static int n_ready, n_done, n_closed;
 static bool started, finished;
-static struct timespec t_start, t_end;
+static struct timespec t_launch, t_start, t_end;
 static char *msg_buf;     /* the encoded message, its id patched before each send */
 static size_t msg_len, msg_id_offset;
 static uint32_t run_nonce;
@@ -136,12 +137,12 @@ static uint64_t total_done(void)
     return n;
 }
 
-/* The one result line; on a timeout it reports what was done until then. */
-static void print_result(bool timed_out)
+/* The one result line; cut short (note given), it reports what was done until then. */
+static void print_result(const char *note)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    const struct timespec *end = timed_out ? &now : &t_end;
+    const struct timespec *end = finished ? &t_end : &now;
     double secs = started ? elapsed(&t_start, end) : 0.0;
     uint64_t done = total_done();
     const char *complete = "";
@@ -155,8 +156,8 @@ static void print_result(bool timed_out)
     printf("%s mode=%s count=%" PRIu64 " size=%zu conns=%d window=%d%s secs=%.3f rate=%.0f msg/s",
            opt.label, mode_name(opt.mode), done, opt.size, opt.connections, opt.window, complete,
            secs, secs > 0 ? (double)done / secs : 0.0);
-    if (timed_out)
-        printf(" TIMEOUT after %d s (wanted %" PRIu64 ")", opt.timeout_s, opt.count);
+    if (note)
+        printf(" %s after %.0f s (wanted %" PRIu64 ")", note, elapsed(&t_launch, &now), opt.count);
     printf("\n");
     fflush(stdout);
 }
@@ -182,7 +183,7 @@ static void fail(const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "sbbench: %s: error: %s\n", opt.label, why);
     if (started)
-        print_result(false);
+        print_result("FAILED");
     exit(EXIT_PROTOCOL);
 }
 
@@ -349,7 +350,7 @@ static void conn_done(struct conn *c)
     if (n_done == opt.connections) {
         clock_gettime(CLOCK_MONOTONIC, &t_end);
         finished = true;
-        print_result(false);
+        print_result(NULL);
     }
     pn_connection_close(c->pn);
 }
@@ -448,14 +449,14 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
          * several transfers, and only the last one completes it. */
         while (pn_link_recv(l, recv_scratch, sizeof recv_scratch) > 0)
             ;
+        /* An aborted delivery used credit for a message that never came. */
+        if (pn_delivery_aborted(d))
+            fail("connection %d: the broker aborted a delivery", c->index);
         if (pn_delivery_partial(d))
             return;
-        if (pn_delivery_aborted(d)) {
-            pn_delivery_settle(d);
-            return;
-        }
         pn_link_advance(l);
-        if (opt.mode == MODE_RECEIVE_DELETE) {
+        if (opt.mode == MODE_RECEIVE_DELETE || pn_delivery_settled(d)) {
+            /* Settled by the broker as it sent it: nothing to complete. */
             pn_delivery_settle(d);
             count_completed(c);
         } else if (c->confirmed) {
@@ -607,7 +608,7 @@ static void handle(pn_event_t *e)
         break;
     case PN_PROACTOR_TIMEOUT:
         if (!finished) {
-            print_result(true);
+            print_result("TIMEOUT");
             exit(EXIT_TIMEOUT);
         }
         exit(EXIT_OK);  /* done, but a broker was slow to close: the result is printed */
@@ -771,7 +772,7 @@ static void parse_options(int argc, char **argv)
         case O_USER: opt.user = optarg; break;
         case O_PASSWORD: opt.password = optarg; break;
         case O_LABEL: opt.label = optarg; break;
-        case O_TIMEOUT: opt.timeout_s = (int)parse_long("timeout", optarg, 1, 86400); break;
+        case O_TIMEOUT: opt.timeout_s = (int)parse_long("timeout", optarg, 1, MAX_TIMEOUT_S); break;
         case O_RCV_SETTLE:
             if (strcmp(optarg, "first") == 0) opt.peek_lock_settle = PN_RCV_FIRST;
             else if (strcmp(optarg, "second") == 0) opt.peek_lock_settle = PN_RCV_SECOND;
@@ -792,6 +793,7 @@ static void parse_options(int argc, char **argv)
 int main(int argc, char **argv)
 {
     parse_options(argc, argv);
+    clock_gettime(CLOCK_MONOTONIC, &t_launch);
     run_nonce = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
     if (opt.mode == MODE_SEND)
         build_message();
