@@ -3,6 +3,8 @@
  * deletes idle queues and forgets old MessageIds; receivers of the queues it
  * touched are woken. Each step walks an index from its oldest deadline, so an
  * idle emulator pays a few index probes per sweep however much it holds. */
+#include <stdlib.h>
+
 #include "amqp_internal.h"
 #include "ent_clock.h"
 #include "ent_log.h"
@@ -36,7 +38,32 @@ void amqp_sweep_now(amqp_server *srv)
         return;
     }
     srv->sweeping = true;
-    store_sweep(srv->store, ent_clock_now_ms(), on_swept, srv);
+    /* what expired and lapsed messages become is decided here, from the cache */
+    size_t n = srv->cache ? ent_cache_count(srv->cache) : 0, ndl = 0, nfw = 0;
+    int64_t *dl = malloc((n ? n : 1) * sizeof *dl), *from = malloc((n ? n : 1) * sizeof *from),
+            *to = malloc((n ? n : 1) * sizeof *to);
+    if (!dl || !from || !to) {
+        free(dl);
+        free(from);
+        free(to);
+        on_swept(srv, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ent_entity *e = ent_cache_at(srv->cache, i);
+        const ent_entity *t = ent_cache_dead_letter_target(srv->cache, e);
+        if (e->dead_lettering_on_expiration)
+            dl[ndl++] = e->id;
+        if (t) {
+            from[nfw] = e->id;
+            to[nfw++] = t->id;
+        }
+    }
+    store_sweep_policy policy = {dl, ndl, from, to, nfw};
+    store_sweep(srv->store, ent_clock_now_ms(), &policy, on_swept, srv); /* copies the policy */
+    free(dl);
+    free(from);
+    free(to);
 }
 
 static void sweep_timer(lws_sorted_usec_list_t *sul)

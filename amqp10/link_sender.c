@@ -70,7 +70,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     if (lk->closed || !c->wsi) {
         /* the receiver left while we claimed: give the locks back at once */
         for (size_t i = 0; st == SB_OK && !lk->receive_and_delete && i < n; i++)
-            store_settle(c->srv->store, lk->entity.id, msgs[i].lock_token, STORE_SETTLE_RELEASE, NULL, NULL,
+            store_settle(c->srv->store, lk->entity.id, msgs[i].lock_token, STORE_SETTLE_RELEASE, NULL, NULL, 0,
                          ent_clock_now_ms(), NULL, NULL);
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
@@ -117,7 +117,8 @@ void amqp_link_pump(amqp_link *lk)
     amqp_conn_ref(lk->conn);
     store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue,
                 lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK, req->asked, now,
-                ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity, on_claimed, req);
+                ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity, lk->entity.dead_letter_target_id,
+                on_claimed, req);
 }
 
 /* ---- dispositions ---- */
@@ -194,5 +195,6 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     req->kind = kind;
     pn_delivery_set_context(d, req);
     amqp_conn_ref(lk->conn);
-    store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, ent_clock_now_ms(), on_settled, req);
+    store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->entity.dead_letter_target_id,
+                 ent_clock_now_ms(), on_settled, req);
 }

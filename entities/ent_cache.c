@@ -128,6 +128,14 @@ const ent_entity *ent_cache_send_target(const ent_cache *c, const ent_entity *e,
     return at;
 }
 
+const ent_entity *ent_cache_dead_letter_target(const ent_cache *c, const ent_entity *e)
+{
+    const ent_entity *t = e->forward_dead_lettered_to[0] ? ent_cache_find(c, e->forward_dead_lettered_to) : NULL;
+    return t && t->id != e->id ? t : NULL;
+}
+
+const ent_entity *ent_cache_at(const ent_cache *c, size_t i) { return i < c->n ? &c->items[i] : NULL; }
+
 void ent_cache_link_view(const ent_cache *c, const ent_entity *e, ent_link_entity *out)
 {
     bool exceeded;
@@ -148,4 +156,6 @@ void ent_cache_link_view(const ent_cache *c, const ent_entity *e, ent_link_entit
     out->send_target_default_ttl_ms = t->default_ttl_ms;
     memcpy(out->send_target_status, t->status, sizeof out->send_target_status);
     out->forward_hops_exceeded = exceeded;
+    const ent_entity *dl = ent_cache_dead_letter_target(c, e);
+    out->dead_letter_target_id = dl ? dl->id : 0;
 }

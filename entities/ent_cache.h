@@ -56,6 +56,9 @@ typedef struct ent_link_entity {
     int64_t send_target_default_ttl_ms;
     char send_target_status[ENT_STATUS_MAX]; /* whether the chain's end takes the send */
     bool forward_hops_exceeded;              /* the chain is longer than ENT_MAX_FORWARD_HOPS */
+    /* Where its dead letters go (ForwardDeadLetteredMessagesTo); 0: its own
+     * dead-letter subqueue. */
+    int64_t dead_letter_target_id;
 } ent_link_entity;
 
 /* Owned by its creator; holds copies of what it was given. */
@@ -79,6 +82,12 @@ const ent_entity *ent_cache_get(const ent_cache *c, int64_t id);
  * loops; the send then dead-letters in e). A ForwardTo naming no entity ends
  * the chain where it is. Never NULL. */
 const ent_entity *ent_cache_send_target(const ent_cache *c, const ent_entity *e, bool *hops_exceeded);
+/* Where e's dead letters go: the entity its ForwardDeadLetteredMessagesTo
+ * names, or NULL for its own dead-letter subqueue (unset, unknown, itself). */
+const ent_entity *ent_cache_dead_letter_target(const ent_cache *c, const ent_entity *e);
+/* Entity i, 0 <= i < count, in no particular order (to walk them all). */
+const ent_entity *ent_cache_at(const ent_cache *c, size_t i);
+
 /* e as a link sees it, its send target resolved. */
 void ent_cache_link_view(const ent_cache *c, const ent_entity *e, ent_link_entity *out);
 

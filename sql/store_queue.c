@@ -8,6 +8,7 @@
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "store_binary.h"
+#include "store_mgmt.h"
 #include "store_statements.h"
 
 /* Helpers shared with store_mgmt.c live in store_binary.h. */
@@ -220,7 +221,8 @@ static void claim_done(store_op *op, sb_status st)
 }
 
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, store_claim_cb cb, void *ctx)
+                 int64_t locked_until_ms, bool is_activity, int64_t dead_letter_target, store_claim_cb cb,
+                 void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
     bool sweep = subqueue == 0;
@@ -231,15 +233,16 @@ void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mod
         return;
     }
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
-               until = be_int8(locked_until_ms);
+               until = be_int8(locked_until_ms), dlt = be_int8(dead_letter_target);
     int i = 0;
     int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
     /* locks of this entity that lapsed since the last sweep go back first */
     if (sweep)
         rc |= store_op_stmt(op, i++, STMT_LAPSE,
                             (store_param[]){P_INT8(q), P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
-                                            P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY)},
-                            4);
+                                            P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY),
+                                            dead_letter_target ? P_INT8(dlt) : (store_param){0}},
+                            5);
     if (mode == STORE_CLAIM_LOCK)
         rc |= store_op_stmt(op, i, STMT_CLAIM_LOCK,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until)}, 5);
@@ -261,8 +264,8 @@ static const store_merge_def complete_set = {
 };
 static const store_merge_def settle_set = {
     STMT_SETTLE_SET,
-    6,
-    {STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT},
+    7,
+    {STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8},
     NULL,
 };
 
@@ -272,7 +275,8 @@ static void settle_done(store_op *op, sb_status st)
 }
 
 void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
-                  const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx)
+                  const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
+                  store_status_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
     bool complete = kind == STORE_SETTLE_COMPLETE;
@@ -283,7 +287,7 @@ void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], sto
             cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    int8_param k = be_int8(kind), q = be_int8(entity_id), now = be_int8(now_ms);
+    int8_param k = be_int8(kind), q = be_int8(entity_id), now = be_int8(now_ms), dlt = be_int8(dead_letter_target);
     if (kind == STORE_SETTLE_ABANDON) {
         /* used only when the abandon exhausts MaxDeliveryCount */
         reason = ENT_DLQ_REASON_MAX_DELIVERY;
@@ -292,7 +296,8 @@ void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], sto
     int rc = complete ? store_op_row(op, 0, (store_param[]){P_UUID(lock_token), P_INT8(q), P_INT8(now)})
                       : store_op_row(op, 0,
                                      (store_param[]){P_INT8(k), P_UUID(lock_token), P_INT8(q), P_INT8(now),
-                                                     P_TEXT(reason), P_TEXT(description)});
+                                                     P_TEXT(reason), P_TEXT(description),
+                                                     dead_letter_target ? P_INT8(dlt) : (store_param){0}});
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -350,25 +355,38 @@ static void sweep_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_sweep(store *s, int64_t now_ms, store_sweep_cb cb, void *ctx)
+void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new(5, sweep_parse, sweep_done, u) : NULL;
-    if (!op) {
+    /* the policy travels as text-format int8[] literals ("{1,2}") */
+    char *dl = store_mgmt_int8_array(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);
+    char *from = store_mgmt_int8_array(policy->forward_from, policy->n_forward);
+    char *to = store_mgmt_int8_array(policy->forward_to, policy->n_forward);
+    if (!op || !dl || !from || !to) {
         free(u);
+        free(op);
+        free(dl);
+        free(from);
+        free(to);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
     int8_param now = be_int8(now_ms);
     int rc = store_op_stmt(op, 0, STMT_SWEEP_EXPIRED,
-                           (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_TTL), P_TEXT(ENT_DLQ_DESC_TTL)}, 3);
+                           (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_TTL), P_TEXT(ENT_DLQ_DESC_TTL),
+                                           P_TEXT(dl), P_TEXT(from), P_TEXT(to)},
+                           6);
     rc |= store_op_stmt(op, 1, STMT_SWEEP_LAPSED,
                         (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
-                                        P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY)},
-                        3);
+                                        P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY), P_TEXT(from), P_TEXT(to)},
+                        5);
     rc |= store_op_stmt(op, 2, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 3, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 4, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);
+    free(dl);
+    free(from);
+    free(to);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);

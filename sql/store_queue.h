@@ -59,9 +59,11 @@ typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msg
 /* Takes up to max receivable messages of (queue, subqueue) in sequence order:
  * locks them until locked_until_ms, or deletes them. is_activity: a receive
  * the client asked for (not a waiting receiver's re-poll), which keeps the
- * queue from AutoDeleteOnIdle. */
+ * queue from AutoDeleteOnIdle. dead_letter_target: where the entity's dead
+ * letters go (0: its own subqueue), for locks that lapsed past MaxDeliveryCount. */
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, store_claim_cb cb, void *ctx);
+                 int64_t locked_until_ms, bool is_activity, int64_t dead_letter_target, store_claim_cb cb,
+                 void *ctx);
 
 /* The values are the kind codes of sbemu_settle (migration 005). */
 typedef enum store_settle_kind {
@@ -76,9 +78,11 @@ typedef enum store_settle_kind {
  * Every settlement of a commit joins one statement: completes one DELETE, the
  * others one statement of their own.
  * reason/description: the dead-letter reason for DEADLETTER, and for ABANDON
- * the one to use when the abandon exhausts MaxDeliveryCount. */
+ * the one to use when the abandon exhausts MaxDeliveryCount. dead_letter_target:
+ * where the entity's dead letters go (0: its own subqueue). */
 void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
-                  const char *reason, const char *description, int64_t now_ms, store_status_cb cb, void *ctx);
+                  const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
+                  store_status_cb cb, void *ctx);
 
 /* The merged send behind store_send, for other ops that insert messages
  * (schedule): row i of op. */
@@ -90,6 +94,15 @@ int store_send_row(store_op *op, int i, const store_new_message *m);
  * queues, old duplicate-detection entries. Reports the queues whose messages
  * moved (to wake their receivers). */
 typedef void (*store_sweep_cb)(void *ctx, sb_status st, const int64_t *touched, size_t ntouched);
-void store_sweep(store *s, int64_t now_ms, store_sweep_cb cb, void *ctx);
+/* What the sweep does with what it finds, decided from the entity cache:
+ * which entities dead-letter expired messages, and where each entity's dead
+ * letters go (forward_from[i] -> forward_to[i]). Copied at submit. */
+typedef struct store_sweep_policy {
+    const int64_t *dead_letter_on_expiry;
+    size_t n_dead_letter_on_expiry;
+    const int64_t *forward_from, *forward_to;
+    size_t n_forward;
+} store_sweep_policy;
+void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx);
 
 #endif

@@ -88,15 +88,16 @@ static const stmt_def stmt_defs[] = {
     /* Locks of this entity that lapsed: a message delivered MaxDeliveryCount
      * times is dead-lettered, any other goes back to the claimable set. Walks
      * messages_lock_expiry from the oldest lock, so it costs what has lapsed.
-     * $1 entity, $2 now, $3 reason, $4 description */
+     * $1 entity, $2 now, $3 reason, $4 description, $5 where its dead letters
+     * go (NULL: its own subqueue) */
     {STMT_LAPSE,
      "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN queues q ON q.id = m.entity_id"
      " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($2) AND m.entity_id IS NOT DISTINCT FROM $1"
      " FOR UPDATE OF m SKIP LOCKED)"
-     " SELECT CASE WHEN exhausted THEN sbemu_dead_letter(entity_id, sequence_number, $3, $4, sbemu_ts($2))"
+     " SELECT CASE WHEN exhausted THEN sbemu_dead_letter(entity_id, sequence_number, $5, $3, $4, sbemu_ts($2))"
      " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($2)) END FROM x",
-     4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
+     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
     /* $5 locked-until */
     {STMT_CLAIM_LOCK,
      "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
@@ -124,39 +125,48 @@ static const stmt_def stmt_defs[] = {
      4, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Every abandon, dead-letter, defer and release of a commit, as one
      * statement (merged: $1 unused; kinds, tokens, entities, times, reasons,
-     * descriptions). Each message is found under its lock; the ordinals that
+     * descriptions, where dead letters go). Each message is found under its lock; the ordinals that
      * come back are the settlements that took effect (no row: lock lost).
      * The kind codes are store_settle_kind's (store_queue.h). */
     {STMT_SETTLE_SET,
-     "WITH t AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[])"
-     "  WITH ORDINALITY AS t(kind, token, entity, now, reason, description, ord)),"
+     "WITH t AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[],"
+     "  $8::int8[]) WITH ORDINALITY AS t(kind, token, entity, now, reason, description, target, ord)),"
      " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
      "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
      "  FROM t JOIN messages x ON x.lock_token = t.token AND x.entity_id IS NOT DISTINCT FROM t.entity"
      "  AND x.locked_until > sbemu_ts(t.now) JOIN queues q ON q.id = x.entity_id FOR UPDATE OF x)"
-     " SELECT ord FROM m WHERE sbemu_settle(kind, entity_id, sequence_number, exhausted, reason, description,"
-     "  sbemu_ts(now))",
-     7, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY}},
+     " SELECT ord FROM m WHERE sbemu_settle(kind, entity_id, sequence_number, exhausted, target, reason,"
+     "  description, sbemu_ts(now))",
+     8, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
     /* ---- the background sweep; $1 now ---- */
     /* Expired messages that nobody holds a lock on: dead-lettered or dropped. $2 reason, $3 description */
+    /* $4 the entities whose expired messages dead-letter
+     * (DeadLetteringOnMessageExpiration), $5/$6 where each entity's dead
+     * letters go (ForwardDeadLetteredMessagesTo): decided in C, from the
+     * entity cache (store_sweep_policy). The rest are dropped. */
     {STMT_SWEEP_EXPIRED,
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state <> 1"
      " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))"
      " ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)"
-     " SELECT entity_id FROM x WHERE sbemu_expire(entity_id, sequence_number, $2, $3, sbemu_ts($1))",
-     3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
+     " SELECT entity_id FROM x WHERE CASE WHEN entity_id = ANY($4)"
+     " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($5::int8[], $6::int8[])"
+     "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
+     " ELSE sbemu_delete_message(entity_id, sequence_number) END",
+     6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Lapsed locks, across entities, from the oldest: dead-lettered past
-     * MaxDeliveryCount, else claimable again. $2 reason, $3 description */
+     * MaxDeliveryCount, else claimable again. $2 reason, $3 description, $4/$5
+     * where each entity's dead letters go (as in STMT_SWEEP_EXPIRED). */
     {STMT_SWEEP_LAPSED,
      "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN queues q ON q.id = m.entity_id"
      " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1)"
      " ORDER BY m.locked_until LIMIT 1000 FOR UPDATE OF m SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE CASE WHEN exhausted"
-     " THEN sbemu_dead_letter(entity_id, sequence_number, $2, $3, sbemu_ts($1))"
+     " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($4::int8[], $5::int8[])"
+     "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($1)) END",
-     3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT}},
+     5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message pending. */
     {STMT_SWEEP_IDLE,
      "DELETE FROM queues q USING entity_runtime r WHERE r.entity_id = q.id AND q.auto_delete_on_idle IS NOT NULL"

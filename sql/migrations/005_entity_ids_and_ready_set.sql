@@ -116,35 +116,40 @@ CREATE UNIQUE INDEX messages_lock_token ON messages (lock_token) WHERE lock_toke
 -- The row moves of version 2, on entity_runtime. A lapsed or released lock
 -- clears lock_token, which puts an active message back into messages_ready.
 DROP FUNCTION sbemu_dead_letter(bigint, bigint, text, text, timestamptz);
+-- Whether an expired message dead-letters is decided in C (the sweep passes it).
+DROP FUNCTION sbemu_expire(bigint, bigint, text, text, timestamptz);
 DROP FUNCTION sbemu_delete_message(bigint, bigint);
 DROP FUNCTION sbemu_unlock(bigint, bigint, timestamptz);
 DROP FUNCTION sbemu_activate(bigint, bigint);
-CREATE FUNCTION sbemu_dead_letter(p_entity bigint, p_seq bigint, p_reason text, p_description text,
-                                             p_now timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
+-- p_target: where the caller (entities/, ForwardDeadLetteredMessagesTo)
+-- decided the dead letter goes; NULL: p_entity's own dead-letter subqueue. A
+-- forwarded dead letter is an active message at the end of p_target, with a new
+-- sequence number and DeadLetterSource. A target deleted meanwhile falls back
+-- to the entity's own subqueue.
+CREATE FUNCTION sbemu_dead_letter(p_entity bigint, p_seq bigint, p_target bigint, p_reason text,
+                                  p_description text, p_now timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
-    target bigint;
-    source_name text;
     seq bigint;
     bytes bigint;
 BEGIN
-    SELECT t.id, q.name INTO target, source_name
-      FROM queues q JOIN queues t ON lower(t.name) = lower(q.forward_dead_lettered_messages_to)
-     WHERE q.id = p_entity AND t.id <> p_entity;
-    IF target IS NULL THEN
+    IF p_target IS NOT NULL AND p_target <> p_entity THEN
+        UPDATE entity_runtime SET next_sequence_number = next_sequence_number + 1 WHERE entity_id = p_target
+            RETURNING next_sequence_number - 1 INTO seq;
+    END IF;
+    IF seq IS NULL THEN
         UPDATE messages SET subqueue = 1, state = 0, lock_token = NULL, locked_until = NULL, available_at = p_now,
                dead_letter_reason = p_reason, dead_letter_error_description = p_description
          WHERE entity_id = p_entity AND sequence_number = p_seq;
         RETURN FOUND;
     END IF;
-    UPDATE entity_runtime SET next_sequence_number = next_sequence_number + 1 WHERE entity_id = target
-        RETURNING next_sequence_number - 1 INTO seq;
-    UPDATE messages SET entity_id = target, sequence_number = seq, subqueue = 0, state = 0, lock_token = NULL,
+    UPDATE messages SET entity_id = p_target, sequence_number = seq, subqueue = 0, state = 0, lock_token = NULL,
            locked_until = NULL, available_at = p_now, expires_at = NULL, dead_letter_reason = p_reason,
-           dead_letter_error_description = p_description, dead_letter_source = source_name
+           dead_letter_error_description = p_description,
+           dead_letter_source = (SELECT name FROM queues WHERE id = p_entity)
      WHERE entity_id = p_entity AND sequence_number = p_seq
      RETURNING octet_length(message) INTO bytes;
     UPDATE entity_runtime SET size_in_bytes = size_in_bytes - bytes WHERE entity_id = p_entity;
-    UPDATE entity_runtime SET size_in_bytes = size_in_bytes + bytes WHERE entity_id = target;
+    UPDATE entity_runtime SET size_in_bytes = size_in_bytes + bytes WHERE entity_id = p_target;
     RETURN bytes IS NOT NULL;
 END $$;
 
@@ -179,13 +184,15 @@ END $$;
 
 -- One settlement that is not a complete (those are one DELETE): the caller
 -- found the message under its lock and says what to do; MaxDeliveryCount is
--- the guard that decides whether an abandon dead-letters (p_exhausted).
+-- the guard that decides whether an abandon dead-letters (p_exhausted);
+-- p_target is where dead letters go (see sbemu_dead_letter).
 -- p_kind: 1 abandon, 2 dead-letter, 3 defer, 4 release (store_queue.h).
-CREATE FUNCTION sbemu_settle(p_kind bigint, p_entity bigint, p_seq bigint, p_exhausted boolean, p_reason text,
-                             p_description text, p_now timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
+CREATE FUNCTION sbemu_settle(p_kind bigint, p_entity bigint, p_seq bigint, p_exhausted boolean, p_target bigint,
+                             p_reason text, p_description text, p_now timestamptz) RETURNS boolean
+    LANGUAGE plpgsql AS $$
 BEGIN
     IF p_kind = 2 OR (p_kind = 1 AND p_exhausted) THEN
-        RETURN sbemu_dead_letter(p_entity, p_seq, p_reason, p_description, p_now);
+        RETURN sbemu_dead_letter(p_entity, p_seq, p_target, p_reason, p_description, p_now);
     ELSIF p_kind = 1 THEN
         RETURN sbemu_unlock(p_entity, p_seq, p_now);
     ELSIF p_kind = 3 THEN

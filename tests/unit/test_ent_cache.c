@@ -109,6 +109,32 @@ static void test_forward_loop_stops_at_the_hop_limit(void **state)
     ent_cache_free(c);
 }
 
+static void test_dead_letter_target(void **state)
+{
+    (void)state;
+    ent_cache *c = ent_cache_new();
+    ent_entity list[] = {q(1, "src", "", "Active"), q(2, "dlq-sink", "", "Active"), q(3, "self", "", "Active"),
+                         q(4, "lost", "", "Active")};
+    snprintf(list[0].forward_dead_lettered_to, sizeof list[0].forward_dead_lettered_to, "DLQ-Sink");
+    snprintf(list[2].forward_dead_lettered_to, sizeof list[2].forward_dead_lettered_to, "self");
+    snprintf(list[3].forward_dead_lettered_to, sizeof list[3].forward_dead_lettered_to, "nowhere");
+    assert_int_equal(ent_cache_replace(c, list, 4), 0);
+    assert_int_equal(ent_cache_dead_letter_target(c, ent_cache_find(c, "src"))->id, 2);
+    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "dlq-sink"))); /* unset */
+    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "self")));     /* itself: its own DLQ */
+    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "lost")));     /* unknown */
+    ent_link_entity v;
+    ent_cache_link_view(c, ent_cache_find(c, "src"), &v);
+    assert_int_equal(v.dead_letter_target_id, 2);
+    ent_cache_link_view(c, ent_cache_find(c, "lost"), &v);
+    assert_int_equal(v.dead_letter_target_id, 0);
+    size_t seen = 0;
+    for (size_t i = 0; ent_cache_at(c, i); i++)
+        seen++;
+    assert_int_equal(seen, 4);
+    ent_cache_free(c);
+}
+
 static void test_forward_diverts_on_status(void **state)
 {
     (void)state;
@@ -125,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_find_by_name_and_id),
         cmocka_unit_test(test_send_target_follows_forward_to),
         cmocka_unit_test(test_forward_loop_stops_at_the_hop_limit),
+        cmocka_unit_test(test_dead_letter_target),
         cmocka_unit_test(test_forward_diverts_on_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
