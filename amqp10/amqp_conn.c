@@ -180,6 +180,35 @@ static void on_link_closed(pn_link_t *l)
         pn_link_close(l);
 }
 
+/* A message that outgrew --max-message-size while it arrived: its bytes are
+ * dropped as they come (holding them would cost its size in memory, and keep
+ * the session's window shut for every other link), and once its last frame is
+ * in, the link is closed with amqp:link:message-size-exceeded. Closing before
+ * that would leave Proton 0.37 answering the remaining frames with a flow for
+ * an unmapped handle, which clients treat as a protocol error. */
+static void discard_oversized(amqp_conn *c, amqp_link *lk, pn_delivery_t *d)
+{
+    pn_link_t *l = lk->pn;
+    uint32_t max = c->srv->settings.max_message_size;
+    if (!lk->discarding) {
+        lk->discarding = true;
+        LOG_INFO("conn %llu: link '%s': a message over %u bytes (--max-message-size) is being dropped",
+                 (unsigned long long)c->id, pn_link_name(l), max);
+    }
+    char sink[AMQP_DISCARD_CHUNK];
+    while (pn_link_recv(l, sink, sizeof sink) > 0) {
+    }
+    if (pn_delivery_partial(d) && !pn_delivery_aborted(d))
+        return;
+    pn_delivery_settle(d);
+    lk->discarding = false;
+    char desc[256];
+    snprintf(desc, sizeof desc,
+             "The message exceeds the maximum message size of %u bytes (--max-message-size); the link is closed.",
+             max);
+    amqp_link_refuse(l, sb_status_condition(SB_ERR_MESSAGE_SIZE_EXCEEDED), desc);
+}
+
 static void on_delivery(amqp_conn *c, pn_delivery_t *d)
 {
     pn_link_t *l = pn_delivery_link(d);
@@ -193,22 +222,13 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
     }
     if (!pn_delivery_readable(d))
         return;
-    if (pn_delivery_partial(d)) {
-        /* Refuse an oversized message as soon as it is known to be one: waiting
-         * for its end would hold it all in memory, or wait forever once it
-         * outgrows the session window. */
-        uint32_t max = c->srv->settings.max_message_size;
-        if (lk->role == LINK_ENTITY_IN && pn_delivery_pending(d) > max) {
-            char desc[256];
-            snprintf(desc, sizeof desc,
-                     "The message exceeds the maximum message size of %u bytes (--max-message-size); the link is "
-                     "closed.",
-                     max);
-            LOG_INFO("conn %llu: link '%s': %s", (unsigned long long)c->id, pn_link_name(l), desc);
-            amqp_link_refuse(l, sb_status_condition(SB_ERR_MESSAGE_SIZE_EXCEEDED), desc);
-        }
+    if (lk->discarding || (lk->role == LINK_ENTITY_IN && pn_delivery_partial(d) &&
+                           pn_delivery_pending(d) > c->srv->settings.max_message_size)) {
+        discard_oversized(c, lk, d);
         return;
     }
+    if (pn_delivery_partial(d))
+        return;
     if (pn_delivery_aborted(d)) {
         pn_delivery_settle(d);
         return;

@@ -39,6 +39,8 @@
 #define AMQP_CHANNEL_MAX 4999
 /* Bytes a session may buffer before we read them. */
 #define AMQP_SESSION_CAPACITY (8u * 1024 * 1024)
+/* Bytes read at a time when dropping a refused message's remainder. */
+#define AMQP_DISCARD_CHUNK 16384
 
 typedef enum amqp_link_role {
     LINK_CBS_REQUESTS,   /* client -> $cbs */
@@ -65,6 +67,7 @@ typedef struct amqp_link {
     bool receive_and_delete;
     bool claiming;        /* a claim for this link is in the store */
     bool parked;          /* waiting for messages to appear */
+    bool discarding;      /* dropping an oversized message until its last frame */
 } amqp_link;
 
 typedef struct amqp_grant {
