@@ -149,10 +149,10 @@ bench() {  # broker case address mode count size conns window [timeout]
   out=$("$work/sbbench" "${url_args[@]}" "${auth[@]}" --mode "$mode" --count "$count" --size "$size" \
         --connections "$conns" --window "$window" --timeout "$t" --label "$broker" 2>&1) || rc=$?
   if [ "$case" = - ]; then
-    [ $rc = 0 ] || echo "  (fill) $out"
+    [ $rc = 0 ] || printf '  (fill) %s\n' "${out//$'\n'/$'\n  (fill) '}"
     return 0
   fi
-  echo "  $out"
+  printf '  %s\n' "${out//$'\n'/$'\n  '}"
   local rate; rate=$(sed -n 's/.* rate=\([0-9]*\) msg\/s.*/\1/p' <<<"$out" | head -1)
   if [ $rc = 0 ] && [ -n "$rate" ]; then record "$broker" "$case" "$rate"
   elif [ $rc = 2 ]; then record "$broker" "$case" timeout

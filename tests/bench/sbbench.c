@@ -4,7 +4,14 @@
  * (count/N each). Every connection first sets itself up (SASL, optionally a
  * CBS put-token, then the link on ADDRESS); the clock starts only when every
  * connection is ready, so connection and token set-up are not measured, and
- * stops when the last connection has done its share.
+ * stops when COUNT messages are done, over all connections.
+ *
+ * Receivers give each connection credit for its share only, but count
+ * globally: a broker that sends more than the credit it was given (RabbitMQ
+ * 3.x does now and then, rabbitmq-server#2597) would otherwise starve the other
+ * connections. Messages beyond COUNT are released (peek-lock) or, having been
+ * deleted by the broker already, dropped; the number beyond credit is noted
+ * on stderr.
  *
  *   send            durable messages, the window of unsettled sends kept full;
  *                   a send counts when the broker's `accepted` arrives.
@@ -99,11 +106,11 @@ struct conn {
     pn_session_t *session;
     pn_link_t *cbs_sender, *cbs_reply, *work;
     char cbs_reply_addr[64];
-    bool token_sent, ready, kicked, done, closed;
+    bool token_sent, ready, kicked, closing, closed;
     bool confirmed;        /* peek-lock: broker echoed rcv-settle-mode second */
     uint64_t target;       /* this connection's share of --count */
     uint64_t sent, acked;  /* send */
-    uint64_t granted, completed; /* receive: credit issued so far, messages counted */
+    uint64_t granted, arrived; /* receive: credit issued so far, messages come */
     char cbs_buf[CBS_REPLY_MAX];
     size_t cbs_len;
 };
@@ -111,8 +118,11 @@ struct conn {
 static struct options opt;
 static struct conn *conns;
 static pn_proactor_t *proactor;
-static int n_ready, n_done, n_closed;
+static int n_ready, n_closed;
 static bool started, finished;
+static uint64_t n_done;      /* sends accepted, or messages received and completed */
+static uint64_t n_pending;   /* peek-lock completes sent, the broker's answer not yet in */
+static uint64_t n_overrun;   /* messages the broker sent beyond the credit given */
 static struct timespec t_launch, t_start, t_end;
 static char *msg_buf;     /* the encoded message, its id patched before each send */
 static size_t msg_len, msg_id_offset;
@@ -129,14 +139,6 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
     return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-static uint64_t total_done(void)
-{
-    uint64_t n = 0;
-    for (int i = 0; i < opt.connections; i++)
-        n += opt.mode == MODE_SEND ? conns[i].acked : conns[i].completed;
-    return n;
-}
-
 /* The one result line; cut short (note given), it reports what was done until then. */
 static void print_result(const char *note)
 {
@@ -144,7 +146,7 @@ static void print_result(const char *note)
     clock_gettime(CLOCK_MONOTONIC, &now);
     const struct timespec *end = finished ? &t_end : &now;
     double secs = started ? elapsed(&t_start, end) : 0.0;
-    uint64_t done = total_done();
+    uint64_t done = n_done;
     const char *complete = "";
     if (opt.mode == MODE_RECEIVE) {
         int confirmed = 0;
@@ -160,6 +162,13 @@ static void print_result(const char *note)
         printf(" %s after %.0f s (wanted %" PRIu64 ")", note, elapsed(&t_launch, &now), opt.count);
     printf("\n");
     fflush(stdout);
+}
+
+static void note_overrun(void)
+{
+    if (n_overrun > 0)
+        fprintf(stderr, "sbbench: %s: note: the broker sent %" PRIu64 " messages beyond the credit given\n",
+                opt.label, n_overrun);
 }
 
 static void die(enum exit_code code, const char *fmt, ...)
@@ -341,18 +350,21 @@ static void open_work_link(struct conn *c)
     pn_link_open(c->work);
 }
 
-static void conn_done(struct conn *c)
+/* COUNT messages are done: stop the clock, print, and have every connection
+ * close itself (from its own batch, see start_run). */
+static void finish(void)
 {
-    if (c->done)
-        return;
-    c->done = true;
-    n_done++;
-    if (n_done == opt.connections) {
-        clock_gettime(CLOCK_MONOTONIC, &t_end);
-        finished = true;
-        print_result(NULL);
-    }
-    pn_connection_close(c->pn);
+    clock_gettime(CLOCK_MONOTONIC, &t_end);
+    finished = true;
+    print_result(NULL);
+    for (int i = 0; i < opt.connections; i++)
+        pn_connection_wake(conns[i].pn);
+}
+
+static void count_done(void)
+{
+    if (++n_done == opt.count)
+        finish();
 }
 
 static void pump_sends(struct conn *c)
@@ -399,18 +411,24 @@ static void start_run(void)
 {
     started = true;
     clock_gettime(CLOCK_MONOTONIC, &t_start);
+    if (opt.count == 0) {
+        finish();
+        return;
+    }
     for (int i = 0; i < opt.connections; i++)
         pn_connection_wake(conns[i].pn);
 }
 
 static void kick(struct conn *c)
 {
+    if (finished && !c->closing) {
+        c->closing = true;
+        pn_connection_close(c->pn);
+    }
     if (!started || c->kicked)
         return;
     c->kicked = true;
-    if (c->target == 0)
-        conn_done(c);
-    else if (opt.mode == MODE_SEND)
+    if (opt.mode == MODE_SEND)
         pump_sends(c);
     else
         top_up_credit(c);
@@ -424,21 +442,13 @@ static void on_send_update(struct conn *c, pn_delivery_t *d)
         /* Settled without an outcome means the broker took it (the default outcome). */
         pn_delivery_settle(d);
         c->acked++;
-        if (c->acked == c->target)
-            conn_done(c);
-        else
+        count_done();
+        if (!finished)
             pump_sends(c);
     } else if (state == PN_REJECTED || state == PN_RELEASED || state == PN_MODIFIED) {
         fail("connection %d: send %s: %s", c->index, pn_disposition_type_name(state),
              cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
     }
-}
-
-static void count_completed(struct conn *c)
-{
-    c->completed++;
-    if (c->completed == c->target)
-        conn_done(c);
 }
 
 static void on_receive(struct conn *c, pn_delivery_t *d)
@@ -455,18 +465,27 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
         if (pn_delivery_partial(d))
             return;
         pn_link_advance(l);
-        if (opt.mode == MODE_RECEIVE_DELETE || pn_delivery_settled(d)) {
-            /* Settled by the broker as it sent it: nothing to complete. */
+        if (++c->arrived > c->granted)
+            n_overrun++;
+        /* Settled by the broker as it sent it: nothing to complete. */
+        bool presettled = opt.mode == MODE_RECEIVE_DELETE || pn_delivery_settled(d);
+        if (finished || n_done + n_pending >= opt.count) {
+            /* Beyond COUNT: leave it queued for the next run if we still can. */
+            if (!presettled)
+                pn_delivery_update(d, PN_RELEASED);
             pn_delivery_settle(d);
-            count_completed(c);
+        } else if (presettled) {
+            pn_delivery_settle(d);
+            count_done();
         } else if (c->confirmed) {
-            pn_delivery_update(d, PN_ACCEPTED);  /* settle when the broker has */
+            pn_delivery_update(d, PN_ACCEPTED);  /* settled once the broker has */
+            n_pending++;
         } else {
             pn_delivery_update(d, PN_ACCEPTED);
             pn_delivery_settle(d);
-            count_completed(c);
+            count_done();
         }
-        if (!c->done)
+        if (!finished)
             top_up_credit(c);
     } else if (pn_delivery_updated(d) && pn_delivery_settled(d)) {
         /* The broker's answer to a peek-lock complete. */
@@ -476,7 +495,8 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
             fail("connection %d: complete answered %s: %s", c->index, pn_disposition_type_name(state),
                  cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
         pn_delivery_settle(d);
-        count_completed(c);
+        n_pending--;
+        count_done();
     }
 }
 
@@ -565,7 +585,7 @@ static void handle(pn_event_t *e)
     case PN_LINK_FLOW:
         if (l == c->cbs_sender && !c->token_sent && pn_link_credit(l) > 0)
             send_put_token(c);
-        else if (l == c->work && c->kicked && opt.mode == MODE_SEND && !c->done)
+        else if (l == c->work && c->kicked && opt.mode == MODE_SEND && !finished)
             pump_sends(c);
         break;
     case PN_DELIVERY: {
@@ -582,23 +602,23 @@ static void handle(pn_event_t *e)
     }
     case PN_LINK_REMOTE_CLOSE:
     case PN_LINK_REMOTE_DETACH:
-        if (!c->done)
+        if (!finished)
             fail("connection %d: broker closed link %s: %s", c->index, pn_link_name(l),
                  cond_text(pn_link_remote_condition(l), buf, sizeof buf));
         break;
     case PN_SESSION_REMOTE_CLOSE:
-        if (!c->done)
+        if (!finished)
             fail("connection %d: broker ended the session: %s", c->index,
                  cond_text(pn_session_remote_condition(pn_event_session(e)), buf, sizeof buf));
         break;
     case PN_CONNECTION_REMOTE_CLOSE:
-        if (!c->done)
+        if (!finished)
             fail("connection %d: broker closed the connection: %s", c->index,
                  cond_text(pn_connection_remote_condition(pc), buf, sizeof buf));
         pn_connection_close(pc);
         break;
     case PN_TRANSPORT_CLOSED:
-        if (!c->done)
+        if (!finished)
             fail("connection %d: transport closed: %s", c->index,
                  cond_text(pn_transport_condition(pn_event_transport(e)), buf, sizeof buf));
         if (!c->closed) {
@@ -609,8 +629,10 @@ static void handle(pn_event_t *e)
     case PN_PROACTOR_TIMEOUT:
         if (!finished) {
             print_result("TIMEOUT");
+            note_overrun();
             exit(EXIT_TIMEOUT);
         }
+        note_overrun();
         exit(EXIT_OK);  /* done, but a broker was slow to close: the result is printed */
         break;
     default:
@@ -829,6 +851,7 @@ int main(int argc, char **argv)
             handle(e);
         pn_proactor_done(proactor, batch);
     }
+    note_overrun();
     pn_proactor_free(proactor);
     free(conns);
     free(msg_buf);
