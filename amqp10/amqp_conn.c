@@ -58,9 +58,12 @@ void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
 void amqp_server_wake_all(amqp_server *srv)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {
-        for (amqp_link *lk = c->links; lk; lk = lk->next)
+        for (amqp_link *lk = c->links; lk; lk = lk->next) {
             if (lk->parked)
                 amqp_link_pump(lk);
+            if (lk->starved) /* a starved link whose last sends were refused has no on_sent to wait for */
+                amqp_link_top_up(lk);
+        }
         amqp_conn_pump(c);
     }
 }
@@ -257,9 +260,20 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
     default:
         break;
     }
-    int credit = pn_link_credit(l);
-    if (!lk->closed && credit < AMQP_INBOUND_CREDIT / 2)
-        pn_link_flow(l, AMQP_INBOUND_CREDIT - credit);
+    amqp_link_top_up(lk);
+}
+
+void amqp_link_top_up(amqp_link *lk)
+{
+    int credit = pn_link_credit(lk->pn);
+    if (lk->closed || credit >= AMQP_INBOUND_CREDIT / 2)
+        return;
+    if (store_pending_bytes(lk->conn->srv->store) > AMQP_STORE_BACKLOG_MAX_BYTES) {
+        lk->starved = true; /* topped up by on_sent once the store has caught up */
+        return;
+    }
+    lk->starved = false;
+    pn_link_flow(lk->pn, AMQP_INBOUND_CREDIT - credit);
 }
 
 static void on_connection_init(pn_connection_t *pc)

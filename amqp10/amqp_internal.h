@@ -22,7 +22,11 @@
 #include "store_queue.h"
 
 /* Credit given to a client that sends to us, topped up at half. */
-#define AMQP_INBOUND_CREDIT 1000
+#define AMQP_INBOUND_CREDIT 300
+/* While the store holds more message bytes than this for commits to come,
+ * sending links get no new credit: clients wait instead of the emulator's
+ * memory growing with what they have in flight. */
+#define AMQP_STORE_BACKLOG_MAX_BYTES (8u * 1024 * 1024)
 /* The most messages one claim takes, whatever the client's credit. */
 #define AMQP_CLAIM_MAX 100
 /* CBS grants a connection may hold at once (one per audience). */
@@ -68,6 +72,7 @@ typedef struct amqp_link {
     bool claiming;        /* a claim for this link is in the store */
     bool parked;          /* waiting for messages to appear */
     bool discarding;      /* dropping an oversized message until its last frame */
+    bool starved;         /* credit held back while the store was full (amqp_link_top_up) */
 } amqp_link;
 
 typedef struct amqp_grant {
@@ -134,6 +139,10 @@ bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
 /* link_attach.c */
 void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l);
 void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description);
+
+/* Grants a receiving link more credit, unless the store holds too much
+ * already (then the link is starved until one of its sends commits). */
+void amqp_link_top_up(amqp_link *lk);
 
 /* link_receiver.c */
 void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d);

@@ -61,6 +61,8 @@ static void on_sent(void *ctx, sb_status st)
         amqp_delivery_reject(ps->d, st, desc);
     }
     pn_delivery_settle(ps->d);
+    if (ps->lk->starved)
+        amqp_link_top_up(ps->lk);
     amqp_conn_pump(c);
     amqp_conn_unref(c);
     free(ps->buf);

@@ -11,6 +11,11 @@
 
 /* Operations per transaction. Past this the batch is cut (never inside an op). */
 #define STORE_BATCH_MAX_OPS 512
+/* Parameter bytes per transaction (an op larger than this goes alone). libpq
+ * and the merged arrays hold a batch's bytes once more each while it is sent:
+ * this bounds that memory, and costs nothing for small messages (512 ops of
+ * 1 KiB stay under it). */
+#define STORE_BATCH_MAX_BYTES (2u * 1024 * 1024)
 /* The channel on which commits announce entities that got messages. */
 #define STORE_NOTIFY_CHANNEL "sbemu_messages"
 /* The channel that carries the namespace clock's offset (migration 004). */
@@ -29,24 +34,29 @@ typedef struct store_stmt {
     int formats[STORE_MAX_PARAMS];
 } store_stmt;
 
-/* The rows a merged op contributes: per column, its elements already in the
- * binary array element format (a 4-byte length, -1 for NULL, then the bytes). */
+/* The rows a merged op contributes, row after row in one buffer, each value
+ * already in the binary array element format (a 4-byte big-endian length, -1
+ * for NULL, then the bytes). One allocation per op, whatever its columns:
+ * thousands of ops can wait for a commit. */
 typedef struct merge_rows {
     const store_merge_def *def;
     int64_t key;
     int nrows, filled;
     int first;       /* while in flight: ordinal of its first row in its group, 0-based */
     int answered;
-    char *col[STORE_MERGE_MAX_COLS];
-    size_t len[STORE_MERGE_MAX_COLS];
+    char *data;
+    size_t len, cap;
+    size_t col_bytes[STORE_MERGE_MAX_COLS]; /* what column c adds to its array */
     bool has_null[STORE_MERGE_MAX_COLS];
 } merge_rows;
 
 /* One logical operation: its statements run in one transaction, in order. */
 struct store_op {
     store_op *next;
+    store *store;      /* set at submit */
     merge_rows *merge; /* NULL, or the op's rows of a merged statement */
     int nstmt;
+    size_t bytes;     /* parameter bytes it carries (batch sizing, store_pending_bytes) */
     bool solo;        /* retried alone after its batch failed */
     sb_status status; /* SB_OK unless parse decided otherwise */
     int64_t notify_entity; /* 0, or an entity this op adds messages to */
@@ -79,6 +89,8 @@ struct store {
     int nslots, slot_cap, next_slot;
     store_op **merged;  /* the in-flight batch's merged ops, grouped; slots point into it */
     int merged_cap;
+    size_t held_bytes;  /* bytes of every op pending or in flight */
+    bool result_taken;  /* the parse callback kept the result it was given */
     store_stats stats;
     bool batch_failed;
 };
@@ -106,6 +118,7 @@ int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *
     st->block = malloc(total ? total : 1);
     if (!st->block)
         return -1;
+    op->bytes += total;
     char *at = st->block;
     st->prepared = prepared;
     st->nparams = nparams;
@@ -128,6 +141,7 @@ void *store_op_ctx(const store_op *op) { return op->ctx; }
 int store_op_nstmt(const store_op *op) { return op->nstmt; }
 void *store_op_result(const store_op *op) { return op->result; }
 void store_op_set_status(store_op *op, sb_status st) { op->status = st; }
+void store_op_take_result(store_op *op) { op->store->result_taken = true; }
 void store_op_set_notify(store_op *op, int64_t entity_id) { op->notify_entity = entity_id; }
 
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *))
@@ -145,8 +159,7 @@ static void op_finish(store_op *op, sb_status st)
     for (int i = 0; i < op->nstmt; i++)
         free(op->stmts[i].block);
     if (op->merge)
-        for (int c = 0; c < op->merge->def->ncols; c++)
-            free(op->merge->col[c]);
+        free(op->merge->data);
     free(op->merge);
     free(op);
 }
@@ -173,21 +186,33 @@ int store_op_row(store_op *op, int i, const store_param *cols)
     merge_rows *m = op->merge;
     if (!m || i != m->filled || i >= m->nrows)
         return -1;
-    for (int c = 0; c < m->def->ncols; c++) {
-        size_t add = 4 + (cols[c].value ? (size_t)cols[c].len : 0);
-        char *n = realloc(m->col[c], m->len[c] + add);
+    size_t need = 0;
+    for (int c = 0; c < m->def->ncols; c++)
+        need += 4 + (cols[c].value ? (size_t)cols[c].len : 0);
+    if (m->len + need > m->cap) {
+        /* a one-row op (most sends) is sized exactly, a batch grows */
+        size_t cap = m->nrows == 1 ? need : (m->len + need) * 2;
+        char *n = realloc(m->data, cap);
         if (!n)
             return -1;
-        m->col[c] = n;
-        unsigned char *at = (unsigned char *)n + m->len[c];
+        m->data = n;
+        m->cap = cap;
+    }
+    for (int c = 0; c < m->def->ncols; c++) {
+        unsigned char *at = (unsigned char *)m->data + m->len;
         uint32_t len = cols[c].value ? (uint32_t)cols[c].len : UINT32_MAX; /* -1: NULL */
         at[0] = (unsigned char)(len >> 24), at[1] = (unsigned char)(len >> 16);
         at[2] = (unsigned char)(len >> 8), at[3] = (unsigned char)len;
-        if (cols[c].value)
+        size_t add = 4;
+        if (cols[c].value) {
             memcpy(at + 4, cols[c].value, (size_t)cols[c].len);
-        else
+            add += (size_t)cols[c].len;
+        } else {
             m->has_null[c] = true;
-        m->len[c] += add;
+        }
+        m->len += add;
+        m->col_bytes[c] += add;
+        op->bytes += add;
     }
     m->filled++;
     return 0;
@@ -231,9 +256,10 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
     return s;
 }
 
-static void fail_list(store_op *op, sb_status st)
+static void fail_list(store *s, store_op *op, sb_status st)
 {
     while (op) {
+        s->held_bytes -= op->bytes;
         store_op *next = op->next;
         op_finish(op, st);
         op = next;
@@ -250,8 +276,8 @@ void store_close(store *s)
     while (s->inflight || s->pending) {
         store_op *inflight = s->inflight, *pending = s->pending;
         s->inflight = s->pending = s->pending_tail = NULL;
-        fail_list(inflight, SB_ERR_INTERNAL);
-        fail_list(pending, SB_ERR_INTERNAL);
+        fail_list(s, inflight, SB_ERR_INTERNAL);
+        fail_list(s, pending, SB_ERR_INTERNAL);
     }
     PQfinish(s->conn);
     free(s->slots);
@@ -261,6 +287,7 @@ void store_close(store *s)
 
 int store_socket(const store *s) { return PQsocket(s->conn); }
 store_stats store_get_stats(const store *s) { return s->stats; }
+size_t store_pending_bytes(const store *s) { return s->held_bytes; }
 bool store_idle(const store *s) { return !s->pending && !s->inflight; }
 bool store_healthy(const store *s) { return !s->broken && PQstatus(s->conn) == CONNECTION_OK; }
 
@@ -272,8 +299,8 @@ static void store_break(store *s, const char *why)
     s->broken = true;
     store_op *inflight = s->inflight, *pending = s->pending;
     s->inflight = s->pending = s->pending_tail = NULL;
-    fail_list(inflight, SB_ERR_INTERNAL);
-    fail_list(pending, SB_ERR_INTERNAL);
+    fail_list(s, inflight, SB_ERR_INTERNAL);
+    fail_list(s, pending, SB_ERR_INTERNAL);
 }
 
 void store_submit(store *s, store_op *op)
@@ -286,6 +313,8 @@ void store_submit(store *s, store_op *op)
         return;
     }
     op->next = NULL;
+    op->store = s;
+    s->held_bytes += op->bytes;
     if (s->pending_tail)
         s->pending_tail->next = op;
     else
@@ -318,14 +347,22 @@ static int by_group(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* One 1-D array in binary format: the header, then every op's elements. */
+/* The length of the element that starts at p (its 4-byte prefix included). */
+static size_t element_size(const unsigned char *p)
+{
+    uint32_t len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    return 4 + (len == UINT32_MAX ? 0 : len);
+}
+
+/* One 1-D array in binary format: the header, then column col of every row
+ * of every op, in order. */
 static char *build_array(store_op **ops, int n, int col, int total_rows, int *len_out)
 {
     const merge_rows *m0 = ops[0]->merge;
     size_t len = 20;
     bool nulls = false;
     for (int i = 0; i < n; i++) {
-        len += ops[i]->merge->len[col];
+        len += ops[i]->merge->col_bytes[col];
         nulls = nulls || ops[i]->merge->has_null[col];
     }
     unsigned char *a = malloc(len);
@@ -337,9 +374,18 @@ static char *build_array(store_op **ops, int n, int col, int total_rows, int *le
         a[4 * k + 2] = (unsigned char)(head[k] >> 8), a[4 * k + 3] = (unsigned char)head[k];
     }
     size_t at = 20;
+    int ncols = m0->def->ncols;
     for (int i = 0; i < n; i++) {
-        memcpy(a + at, ops[i]->merge->col[col], ops[i]->merge->len[col]);
-        at += ops[i]->merge->len[col];
+        const unsigned char *p = (const unsigned char *)ops[i]->merge->data;
+        for (int r = 0; r < ops[i]->merge->nrows; r++)
+            for (int c = 0; c < ncols; c++) {
+                size_t sz = element_size(p);
+                if (c == col) {
+                    memcpy(a + at, p, sz);
+                    at += sz;
+                }
+                p += sz;
+            }
     }
     *len_out = (int)len;
     return (char *)a;
@@ -460,9 +506,12 @@ void store_flush(store *s)
     /* Take whole ops: a solo op goes alone, others up to the batch limit. */
     store_op *first = s->pending, *last = first;
     int n = 1;
+    size_t bytes = first->bytes;
     if (!first->solo)
-        while (last->next && !last->next->solo && n < STORE_BATCH_MAX_OPS) {
+        while (last->next && !last->next->solo && n < STORE_BATCH_MAX_OPS &&
+               bytes + last->next->bytes <= STORE_BATCH_MAX_BYTES) {
             last = last->next;
+            bytes += last->bytes;
             n++;
         }
     s->pending = last->next;
@@ -537,11 +586,11 @@ static void batch_complete(store *s)
         if (!s->pending_tail)
             s->pending_tail = tail;
     } else if (s->batch_failed && ops) {
-        fail_list(ops, ops->status != SB_OK ? ops->status : SB_ERR_INTERNAL);
+        fail_list(s, ops, ops->status != SB_OK ? ops->status : SB_ERR_INTERNAL);
     } else {
         for (store_op *op = ops; op; op = op->next)
             s->stats.ops++;
-        fail_list(ops, SB_OK);
+        fail_list(s, ops, SB_OK);
     }
     store_flush(s);
 }
@@ -639,8 +688,10 @@ static void process_input(store *s)
                 s->next_slot++;
             continue;
         }
+        s->result_taken = false;
         handle_result(s, r);
-        PQclear(r);
+        if (!s->result_taken)
+            PQclear(r);
     }
     PGnotify *n;
     while (!s->broken && (n = PQnotifies(s->conn))) {

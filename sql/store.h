@@ -60,6 +60,9 @@ typedef struct store_stats {
     uint64_t retried;    /* ops retried alone after their batch failed */
 } store_stats;
 store_stats store_get_stats(const store *s);
+/* Bytes of every op not yet settled: what the store holds for its callers.
+ * Receiving links grant credit only while this is under their bound. */
+size_t store_pending_bytes(const store *s);
 
 /* ---- the engine's contract with store_ops.c ---- */
 
@@ -85,6 +88,9 @@ int store_op_nstmt(const store_op *op);
 void *store_op_result(const store_op *op);           /* op-owned result storage */
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *));
 void store_op_set_status(store_op *op, sb_status st); /* a logical outcome decided by parse */
+/* From parse: keep the PGresult it was given (the op's free_result then
+ * PQclears it) instead of copying what it needs out of it. */
+void store_op_take_result(store_op *op);
 void store_submit(store *s, store_op *op);
 /* Marks an op as adding messages to an entity: its batch sends one NOTIFY for
  * all such entities, which wakes receivers in every emulator on the database. */

@@ -179,13 +179,14 @@ static void claim_parse(store_op *op, int stmt, const void *res)
         return; /* the touch and the lapse before the claim */
     int rows = PQntuples(r);
     claim_result *c = calloc(1, sizeof *c);
-    PGresult *copy = PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
-    if (!c || !copy || (rows && !(c->msgs = calloc((size_t)rows, sizeof *c->msgs)))) {
+    /* the messages stay in the result they came in (not copied again) */
+    PGresult *copy = (PGresult *)r;
+    if (!c || (rows && !(c->msgs = calloc((size_t)rows, sizeof *c->msgs)))) {
         free(c);
-        PQclear(copy);
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
+    store_op_take_result(op);
     c->pgresult = copy;
     c->n = (size_t)rows;
     for (int i = 0; i < rows; i++) {
