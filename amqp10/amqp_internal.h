@@ -28,7 +28,7 @@
  * memory growing with what they have in flight. */
 #define AMQP_STORE_BACKLOG_MAX_BYTES (8u * 1024 * 1024)
 /* The most messages one claim takes, whatever the client's credit. */
-#define AMQP_CLAIM_MAX 100
+#define AMQP_CLAIM_MAX 500
 /* CBS grants a connection may hold at once (one per audience). */
 #define AMQP_MAX_GRANTS 64
 /* A parked receiver polls the store this often for messages no commit of this

@@ -541,7 +541,14 @@ static int write_sbemu_conf(const emu_pgembed *pg, const char *datadir, char *er
              "port = %d\n"
              "unix_socket_directories = %s\n"
              "unix_socket_permissions = 0700\n"
-             "shared_buffers = 128MB\n"
+             /* a backlog's working set (messages and their indexes) in
+              * PostgreSQL's own cache: receiving from a 100k backlog ran 25 %
+              * slower than from an empty queue with 128MB, ~10 % with 512MB
+              * (allocated as it is used, not at start) */
+             "shared_buffers = 512MB\n"
+             /* fewer checkpoints under load: each one makes the next write
+              * of every page a full-page image in the WAL */
+             "max_wal_size = 2GB\n"
              "max_connections = 100\n"
              "fsync = on\n"
              /* a queue's table churns: look often, so completed messages' space

@@ -92,7 +92,7 @@ ALTER TABLE duplicate_detection DROP CONSTRAINT duplicate_detection_queue_id_fke
 -- dead index entries they leave stop lengthening every claim's walk.
 ALTER TABLE messages SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000,
     autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 20000,
-    autovacuum_analyze_scale_factor = 0.02, autovacuum_vacuum_cost_delay = 0);
+    autovacuum_analyze_scale_factor = 0.02);
 -- Message bodies are stored as sent, never compressed: trying to compress a
 -- large body (PostgreSQL tries past ~2 KB) cost more than the rest of its
 -- insert (64 KiB sends ran 2.6 times slower), and reading it back paid again.
