@@ -33,6 +33,13 @@ static uint64_t next_conn_id = 1;
 static void poll_parked(lws_sorted_usec_list_t *sul)
 {
     amqp_server *srv = lws_container_of(sul, amqp_server, poll_timer);
+    int64_t now = ent_clock_wall_ms();
+    if (now - srv->rewound_ms >= AMQP_CLAIM_REWIND_MS) {
+        srv->rewound_ms = now;
+        for (amqp_conn *c = srv->conns; c; c = c->next)
+            for (amqp_link *lk = c->links; lk; lk = lk->next)
+                lk->claim_from = 0;
+    }
     amqp_server_wake_all(srv);
     lws_sul_schedule(srv->lws, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
 }
@@ -85,6 +92,14 @@ void amqp_server_free(amqp_server *srv)
 }
 
 int amqp_server_connection_count(const amqp_server *srv) { return srv->nconns; }
+
+void amqp_server_rewind(amqp_server *srv, int64_t entity_id)
+{
+    for (amqp_conn *c = srv->conns; c; c = c->next)
+        for (amqp_link *lk = c->links; lk; lk = lk->next)
+            if (lk->role == LINK_ENTITY_OUT && lk->entity.id == entity_id)
+                lk->claim_from = 0;
+}
 
 void amqp_server_wake(amqp_server *srv, int64_t entity_id)
 {

@@ -31,6 +31,16 @@
 #define AMQP_CLAIM_MAX 500
 /* CBS grants a connection may hold at once (one per audience). */
 #define AMQP_MAX_GRANTS 64
+/* The sweep looks at locks that lapsed since its last run and this much
+ * before (rows busy in another transaction then); every this many sweeps it
+ * looks at all of them. Each look walks the index entries that completed
+ * messages left behind until vacuum, so not every second. */
+#define AMQP_LAPSE_RECHECK_MS 10000
+#define AMQP_LAPSE_FULL_SCAN_SWEEPS 60
+/* Receiving links forget how far they have claimed this often, so a message
+ * unlocked where they cannot hear of it (another emulator's abandon or lapse)
+ * is seen within this time. */
+#define AMQP_CLAIM_REWIND_MS 5000
 /* A parked receiver polls the store this often for messages no commit of this
  * process announced (lock expiry, schedules, other replicas). */
 #define AMQP_POLL_INTERVAL_MS 500
@@ -71,6 +81,7 @@ typedef struct amqp_link {
     bool receive_and_delete;
     bool claiming;        /* a claim for this link is in the store */
     bool parked;          /* waiting for messages to appear */
+    int64_t claim_from;   /* the lowest sequence number its next claim looks at (amqp_server_rewind) */
     bool discarding;      /* dropping an oversized message until its last frame */
     bool starved;         /* credit held back while the store was full (amqp_link_top_up) */
 } amqp_link;
@@ -89,6 +100,10 @@ struct amqp_server {
     lws_sorted_usec_list_t poll_timer;
     lws_sorted_usec_list_t sweep_timer;
     bool sweeping, sweep_again;
+    int64_t lapsed_swept_ms;  /* the sweep has returned locks that lapsed before this (0: look at all) */
+    int64_t sweep_now_ms;     /* the emulator time the running sweep looks at */
+    uint64_t sweeps;
+    int64_t rewound_ms;       /* when every link last forgot how far it had claimed */
     ent_cache *cache;     /* every entity, refilled on sbemu_entities (amqp_entities.c) */
     bool loading;         /* a refill is in the store */
     uint64_t refills;     /* refills started so far */

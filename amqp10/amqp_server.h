@@ -38,5 +38,8 @@ void amqp_sweep_now(amqp_server *srv);
 void amqp_server_wake_all(amqp_server *srv);
 /* Messages arrived on a queue: its waiting receivers claim again. */
 void amqp_server_wake(amqp_server *srv, int64_t entity_id);
+/* Messages of the entity were unlocked (abandon, release, lapse): its
+ * receiving links look from its first sequence number again. */
+void amqp_server_rewind(amqp_server *srv, int64_t entity_id);
 
 #endif

@@ -22,9 +22,13 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
     srv->sweeping = false;
     if (st != SB_OK)
         LOG_WARN("sweep: %s", sb_status_name(st));
+    if (st == SB_OK)
+        srv->lapsed_swept_ms = ++srv->sweeps % AMQP_LAPSE_FULL_SCAN_SWEEPS ? srv->sweep_now_ms : 0;
     for (size_t i = 0; i < n; i++)
-        if (i == 0 || touched[i] != touched[i - 1])
+        if (i == 0 || touched[i] != touched[i - 1]) {
+            amqp_server_rewind(srv, touched[i]); /* lapsed locks went back: look from the start */
             amqp_server_wake(srv, touched[i]);
+        }
     if (srv->sweep_again) {
         srv->sweep_again = false;
         amqp_sweep_now(srv);
@@ -59,8 +63,12 @@ void amqp_sweep_now(amqp_server *srv)
             to[nfw++] = t->id;
         }
     }
-    store_sweep_policy policy = {dl, ndl, from, to, nfw};
-    store_sweep(srv->store, ent_clock_now_ms(), &policy, on_swept, srv); /* copies the policy */
+    /* Locks that lapsed since the last sweep (and a little before, for rows
+     * that were busy then); every AMQP_LAPSE_FULL_SCAN_SWEEPS sweeps, all. */
+    srv->sweep_now_ms = ent_clock_now_ms();
+    int64_t since = srv->lapsed_swept_ms ? srv->lapsed_swept_ms - AMQP_LAPSE_RECHECK_MS : 0;
+    store_sweep_policy policy = {dl, ndl, from, to, nfw, since > 0 ? since : 0};
+    store_sweep(srv->store, srv->sweep_now_ms, &policy, on_swept, srv); /* copies the policy */
     free(dl);
     free(from);
     free(to);

@@ -61,6 +61,33 @@ static void deliver(amqp_link *lk, const store_claimed *m)
     amqp_buf_free(&out);
 }
 
+typedef struct released {
+    amqp_server *srv;
+    int64_t entity_id;
+} released;
+
+static void on_released(void *ctx, sb_status st)
+{
+    released *r = ctx;
+    if (st == SB_OK) {
+        amqp_server_rewind(r->srv, r->entity_id);
+        amqp_server_wake(r->srv, r->entity_id);
+    }
+    free(r);
+}
+
+/* Gives back a lock nobody will settle (its receiver left while it claimed). */
+static void release_for_others(amqp_server *srv, int64_t entity_id, const uint8_t token[16])
+{
+    released *r = malloc(sizeof *r);
+    if (r) {
+        r->srv = srv;
+        r->entity_id = entity_id;
+    }
+    store_settle(srv->store, entity_id, token, STORE_SETTLE_RELEASE, NULL, NULL, 0, ent_clock_now_ms(),
+                 r ? on_released : NULL, r);
+}
+
 static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_t n)
 {
     claim_req *req = ctx;
@@ -70,13 +97,17 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     if (lk->closed || !c->wsi) {
         /* the receiver left while we claimed: give the locks back at once */
         for (size_t i = 0; st == SB_OK && !lk->receive_and_delete && i < n; i++)
-            store_settle(c->srv->store, lk->entity.id, msgs[i].lock_token, STORE_SETTLE_RELEASE, NULL, NULL, 0,
-                         ent_clock_now_ms(), NULL, NULL);
+            release_for_others(c->srv, lk->entity.id, msgs[i].lock_token);
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
     } else {
         for (size_t i = 0; i < n; i++)
             deliver(lk, &msgs[i]);
+        /* what it took is locked or gone: the next claim starts past it
+         * (msgs come in sequence order; the dead-letter subqueue gets old
+         * sequence numbers, so its links always look from the start) */
+        if (n && !lk->subqueue)
+            lk->claim_from = msgs[n - 1].sequence_number + 1;
         if ((int)n < req->asked) {
             lk->parked = true;
             if (pn_link_get_drain(lk->pn))
@@ -117,7 +148,7 @@ void amqp_link_pump(amqp_link *lk)
     amqp_conn_ref(lk->conn);
     store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue,
                 lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK, req->asked, now,
-                ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity, lk->entity.dead_letter_target_id,
+                ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity, lk->subqueue ? 0 : lk->claim_from,
                 on_claimed, req);
 }
 
@@ -136,8 +167,10 @@ static void on_settled(void *ctx, sb_status st)
     amqp_conn *c = req->lk->conn;
     if (st == SB_OK) {
         pn_delivery_update(req->d, req->outcome);
-        if (req->kind == STORE_SETTLE_ABANDON || req->kind == STORE_SETTLE_RELEASE)
+        if (req->kind == STORE_SETTLE_ABANDON || req->kind == STORE_SETTLE_RELEASE) {
+            amqp_server_rewind(c->srv, req->lk->entity.id);
             amqp_server_wake(c->srv, req->lk->entity.id);
+        }
     } else if (st == SB_ERR_LOCK_LOST) {
         amqp_delivery_reject(req->d, st,
                              "The lock supplied is invalid. Either the lock expired, or the message has already "

@@ -176,7 +176,7 @@ static void claim_parse(store_op *op, int stmt, const void *res)
 {
     const PGresult *r = res;
     if (stmt != store_op_nstmt(op) - 1)
-        return; /* the touch and the lapse before the claim */
+        return; /* the touch before the claim */
     int rows = PQntuples(r);
     claim_result *c = calloc(1, sizeof *c);
     /* the messages stay in the result they came in (not copied again) */
@@ -222,34 +222,27 @@ static void claim_done(store_op *op, sb_status st)
 }
 
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, int64_t dead_letter_target, store_claim_cb cb,
-                 void *ctx)
+                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, store_claim_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    bool sweep = subqueue == 0;
-    store_op *op = u ? store_op_new(1 + sweep + is_activity, claim_parse, claim_done, u) : NULL;
+    store_op *op = u ? store_op_new(1 + is_activity, claim_parse, claim_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
-               until = be_int8(locked_until_ms), dlt = be_int8(dead_letter_target);
+               until = be_int8(locked_until_ms), from = be_int8(from_seq);
     int i = 0;
     int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
-    /* locks of this entity that lapsed since the last sweep go back first */
-    if (sweep)
-        rc |= store_op_stmt(op, i++, STMT_LAPSE,
-                            (store_param[]){P_INT8(q), P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
-                                            P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY),
-                                            dead_letter_target ? P_INT8(dlt) : (store_param){0}},
-                            5);
     if (mode == STORE_CLAIM_LOCK)
-        rc |= store_op_stmt(op, i, STMT_CLAIM_LOCK,
-                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until)}, 5);
+        rc |= store_op_stmt(op, i,
+                            STMT_CLAIM_LOCK,
+                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from)},
+                            6);
     else
-        rc |= store_op_stmt(op, i, STMT_CLAIM_DELETE, (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim)},
-                            4);
+        rc |= store_op_stmt(op, i, STMT_CLAIM_DELETE,
+                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(from)}, 5);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -378,10 +371,11 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
                            (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_TTL), P_TEXT(ENT_DLQ_DESC_TTL),
                                            P_TEXT(dl), P_TEXT(from), P_TEXT(to)},
                            6);
+    int8_param since = be_int8(policy->lapsed_since_ms);
     rc |= store_op_stmt(op, 1, STMT_SWEEP_LAPSED,
                         (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
-                                        P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY), P_TEXT(from), P_TEXT(to)},
-                        5);
+                                        P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY), P_TEXT(from), P_TEXT(to), P_INT8(since)},
+                        6);
     rc |= store_op_stmt(op, 2, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 3, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 4, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);

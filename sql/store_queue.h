@@ -59,11 +59,10 @@ typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msg
 /* Takes up to max receivable messages of (queue, subqueue) in sequence order:
  * locks them until locked_until_ms, or deletes them. is_activity: a receive
  * the client asked for (not a waiting receiver's re-poll), which keeps the
- * queue from AutoDeleteOnIdle. dead_letter_target: where the entity's dead
- * letters go (0: its own subqueue), for locks that lapsed past MaxDeliveryCount. */
+ * queue from AutoDeleteOnIdle. from_seq: the lowest sequence number to look
+ * at (0: all); locks that lapsed are returned by the sweep. */
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, int64_t dead_letter_target, store_claim_cb cb,
-                 void *ctx);
+                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, store_claim_cb cb, void *ctx);
 
 /* The values are the kind codes of sbemu_settle (migration 005). */
 typedef enum store_settle_kind {
@@ -102,6 +101,7 @@ typedef struct store_sweep_policy {
     size_t n_dead_letter_on_expiry;
     const int64_t *forward_from, *forward_to;
     size_t n_forward;
+    int64_t lapsed_since_ms; /* look at locks that lapsed after this (0: all) */
 } store_sweep_policy;
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx);
 

@@ -14,12 +14,19 @@
     " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message,"     \
     " m.message_id, m.dead_letter_source, coalesce(sbemu_ms(m.expires_at), 0)"
 
-/* $1 entity, $2 subqueue, $3 now, $4 max count. Walks messages_ready, which
- * holds only active messages nobody has locked. Expired messages are never
- * delivered (the dead-letter subqueue ignores TTL); the sweep removes them. */
-#define CLAIM_CANDIDATES                                                                                          \
+/* $1 entity, $2 subqueue, $3 now, $4 max count, and `from` the lowest sequence
+ * number worth looking at. Walks messages_ready, which holds only active
+ * messages nobody has locked, from `from`: the entries of messages claimed
+ * and completed before it stay in the index until vacuum, and a claim that
+ * walked them all again would cost what the queue has seen since then (the
+ * receiving link keeps `from` past what it claimed, and rewinds it when
+ * messages below may be claimable again; link_sender.c). Expired messages are
+ * never delivered (the dead-letter subqueue ignores TTL); the sweep removes
+ * them. */
+#define CLAIM_CANDIDATES(from)                                                                                    \
     "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
     " WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL"                    \
+    " AND sequence_number >= " from                                                                            \
     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
     " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
 /* (The candidates are named by row address, not joined: a generic plan
@@ -85,32 +92,19 @@ static const stmt_def stmt_defs[] = {
     {STMT_TOUCH,
      "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2)) WHERE entity_id = $1",
      2, {STORE_OID_INT8, STORE_OID_INT8}},
-    /* Locks of this entity that lapsed: a message delivered MaxDeliveryCount
-     * times is dead-lettered, any other goes back to the claimable set. Walks
-     * messages_lock_expiry from the oldest lock, so it costs what has lapsed.
-     * $1 entity, $2 now, $3 reason, $4 description, $5 where its dead letters
-     * go (NULL: its own subqueue) */
-    {STMT_LAPSE,
-     "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
-     "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN queues q ON q.id = m.entity_id"
-     " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($2) AND m.entity_id IS NOT DISTINCT FROM $1"
-     " FOR UPDATE OF m SKIP LOCKED)"
-     " SELECT CASE WHEN exhausted THEN sbemu_dead_letter(entity_id, sequence_number, $5, $3, $4, sbemu_ts($2))"
-     " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($2)) END FROM x",
-     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
-    /* $5 locked-until */
+    /* $5 locked-until, $6 from */
     {STMT_CLAIM_LOCK,
      "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
-     " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_CANDIDATES
+     " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_CANDIDATES("$6")
      " RETURNING" CLAIM_COLUMNS,
-     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
+     6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_CLAIM_DELETE,
-     "WITH d AS (DELETE FROM messages m WHERE " CLAIM_CANDIDATES " RETURNING m.*),"
+     "WITH d AS (DELETE FROM messages m WHERE " CLAIM_CANDIDATES("$5") " RETURNING m.*),"
                       " u AS (UPDATE entity_runtime SET size_in_bytes = size_in_bytes -"
                       " (SELECT coalesce(sum(octet_length(message)), 0) FROM d), accessed_at ="
                       " greatest(accessed_at, sbemu_ts($3)) WHERE entity_id = $1 AND EXISTS (SELECT 1 FROM d))"
                       " SELECT" CLAIM_COLUMNS " FROM d m",
-     4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
+     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* Every complete of a commit, as one statement (merged: $1 unused, then
      * tokens, entities and times). A token whose lock is gone matches nothing;
      * the ordinals that come back are the completes that took effect, so each
@@ -156,17 +150,20 @@ static const stmt_def stmt_defs[] = {
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Lapsed locks, across entities, from the oldest: dead-lettered past
      * MaxDeliveryCount, else claimable again. $2 reason, $3 description, $4/$5
-     * where each entity's dead letters go (as in STMT_SWEEP_EXPIRED). */
+     * where each entity's dead letters go (as in STMT_SWEEP_EXPIRED), $6 the
+     * time from which to look: locks of completed messages leave their index
+     * entries behind until vacuum, and walking all of them every second would
+     * cost what the emulator has received lately (store_sweep_policy). */
     {STMT_SWEEP_LAPSED,
      "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN queues q ON q.id = m.entity_id"
-     " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1)"
+     " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.locked_until > sbemu_ts($6)"
      " ORDER BY m.locked_until LIMIT 1000 FOR UPDATE OF m SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE CASE WHEN exhausted"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($4::int8[], $5::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($1)) END",
-     5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
+     6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message pending. */
     {STMT_SWEEP_IDLE,
      "DELETE FROM queues q USING entity_runtime r WHERE r.entity_id = q.id AND q.auto_delete_on_idle IS NOT NULL"

@@ -11,7 +11,6 @@
 
 #define STMT_LOAD_ENTITIES "sb_load_entities"
 #define STMT_SEND_SET "sb_send_set"
-#define STMT_LAPSE "sb_lapse"
 #define STMT_CLAIM_LOCK "sb_claim_lock"
 #define STMT_CLAIM_DELETE "sb_claim_delete"
 #define STMT_COMPLETE_SET "sb_complete_set"

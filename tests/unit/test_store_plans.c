@@ -118,7 +118,6 @@ static const struct {
     {STMT_CLAIM_LOCK, "messages_ready"},
     {STMT_CLAIM_DELETE, "messages_ready"},
     {STMT_COMPLETE_SET, "messages_lock_token"},
-    {STMT_LAPSE, "messages_lock_expiry"},
     {STMT_SWEEP_LAPSED, "messages_lock_expiry"},
     {STMT_SWEEP_EXPIRED, "messages_expiry"},
     {STMT_SWEEP_SCHEDULED, "messages_scheduled"},
