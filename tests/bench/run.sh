@@ -95,6 +95,9 @@ for _ in $(seq 150); do curl -fs "http://127.0.0.1:$http/health" >/dev/null && b
 curl -fs "http://127.0.0.1:$http/health" >/dev/null || { echo "sbemu did not start:" >&2; cat "$work/sbemu.log" >&2; exit 1; }
 pgsock="$work/data/pg/run"
 psql_sb() { psql -X -q -v ON_ERROR_STOP=1 -h "$pgsock" -U sbemu sbemu "$@"; }
+# A 1M backlog of 1 KiB messages is more than Service Bus's default 1 GB
+# (MaxSizeInMegabytes, not a Config.json property): give the backlog queue room.
+psql_sb -c "UPDATE queues SET max_size_in_megabytes = 81920 WHERE name = 'backlog'"
 
 # ---- RabbitMQ: its own node name, ports, epmd and directories ----
 rabbit_url=""
