@@ -100,7 +100,9 @@ ALTER TABLE duplicate_detection DROP CONSTRAINT duplicate_detection_queue_id_fke
 -- the claim leaving messages_ready for the primary key.)
 ALTER TABLE messages SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_threshold = 10000,
     autovacuum_vacuum_insert_threshold = -1, autovacuum_analyze_scale_factor = 0.05,
-    autovacuum_vacuum_cost_delay = 10);
+    autovacuum_vacuum_cost_delay = 10,
+    -- large bodies live in the TOAST table, which has settings of its own
+    toast.autovacuum_vacuum_insert_threshold = -1, toast.autovacuum_vacuum_cost_delay = 10);
 -- Message bodies are stored as sent, never compressed: trying to compress a
 -- large body (PostgreSQL tries past ~2 KB) cost more than the rest of its
 -- insert (64 KiB sends ran 2.6 times slower), and reading it back paid again.
