@@ -71,7 +71,7 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         LOG_WARN("conn %llu: $cbs request is not an AMQP message", (unsigned long long)c->id);
         return;
     }
-    char op[64], type[128], name[1024], token[AMQP_SAS_TOKEN_MAX + 1], why[256];
+    char op[64], type[128], name[1024], token[AMQP_SAS_TOKEN_MAX + 1], why[2 * ENT_PATH_MAX + 128];
     const char *operation = amqp_request_app_string(req, "operation", op, sizeof op);
     const char *ttype = amqp_request_app_string(req, "type", type, sizeof type);
     const char *audience = amqp_request_app_string(req, "name", name, sizeof name);
@@ -85,15 +85,23 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         amqp_sas_result sas;
         sb_status st = amqp_sas_verify(token, c->srv->settings.sas_key_name, c->srv->settings.sas_key,
                                        ent_clock_wall_ms(), &sas, why, sizeof why);
-        char path[ENT_PATH_MAX + 1];
-        if (st == SB_OK && ent_audience_path(audience ? audience : sas.audience, path, sizeof path))
+        /* What the signature covers is the token's own audience (sr): the
+         * request's name may narrow it, never widen it (a token signed for
+         * sb://host/other put with name=sb://host/q grants nothing). */
+        char path[ENT_PATH_MAX + 1], signed_path[ENT_PATH_MAX + 1];
+        if (st == SB_OK && (ent_audience_path(sas.audience, signed_path, sizeof signed_path) ||
+                            ent_audience_path(audience ? audience : sas.audience, path, sizeof path)))
             st = SB_ERR_UNAUTHORIZED, snprintf(why, sizeof why, "the audience is not a Service Bus path");
+        else if (st == SB_OK && !ent_path_authorized(signed_path, path))
+            st = SB_ERR_UNAUTHORIZED,
+            snprintf(why, sizeof why, "the token was signed for '/%s', which does not cover '/%s'", signed_path,
+                     path);
         if (st == SB_OK) {
             grant(c, path, sas.expires_ms);
             respond(lk, req, 202, "Accepted");
             LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
         } else {
-            char desc[400];
+            char desc[sizeof why + 32];
             snprintf(desc, sizeof desc, "Unauthorized: %s.", why);
             respond(lk, req, sb_status_mgmt_code(st), desc);
             LOG_INFO("conn %llu: put-token refused: %s", (unsigned long long)c->id, why);
