@@ -311,6 +311,8 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
         break;
     case PN_CONNECTION_REMOTE_OPEN:
         pn_connection_open(pn_event_connection(e));
+        if (c->wsi)
+            lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0); /* the handshake is over */
         break;
     case PN_CONNECTION_REMOTE_CLOSE:
         pn_connection_close(pn_event_connection(e));
@@ -448,6 +450,11 @@ static int amqp_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, 
         if (!srv || !(pss->conn = conn_new(srv, wsi)))
             return -1;
         LOG_DEBUG("conn %llu: accepted", (unsigned long long)pss->conn->id);
+        /* Brokers close what has not finished its handshake (header, SASL,
+         * open) in bounded time: idle half-open sockets cost memory and fds.
+         * Cleared at the client's open. */
+        if (srv->settings.handshake_timeout_s > 0)
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, srv->settings.handshake_timeout_s);
         amqp_conn_pump(pss->conn);
         return 0;
     }

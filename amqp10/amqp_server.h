@@ -15,6 +15,7 @@ typedef struct amqp_settings {
     const char *sas_key_name;   /* the one SharedAccessKeyName accepted */
     const char *sas_key;        /* its key: HMAC key bytes as written */
     uint32_t max_message_size;  /* max-message-size on attach, and the send limit */
+    int handshake_timeout_s;    /* a connection must have sent its AMQP open by then; 0: never */
 } amqp_settings;
 
 typedef struct amqp_server amqp_server;

@@ -15,6 +15,7 @@ typedef enum opt_type {
     OPT_PORT,       /* 1-65535 */
     OPT_PORT_OFF,   /* 0-65535, 0 = disabled */
     OPT_SIZE,       /* bytes, with k/m suffixes, EMU_MAX_MESSAGE_SIZE_MIN..MAX */
+    OPT_SECONDS,    /* 0..EMU_SECONDS_MAX, 0 = never */
     OPT_LOG_LEVEL,  /* error|warn|info|debug */
     OPT_BIND,       /* "*" or "" = all interfaces (NULL), else an address or interface */
     OPT_HELP,       /* no value, no env */
@@ -54,6 +55,8 @@ static const opt_def opt_table[] = {
       "shared access key that signs tokens" },
     { "max-message-size", OPT_SIZE, F(max_message_size), "BYTES", "262144",
       "largest accepted message (k and m suffixes allowed; at most 100m)" },
+    { "handshake-timeout", OPT_SECONDS, F(handshake_timeout_s), "SECONDS", "30",
+      "close a connection that has not sent its AMQP open by then; 0 = never" },
     { "bind", OPT_BIND, F(bind), "ADDR", "*",
       "listen address or interface; * = all interfaces, IPv4 and IPv6" },
     { "log-level", OPT_LOG_LEVEL, F(log_level), "LEVEL", "info",
@@ -171,6 +174,15 @@ static int apply(emu_options *o, const opt_def *d, const char *value, const char
             return fail(err, errlen, "sbemu: %s: \"%s\" is not a port number (1-65535, or 0 to disable)",
                         from, value);
         return 0;
+    case OPT_SECONDS: {
+        unsigned long long v;
+        const char *end;
+        if (parse_digits(value, &v, &end) < 0 || *end || v > EMU_SECONDS_MAX)
+            return fail(err, errlen, "sbemu: %s: \"%s\" is not a number of seconds (0-%u)", from, value,
+                        (unsigned)EMU_SECONDS_MAX);
+        *(int *)field = (int)v;
+        return 0;
+    }
     case OPT_SIZE:
         if (parse_size(value, field) < 0)
             return fail(err, errlen,

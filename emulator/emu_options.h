@@ -27,6 +27,9 @@
 #define EMU_MAX_MESSAGE_SIZE_MIN 1024
 #define EMU_MAX_MESSAGE_SIZE_MAX (100u * 1024u * 1024u)
 
+/* The longest time option (a day): --handshake-timeout. */
+#define EMU_SECONDS_MAX 86400
+
 typedef struct emu_options {
     char *config_file;       /* --config: the emulator's Config.json; NULL = none */
     char *postgres;          /* --postgres: libpq conninfo or postgres:// URL; NULL = embedded */
@@ -39,6 +42,7 @@ typedef struct emu_options {
     char *sas_key_name;      /* --sas-key-name */
     char *sas_key;           /* --sas-key */
     size_t max_message_size; /* --max-message-size, bytes */
+    int handshake_timeout_s; /* --handshake-timeout: 0 = never */
     char *bind;              /* --bind: address or interface; NULL = all interfaces (IPv4 and IPv6) */
     ent_log_level log_level; /* --log-level */
 } emu_options;

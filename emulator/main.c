@@ -142,7 +142,7 @@ static int run(emu_options *o)
         LOG_ERROR("%s", err);
         goto out;
     }
-    amqp_settings settings = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size};
+    amqp_settings settings = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size, o->handshake_timeout_s};
     if (!(srv = amqp_server_new(st, &settings))) {
         LOG_ERROR("out of memory");
         goto out;

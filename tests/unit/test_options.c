@@ -59,6 +59,7 @@ static void test_defaults(void **state)
     assert_null(o.tls_key);
     assert_string_equal(o.sas_key_name, "RootManageSharedAccessKey");
     assert_string_equal(o.sas_key, "SAS_KEY_VALUE");
+    assert_int_equal(o.handshake_timeout_s, 30);
     assert_int_equal(o.max_message_size, 262144);
     assert_null(o.bind);
     assert_int_equal(o.log_level, ENT_LOG_INFO);
@@ -222,6 +223,12 @@ static void test_size_limits(void **state)
     assert_int_equal(PARSE(&o, err, "--max-message-size", "1024"), 0);
     assert_int_equal(o.max_message_size, 1024);
     emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--handshake-timeout", "0"), 0);
+    assert_int_equal(o.handshake_timeout_s, 0);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--handshake-timeout", "86400"), 0);
+    assert_int_equal(o.handshake_timeout_s, 86400);
+    emu_options_free(&o);
 }
 
 /* Expects -1 and an error line that contains each of the given fragments. */
@@ -243,6 +250,13 @@ static void expect_error(const char **args, const char *frag1, const char *frag2
 }
 
 #define EXPECT_ERROR(f1, f2, ...) expect_error((const char *[]){ "sbemu", __VA_ARGS__, NULL }, (f1), (f2))
+
+static void test_handshake_timeout_errors(void **state)
+{
+    (void)state;
+    EXPECT_ERROR("--handshake-timeout", "seconds (0-86400)", "--handshake-timeout", "86401");
+    EXPECT_ERROR("--handshake-timeout", "\"5s\"", "--handshake-timeout", "5s");
+}
 
 static void test_bad_values(void **state)
 {
@@ -334,6 +348,7 @@ int main(void)
         cmocka_unit_test_setup(test_bind_all, clear_env),
         cmocka_unit_test_setup(test_log_levels, clear_env),
         cmocka_unit_test_setup(test_size_limits, clear_env),
+        cmocka_unit_test_setup(test_handshake_timeout_errors, clear_env),
         cmocka_unit_test_setup(test_bad_values, clear_env),
         cmocka_unit_test_setup(test_bad_flags, clear_env),
         cmocka_unit_test_setup(test_bad_env_names_flag_and_var, clear_env),
