@@ -1,7 +1,6 @@
 /* store_config_apply against a real PostgreSQL: the embedded cluster the test
- * starts itself (store_fixture.h), or the server SBEMU_TEST_PG names as a libpq
- * conninfo (e.g. "host=/tmp/pg port=55499 user=sbemu dbname=postgres"). Each
- * run creates its own database and drops it at the end. Never skipped: a
+ * starts itself (store_fixture.h); nothing in the environment chooses another.
+ * Each run creates its own database and drops it at the end. Never skipped: a
  * PostgreSQL that cannot start fails the test with the reason. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +22,7 @@
 #include "store_migrate.h"
 
 static const char *conninfo;
-static store_fixture pgfx; /* started when SBEMU_TEST_PG is not set */
+static store_fixture pgfx;
 static char dbname[64];
 static PGconn *conn;
 static char err[4096];
@@ -61,14 +60,11 @@ static int exec_admin(const char *sql)
 static int group_setup(void **state)
 {
     (void)state;
-    conninfo = getenv("SBEMU_TEST_PG");
-    if (!conninfo || !*conninfo) {
-        if (store_fixture_start(&pgfx, "store-config", err, sizeof err)) {
-            fprintf(stderr, "test_store_config: cannot start PostgreSQL: %s\n", err);
-            return -1;
-        }
-        conninfo = pgfx.conninfo;
+    if (store_fixture_start(&pgfx, "store-config", err, sizeof err)) {
+        fprintf(stderr, "test_store_config: cannot start PostgreSQL: %s\n", err);
+        return -1;
     }
+    conninfo = pgfx.conninfo;
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     snprintf(dbname, sizeof dbname, "sbemu_test_config_%d_%d", (int)getpid(), rand() % 100000);
     char sql[160];
@@ -96,7 +92,7 @@ static int group_teardown(void **state)
         snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", dbname);
         rc = exec_admin(sql);
     }
-    store_fixture_stop(&pgfx); /* a no-op when SBEMU_TEST_PG named the server */
+    store_fixture_stop(&pgfx);
     return rc;
 }
 
