@@ -70,7 +70,8 @@ static void refresh_links(amqp_server *srv)
             if (!e || e->id != lk->entity.id) {
                 detach_gone(lk);
             } else {
-                ent_cache_link_view(srv->cache, e, &lk->entity);
+                lk->entity = *e;
+                ent_cache_route(srv->cache, e, &lk->route);
                 if (lk->role == LINK_ENTITY_OUT && lk->parked)
                     amqp_link_pump(lk); /* it may receive now (status) */
             }
@@ -85,12 +86,12 @@ static void answer(amqp_server *srv, const char *name, amqp_entity_cb cb, void *
 {
     const ent_entity *e = srv->cache ? ent_cache_find(srv->cache, name) : NULL;
     if (!e) {
-        cb(ctx, SB_ERR_NOT_FOUND, NULL);
+        cb(ctx, SB_ERR_NOT_FOUND, NULL, NULL);
         return;
     }
-    ent_link_entity view;
-    ent_cache_link_view(srv->cache, e, &view);
-    cb(ctx, SB_OK, &view);
+    ent_route route;
+    ent_cache_route(srv->cache, e, &route);
+    cb(ctx, SB_OK, e, &route);
 }
 
 static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n)
@@ -116,7 +117,7 @@ static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n)
             if (st == SB_OK)
                 answer(srv, w->name, w->cb, w->ctx);
             else
-                w->cb(w->ctx, st, NULL);
+                w->cb(w->ctx, st, NULL, NULL);
             free(w);
         }
         w = next;
@@ -150,7 +151,7 @@ void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, v
     }
     entity_waiter *w = calloc(1, sizeof *w);
     if (!w) {
-        cb(ctx, SB_ERR_INTERNAL, NULL);
+        cb(ctx, SB_ERR_INTERNAL, NULL, NULL);
         return;
     }
     snprintf(w->name, sizeof w->name, "%s", name);

@@ -76,7 +76,8 @@ typedef struct amqp_link {
     ent_address address;
     bool open;            /* attach answered with a live link */
     bool closed;          /* detached by either side */
-    ent_link_entity entity; /* for entity links: from the entity cache, refreshed with it */
+    ent_entity entity;    /* for entity links: from the entity cache, refreshed with it */
+    ent_route route;      /* where its sends and dead letters go, likewise */
     int subqueue;         /* 0, or 1 for $DeadLetterQueue */
     bool receive_and_delete;
     bool claiming;        /* a claim for this link is in the store */
@@ -137,7 +138,7 @@ amqp_link *amqp_link_of(pn_link_t *l);
 /* amqp_entities.c: links find their entity in the cache; a miss refills the
  * cache once (for every look-up waiting) and looks again, so an entity made a
  * moment ago with SQL is found. cb may run before this returns. */
-typedef void (*amqp_entity_cb)(void *ctx, sb_status st, const ent_link_entity *e);
+typedef void (*amqp_entity_cb)(void *ctx, sb_status st, const ent_entity *e, const ent_route *route);
 void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, void *ctx);
 void amqp_entities_free(amqp_server *srv);
 

@@ -57,7 +57,7 @@ static void accept_link(amqp_link *lk)
         pn_link_flow(l, AMQP_INBOUND_CREDIT);
 }
 
-static void on_lookup(void *ctx, sb_status st, const ent_link_entity *e)
+static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_route *route)
 {
     amqp_link *lk = ctx;
     amqp_conn *c = lk->conn;
@@ -74,6 +74,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_link_entity *e)
         refuse_status(lk, st, "The emulator's store could not look up the entity; retry.");
     } else {
         lk->entity = *e;
+        lk->route = *route;
         lk->subqueue = lk->address.dead_letter ? 1 : 0;
         bool out = lk->role == LINK_ENTITY_OUT;
         if (lk->role == LINK_MGMT_REQUESTS || lk->role == LINK_MGMT_REPLIES) {

@@ -45,7 +45,7 @@ static void on_sent(void *ctx, sb_status st)
     }
     if (st == SB_OK) {
         pn_delivery_update(ps->d, PN_ACCEPTED);
-        amqp_server_wake(c->srv, ps->lk->entity.send_target_id);
+        amqp_server_wake(c->srv, ps->lk->route.send_target_id);
     } else {
         if (st == SB_ERR_QUOTA_EXCEEDED)
             snprintf(desc, sizeof desc,
@@ -128,8 +128,8 @@ static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char
 static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, size_t len, int64_t now,
                   store_new_message *out)
 {
-    const ent_link_entity *e = &lk->entity;
-    int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, e->send_target_default_ttl_ms);
+    const ent_route *route = &lk->route;
+    int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, route->send_target_default_ttl_ms);
     out->bytes = bytes;
     out->len = len;
     out->message_id = m->has_message_id ? m->message_id : NULL;
@@ -140,7 +140,7 @@ static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, 
     out->ttl_ms = ttl;
     /* a scheduled message lives its TTL from the time it becomes visible */
     out->expires_ms = ent_expires_at_ms(out->available_ms, ttl);
-    if (e->forward_hops_exceeded) {
+    if (route->forward_hops_exceeded) {
         out->subqueue = 1;
         out->dead_letter_reason = ENT_DLQ_REASON_HOPS;
         out->dead_letter_description = ENT_DLQ_DESC_HOPS;
@@ -202,11 +202,11 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
             reject_now(lk, d, SB_ERR_INTERNAL, "out of memory");
         } else {
             /* a ForwardTo chain sends to its end, unless that end refuses sends */
-            const ent_link_entity *e = &lk->entity;
-            int64_t target = e->send_target_id;
-            if (target != e->id && ent_forward_diverts(e->send_target_status)) {
+            const ent_route *route = &lk->route;
+            int64_t target = route->send_target_id;
+            if (target != lk->entity.id && ent_forward_diverts(route->send_target_status)) {
                 divert(msgs, n);
-                target = e->id;
+                target = lk->entity.id;
             }
             submit(lk, d, target, buf, msgs, parsed, n); /* takes buf, msgs and parsed */
             return;

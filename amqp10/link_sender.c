@@ -228,6 +228,6 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     req->kind = kind;
     pn_delivery_set_context(d, req);
     amqp_conn_ref(lk->conn);
-    store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->entity.dead_letter_target_id,
+    store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->route.dead_letter_target_id,
                  ent_clock_now_ms(), on_settled, req);
 }

@@ -150,8 +150,9 @@ void mgmt_schedule(mgmt_req *r)
     size_t n = 0;
     sb_status st = SB_OK;
     uint32_t max = r->lk->conn->srv->settings.max_message_size;
-    const ent_link_entity *ent = &r->lk->entity;
-    bool diverted = ent->send_target_id != ent->id && ent_forward_diverts(ent->send_target_status);
+    const ent_entity *ent = &r->lk->entity;
+    const ent_route *route = &r->lk->route;
+    bool diverted = route->send_target_id != ent->id && ent_forward_diverts(route->send_target_status);
     while (n < count && pn_data_next(d)) {
         sched_entry *e = &entries[n];
         char why[256];
@@ -175,7 +176,7 @@ void mgmt_schedule(mgmt_req *r)
         /* as link_receiver.c stamps a send: a ForwardTo chain sends to its end,
          * whose DefaultMessageTimeToLive caps the TTL */
         int64_t at = ent_available_at_ms(r->now_ms, m->scheduled_enqueue_ms);
-        int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, ent->send_target_default_ttl_ms);
+        int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, route->send_target_default_ttl_ms);
         out->bytes = (const uint8_t *)e->message.start;
         out->len = e->message.size;
         out->message_id = m->has_message_id ? m->message_id : e->has_message_id ? e->message_id : NULL;
@@ -187,7 +188,7 @@ void mgmt_schedule(mgmt_req *r)
         out->state = at > r->now_ms ? 2 : 0;
         out->ttl_ms = ttl;
         out->expires_ms = ent_expires_at_ms(at, ttl);
-        if (ent->forward_hops_exceeded) {
+        if (route->forward_hops_exceeded) {
             out->subqueue = 1;
             out->dead_letter_reason = ENT_DLQ_REASON_HOPS;
             out->dead_letter_description = ENT_DLQ_DESC_HOPS;
@@ -208,7 +209,7 @@ void mgmt_schedule(mgmt_req *r)
         return;
     }
     mgmt_hold(r);
-    store_schedule(r->lk->conn->srv->store, diverted ? ent->id : ent->send_target_id, msgs, n, r->now_ms, on_scheduled,
+    store_schedule(r->lk->conn->srv->store, diverted ? ent->id : route->send_target_id, msgs, n, r->now_ms, on_scheduled,
                    r); /* copies the bytes */
     free(entries);
     free(msgs);

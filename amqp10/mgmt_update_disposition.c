@@ -202,7 +202,7 @@ static void settle_token(disp_req *q, const uint8_t token[16])
 {
     mgmt_req *r = q->r;
     store_settle(r->lk->conn->srv->store, r->lk->entity.id, token, q->kind, q->reason, q->description,
-                 r->lk->entity.dead_letter_target_id, r->now_ms,
+                 r->lk->route.dead_letter_target_id, r->now_ms,
                  on_settled, q);
 }
 

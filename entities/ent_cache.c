@@ -136,26 +136,15 @@ const ent_entity *ent_cache_dead_letter_target(const ent_cache *c, const ent_ent
 
 const ent_entity *ent_cache_at(const ent_cache *c, size_t i) { return i < c->n ? &c->items[i] : NULL; }
 
-void ent_cache_link_view(const ent_cache *c, const ent_entity *e, ent_link_entity *out)
+void ent_cache_route(const ent_cache *c, const ent_entity *e, ent_route *out)
 {
     bool exceeded;
     const ent_entity *t = ent_cache_send_target(c, e, &exceeded);
+    const ent_entity *dl = ent_cache_dead_letter_target(c, e);
     memset(out, 0, sizeof *out);
-    out->id = e->id;
-    memcpy(out->name, e->name, sizeof out->name);
-    memcpy(out->status, e->status, sizeof out->status);
-    out->requires_session = e->requires_session;
-    out->lock_duration_ms = e->lock_duration_ms;
-    out->max_delivery_count = e->max_delivery_count;
-    out->default_ttl_ms = e->default_ttl_ms;
-    out->dead_lettering_on_expiration = e->dead_lettering_on_expiration;
-    out->max_size_mb = e->max_size_mb;
-    out->requires_duplicate_detection = e->requires_duplicate_detection;
-    out->duplicate_window_ms = e->duplicate_window_ms;
     out->send_target_id = t->id;
     out->send_target_default_ttl_ms = t->default_ttl_ms;
     memcpy(out->send_target_status, t->status, sizeof out->send_target_status);
     out->forward_hops_exceeded = exceeded;
-    const ent_entity *dl = ent_cache_dead_letter_target(c, e);
     out->dead_letter_target_id = dl ? dl->id : 0;
 }

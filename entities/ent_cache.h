@@ -37,21 +37,11 @@ typedef struct ent_entity {
     char forward_dead_lettered_to[ENT_PATH_MAX + 1];
 } ent_entity;
 
-/* What a link acts on: its entity's properties and where its sends land.
- * A copy (owned by the link), refreshed when the cache is. */
-typedef struct ent_link_entity {
-    int64_t id;
-    char name[ENT_PATH_MAX + 1];
-    char status[ENT_STATUS_MAX];
-    bool requires_session;
-    int64_t lock_duration_ms;
-    int32_t max_delivery_count;
-    int64_t default_ttl_ms; /* -1: unlimited */
-    bool dead_lettering_on_expiration;
-    int64_t max_size_mb;
-    bool requires_duplicate_detection;
-    int64_t duplicate_window_ms;
-    /* Where sends go: the end of the ForwardTo chain (this entity when none). */
+/* Where a link's messages go, resolved from the cache: the entity's own
+ * properties are the ent_entity next to it. A copy (owned by the link),
+ * refreshed when the cache is. */
+typedef struct ent_route {
+    /* Where sends go: the end of the ForwardTo chain (the entity when none). */
     int64_t send_target_id;
     int64_t send_target_default_ttl_ms;
     char send_target_status[ENT_STATUS_MAX]; /* whether the chain's end takes the send */
@@ -59,7 +49,7 @@ typedef struct ent_link_entity {
     /* Where its dead letters go (ForwardDeadLetteredMessagesTo); 0: its own
      * dead-letter subqueue. */
     int64_t dead_letter_target_id;
-} ent_link_entity;
+} ent_route;
 
 /* Owned by its creator; holds copies of what it was given. */
 typedef struct ent_cache ent_cache;
@@ -88,7 +78,7 @@ const ent_entity *ent_cache_dead_letter_target(const ent_cache *c, const ent_ent
 /* Entity i, 0 <= i < count, in no particular order (to walk them all). */
 const ent_entity *ent_cache_at(const ent_cache *c, size_t i);
 
-/* e as a link sees it, its send target resolved. */
-void ent_cache_link_view(const ent_cache *c, const ent_entity *e, ent_link_entity *out);
+/* Where e's sends and dead letters go. */
+void ent_cache_route(const ent_cache *c, const ent_entity *e, ent_route *out);
 
 #endif

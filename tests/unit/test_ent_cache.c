@@ -71,9 +71,9 @@ static void test_send_target_follows_forward_to(void **state)
     assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, "dangling"), &exceeded)->id, 4);
     assert_false(exceeded);
 
-    ent_link_entity v;
-    ent_cache_link_view(c, ent_cache_find(c, "a"), &v);
-    assert_int_equal(v.id, 1);
+    ent_route v;
+    assert_int_equal(ent_cache_find(c, "a")->id, 1);
+    ent_cache_route(c, ent_cache_find(c, "a"), &v);
     assert_int_equal(v.send_target_id, 3);
     assert_int_equal(v.send_target_default_ttl_ms, 3000);
     assert_string_equal(v.send_target_status, "SendDisabled");
@@ -123,10 +123,10 @@ static void test_dead_letter_target(void **state)
     assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "dlq-sink"))); /* unset */
     assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "self")));     /* itself: its own DLQ */
     assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "lost")));     /* unknown */
-    ent_link_entity v;
-    ent_cache_link_view(c, ent_cache_find(c, "src"), &v);
+    ent_route v;
+    ent_cache_route(c, ent_cache_find(c, "src"), &v);
     assert_int_equal(v.dead_letter_target_id, 2);
-    ent_cache_link_view(c, ent_cache_find(c, "lost"), &v);
+    ent_cache_route(c, ent_cache_find(c, "lost"), &v);
     assert_int_equal(v.dead_letter_target_id, 0);
     size_t seen = 0;
     for (size_t i = 0; ent_cache_at(c, i); i++)
