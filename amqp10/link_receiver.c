@@ -44,8 +44,8 @@ static void on_sent(void *ctx, sb_status st)
         return;
     }
     if (st == SB_OK) {
+        /* receivers are woken once per commit, by its NOTIFY (store.c), not per message */
         pn_delivery_update(ps->d, PN_ACCEPTED);
-        amqp_server_wake(c->srv, ps->lk->route.send_target_id);
     } else {
         if (st == SB_ERR_QUOTA_EXCEEDED)
             snprintf(desc, sizeof desc,

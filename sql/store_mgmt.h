@@ -2,7 +2,7 @@
  * receive-by-sequence-number, schedule, cancel, batch delete). Same contract as
  * store_queue.h: callbacks run after the transaction is known, every time is a
  * millisecond Unix time from the emulator's clock, and every operation also
- * stamps queues.accessed_at (AutoDeleteOnIdle activity) in its transaction.
+ * stamps entity_runtime.accessed_at (AutoDeleteOnIdle activity) in its transaction.
  *
  * Multi-item operations are all-or-nothing where Service Bus is: a renew-lock
  * with one lost token renews none, a receive-by-sequence-number naming one
@@ -104,7 +104,7 @@ void store_read_locked_message(store *s, int64_t entity_id, const uint8_t token[
 void store_replace_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                   const uint8_t *bytes, size_t len, store_status_cb cb, void *ctx);
 
-/* Only stamps queues.accessed_at (for operations built on store_queue.h). */
+/* Only stamps entity_runtime.accessed_at (for operations built on store_queue.h). */
 void store_touch_queue(store *s, int64_t entity_id, int64_t now_ms, store_status_cb cb, void *ctx);
 
 /* ---- helpers shared with the tests ---- */
