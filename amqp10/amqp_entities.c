@@ -94,11 +94,12 @@ static void answer(amqp_server *srv, const char *name, amqp_entity_cb cb, void *
     cb(ctx, SB_OK, e, &route);
 }
 
-static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n)
+static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n, const ent_rule_def *rules,
+                      size_t nrules)
 {
     amqp_server *srv = ctx;
     srv->loading = false;
-    if (st != SB_OK || ent_cache_replace(srv->cache, list, n))
+    if (st != SB_OK || ent_cache_replace(srv->cache, list, n, rules, nrules))
         LOG_WARN("entities: the cache could not be refilled (%s); links keep what they had",
                  sb_status_name(st == SB_OK ? SB_ERR_INTERNAL : st));
     else

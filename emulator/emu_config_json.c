@@ -315,21 +315,21 @@ static int set_rule_properties(walk *w, ent_rule_props *r, const char *who, json
         if (set_one(w, set_rule, r, who, "FilterType", filter_type))
             return -1;
     } else if (sql && !corr) {
-        r->filter_type = ENT_FILTER_SQL;
+        r->filter_type = ENT_FILTER_TYPE_SQL;
     } else if (corr && !sql) {
-        r->filter_type = ENT_FILTER_CORRELATION;
+        r->filter_type = ENT_FILTER_TYPE_CORRELATION;
     } else {
         return walk_fail(w, "%s: FilterType is missing (expected \"Sql\" or \"Correlation\")", who);
     }
-    if (r->filter_type == ENT_FILTER_SQL && corr)
+    if (r->filter_type == ENT_FILTER_TYPE_SQL && corr)
         LOG_WARN("Config.json: %s: CorrelationFilter ignored because FilterType is Sql", who);
-    if (r->filter_type == ENT_FILTER_CORRELATION && sql)
+    if (r->filter_type == ENT_FILTER_TYPE_CORRELATION && sql)
         LOG_WARN("Config.json: %s: SqlFilter ignored because FilterType is Correlation", who);
 
     char key[1024];
     const char *k;
     json_t *v;
-    if (sql && r->filter_type == ENT_FILTER_SQL) {
+    if (sql && r->filter_type == ENT_FILTER_TYPE_SQL) {
         json_object_foreach(sql, k, v) {
             if (make_key(w, key, sizeof key, who, "SqlFilter.", k))
                 return -1;
@@ -337,7 +337,7 @@ static int set_rule_properties(walk *w, ent_rule_props *r, const char *who, json
                 return -1;
         }
     }
-    if (corr && r->filter_type == ENT_FILTER_CORRELATION) {
+    if (corr && r->filter_type == ENT_FILTER_TYPE_CORRELATION) {
         json_object_foreach(corr, k, v) {
             if (!strcasecmp(k, "Properties")) {
                 if (json_is_null(v))

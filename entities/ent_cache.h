@@ -1,6 +1,8 @@
-/* The entities an emulator knows, in process: every queue with the properties
- * a link acts on, found by name (case-insensitive, as Service Bus names are)
- * or by id. It is refilled whole from the database at start and whenever the
+/* The entities an emulator knows, in process: every queue, topic and
+ * subscription with the properties a link acts on, found by name
+ * (case-insensitive, as Service Bus names are; a subscription's name is its
+ * path `topic/Subscriptions/sub`) or by id, and every subscription's rules,
+ * compiled once per refill (entities/ent_topic.h routes with them). It is refilled whole from the database at start and whenever the
  * entity tables change (sbemu_entities), so a row changed with plain SQL, by
  * the management plane or by another emulator is what links act on next.
  *
@@ -15,14 +17,22 @@
 #include <stdint.h>
 
 #include "ent_address.h"
+#include "ent_filter.h"
 
 /* Longest status column value ("ReceiveDisabled") and its NUL. */
 #define ENT_STATUS_MAX 24
 
+typedef enum ent_kind { ENT_KIND_QUEUE = 0, ENT_KIND_TOPIC, ENT_KIND_SUBSCRIPTION } ent_kind;
+
 /* One entity row, as the cache holds it. Durations in milliseconds, -1 for
- * unlimited; empty strings for "not set". */
+ * unlimited; empty strings for "not set". A topic's delivery fields (lock
+ * duration, delivery count) are unused; a subscription's max_size_mb is its
+ * topic's. */
 typedef struct ent_entity {
     int64_t id;
+    ent_kind kind;
+    int64_t topic_id; /* subscriptions: their topic; else 0 */
+    bool dead_lettering_on_filter_exceptions; /* subscriptions */
     char name[ENT_PATH_MAX + 1];
     char status[ENT_STATUS_MAX];
     bool requires_session;
@@ -51,14 +61,31 @@ typedef struct ent_route {
     int64_t dead_letter_target_id;
 } ent_route;
 
+/* One row of the rules table, as the store read it; everything borrowed for
+ * the call that takes it. */
+typedef struct ent_rule_def {
+    int64_t subscription_id;
+    const char *name;
+    const char *filter_type;            /* "Sql", "Correlation", "True", "False" */
+    const char *sql_expression;         /* Sql */
+    ent_filter_correlation correlation; /* Correlation */
+    const ent_filter_prop *filter_params;
+    size_t nfilter_params;
+    const char *action_expression; /* NULL or "": no action */
+    const ent_filter_prop *action_params;
+    size_t naction_params;
+} ent_rule_def;
+
 /* Owned by its creator; holds copies of what it was given. */
 typedef struct ent_cache ent_cache;
 
 ent_cache *ent_cache_new(void);
 void ent_cache_free(ent_cache *c);
-/* Replaces everything with these n entities (copied). -1 when out of memory
- * (the old content stays). */
-int ent_cache_replace(ent_cache *c, const ent_entity *list, size_t n);
+/* Replaces everything with these n entities (copied) and their rules
+ * (compiled; a rule that does not compile, which only plain SQL can insert,
+ * is logged and matches nothing; a rule of an unknown subscription is
+ * ignored). -1 when out of memory (the old content stays). */
+int ent_cache_replace(ent_cache *c, const ent_entity *list, size_t n, const ent_rule_def *rules, size_t nrules);
 size_t ent_cache_count(const ent_cache *c);
 /* Increases at every replace: a reader can tell it has seen the newest. */
 uint64_t ent_cache_generation(const ent_cache *c);
@@ -80,5 +107,10 @@ const ent_entity *ent_cache_at(const ent_cache *c, size_t i);
 
 /* Where e's sends and dead letters go. */
 void ent_cache_route(const ent_cache *c, const ent_entity *e, ent_route *out);
+
+/* The subscriptions of a topic (by id), in name order; *n = 0 for none. */
+const ent_entity *const *ent_cache_subscriptions(const ent_cache *c, const ent_entity *topic, size_t *n);
+/* A subscription's rules in the order they were created; *n = 0 for none. */
+const ent_filter_rule *ent_cache_rules(const ent_cache *c, const ent_entity *subscription, size_t *n);
 
 #endif

@@ -18,6 +18,12 @@
 #define ENT_DLQ_REASON_FORWARD "ForwardingFailed"
 #define ENT_DLQ_DESC_FORWARD "The ForwardTo destination is full or disabled, so the message was dead-lettered in the source."
 
+/* A subscription's filter (or action) failed on the message, and the
+ * subscription dead-letters on that (DeadLetteringOnFilterEvaluationExceptions).
+ * The reason text is undocumented; this one names what happened, and the
+ * description carries the evaluator's message. */
+#define ENT_DLQ_REASON_FILTER "FilterEvaluationException"
+
 /* Auto-forwarding may chain at most this many hops. */
 #define ENT_MAX_FORWARD_HOPS 4
 

@@ -215,10 +215,10 @@ sb_status ent_subscription_validate(const ent_subscription_props *s, char *err, 
 /* ---- Rule --------------------------------------------------------------- */
 
 typedef enum ent_filter_type {
-    ENT_FILTER_TRUE,        /* 1=1, the $Default rule */
-    ENT_FILTER_FALSE,       /* 1=0 */
-    ENT_FILTER_SQL,
-    ENT_FILTER_CORRELATION,
+    ENT_FILTER_TYPE_TRUE,        /* 1=1, the $Default rule */
+    ENT_FILTER_TYPE_FALSE,       /* 1=0 */
+    ENT_FILTER_TYPE_SQL,
+    ENT_FILTER_TYPE_CORRELATION,
 } ent_filter_type;
 
 /* "True", "False", "Sql", "Correlation" (the column values). */

@@ -32,10 +32,10 @@ static void copy_text(char *dst, size_t dstsize, const char *src)
 /* ---- Filter type names -------------------------------------------------- */
 
 static const char *const filter_names[] = {
-    [ENT_FILTER_TRUE] = "True",
-    [ENT_FILTER_FALSE] = "False",
-    [ENT_FILTER_SQL] = "Sql",
-    [ENT_FILTER_CORRELATION] = "Correlation",
+    [ENT_FILTER_TYPE_TRUE] = "True",
+    [ENT_FILTER_TYPE_FALSE] = "False",
+    [ENT_FILTER_TYPE_SQL] = "Sql",
+    [ENT_FILTER_TYPE_CORRELATION] = "Correlation",
 };
 #define FILTER_COUNT (sizeof filter_names / sizeof filter_names[0])
 
@@ -75,7 +75,7 @@ sb_status ent_rule_props_init(ent_rule_props *r, const char *topic, const char *
                               char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    r->filter_type = ENT_FILTER_TRUE;
+    r->filter_type = ENT_FILTER_TYPE_TRUE;
     sb_status st = ent_check_entity_path("topic name", topic, err, errlen);
     if (st != SB_OK)
         return st;
@@ -344,19 +344,19 @@ sb_status ent_rule_validate(const ent_rule_props *r, char *err, size_t errlen)
     who_buf w;
     rule_who(r, &w);
     switch (r->filter_type) {
-    case ENT_FILTER_SQL:
+    case ENT_FILTER_TYPE_SQL:
         if (blank(r->sql_expression))
             return fail(SB_ERR_ARGUMENT, err, errlen, "%s: FilterType Sql needs a SqlFilter.SqlExpression", w.text);
         if ((st = check_expression(w.text, "SqlFilter.SqlExpression", r->sql_expression, err, errlen)) != SB_OK)
             return st;
         break;
-    case ENT_FILTER_CORRELATION:
+    case ENT_FILTER_TYPE_CORRELATION:
         if (correlation_empty(&r->correlation))
             return fail(SB_ERR_ARGUMENT, err, errlen,
                         "%s: FilterType Correlation needs at least one CorrelationFilter property", w.text);
         break;
-    case ENT_FILTER_TRUE:
-    case ENT_FILTER_FALSE:
+    case ENT_FILTER_TYPE_TRUE:
+    case ENT_FILTER_TYPE_FALSE:
         break;
     default:
         return fail(SB_ERR_ARGUMENT, err, errlen, "%s: FilterType %d is unknown", w.text, (int)r->filter_type);

@@ -328,7 +328,7 @@ static char *correlation_json(const ent_correlation_filter *c)
 static int apply_rule(PGconn *conn, int64_t subscription_id, const ent_rule_props *r, char *err, size_t errlen)
 {
     char *corr = NULL;
-    if (r->filter_type == ENT_FILTER_CORRELATION && !(corr = correlation_json(&r->correlation))) {
+    if (r->filter_type == ENT_FILTER_TYPE_CORRELATION && !(corr = correlation_json(&r->correlation))) {
         snprintf(err, errlen, "rule \"%s/Subscriptions/%s/Rules/%s\": out of memory", r->topic, r->subscription,
                  r->name);
         return -1;
@@ -337,7 +337,7 @@ static int apply_rule(PGconn *conn, int64_t subscription_id, const ent_rule_prop
     p_int(&p, subscription_id);
     p_text(&p, r->name);
     p_text(&p, ent_filter_type_name(r->filter_type));
-    p_text(&p, r->filter_type == ENT_FILTER_SQL ? r->sql_expression : NULL);
+    p_text(&p, r->filter_type == ENT_FILTER_TYPE_SQL ? r->sql_expression : NULL);
     p_text(&p, corr);
     p_text(&p, r->action_expression);
     int rc = run(conn, rule_sql, &p, NULL, err, errlen, "rule \"%s/Subscriptions/%s/Rules/%s\"", r->topic,

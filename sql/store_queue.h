@@ -11,9 +11,11 @@
 #include "ent_status.h"
 #include "store.h"
 
-/* Every queue, as the in-process entity cache holds it (ent_cache.h). The
- * list belongs to the store until the callback returns. */
-typedef void (*store_entities_cb)(void *ctx, sb_status st, const ent_entity *list, size_t n);
+/* Every queue, topic and subscription, as the in-process entity cache holds
+ * it (ent_cache.h), and every rule. The lists belong to the store until the
+ * callback returns. */
+typedef void (*store_entities_cb)(void *ctx, sb_status st, const ent_entity *list, size_t n,
+                                  const ent_rule_def *rules, size_t nrules);
 void store_load_entities(store *s, store_entities_cb cb, void *ctx);
 
 typedef struct store_new_message {

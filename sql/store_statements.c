@@ -34,14 +34,22 @@
  * whole table; `ctid = ANY(...)` can only be a TID scan.) */
 
 static const stmt_def stmt_defs[] = {
-    /* Every queue, for the in-process entity cache (entities/ent_cache.h),
-     * which resolves ForwardTo chains itself. */
+    /* Every queue, topic and subscription, for the in-process entity cache
+     * (entities/ent_cache.h), which resolves ForwardTo chains itself. */
     {STMT_LOAD_ENTITIES,
-     "SELECT id, name, status, requires_session, sbemu_interval_ms(lock_duration), max_delivery_count::int8,"
+     "SELECT id, path, status, requires_session, sbemu_interval_ms(lock_duration), max_delivery_count::int8,"
      " coalesce(sbemu_interval_ms(default_message_time_to_live), -1), dead_lettering_on_message_expiration,"
      " max_size_in_megabytes::int8, requires_duplicate_detection,"
      " sbemu_interval_ms(duplicate_detection_history_time_window), coalesce(forward_to, ''),"
-     " coalesce(forward_dead_lettered_messages_to, '') FROM queues",
+     " coalesce(forward_dead_lettered_messages_to, ''),"
+     " CASE kind WHEN 'queue' THEN 0::int8 WHEN 'topic' THEN 1 ELSE 2 END, coalesce(topic_id, 0),"
+     " dead_lettering_on_filter_evaluation_exceptions FROM entities",
+     0, {0}},
+    /* Every rule, in the order each subscription's were created (the cache
+     * compiles them). */
+    {STMT_LOAD_RULES,
+     "SELECT subscription_id, name, filter_type, sql_expression, correlation::text, action_expression,"
+     " filter_parameters::text, action_parameters::text FROM rules ORDER BY subscription_id, created_at, id",
      0, {0}},
     /* Every send of a commit to one entity, as one statement (a merged
      * statement: $1 the entity, then one array per column, see store_merge.h).

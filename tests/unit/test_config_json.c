@@ -234,7 +234,7 @@ static void test_official_sample(void **state)
     assert_int_equal(s1->nrules, 1);
     const ent_rule_props *r = &s1->rules[0];
     assert_string_equal(r->name, "app-prop-filter-1");
-    assert_int_equal(r->filter_type, ENT_FILTER_CORRELATION);
+    assert_int_equal(r->filter_type, ENT_FILTER_TYPE_CORRELATION);
     assert_string_equal(r->correlation.content_type, "application/text");
     assert_string_equal(r->correlation.correlation_id, "id1");
     assert_string_equal(r->correlation.subject, "subject1");
@@ -246,13 +246,13 @@ static void test_official_sample(void **state)
     assert_int_equal(r->correlation.nproperties, 0);
 
     r = &t->subscriptions[1].rules[0];
-    assert_int_equal(r->filter_type, ENT_FILTER_CORRELATION);
+    assert_int_equal(r->filter_type, ENT_FILTER_TYPE_CORRELATION);
     assert_int_equal(r->correlation.nproperties, 1);
     assert_string_equal(r->correlation.properties[0].name, "prop3");
     assert_string_equal(r->correlation.properties[0].value.u.s, "value3");
 
     r = &t->subscriptions[2].rules[0];
-    assert_int_equal(r->filter_type, ENT_FILTER_SQL);
+    assert_int_equal(r->filter_type, ENT_FILTER_TYPE_SQL);
     assert_string_equal(r->sql_expression, "sys.MessageId = '123456' AND userProp1 = 'value1'");
     assert_string_equal(r->action_expression, "SET sys.To = 'Entity'");
 
@@ -352,7 +352,7 @@ static void test_every_property(void **state)
     assert_int_equal(c->properties[3].value.type, ENT_VALUE_BOOL);
     assert_string_equal(sc->rules[1].sql_expression, "a > 1");
     assert_string_equal(sc->rules[1].action_expression, "SET b = 2");
-    assert_int_equal(sc->rules[2].filter_type, ENT_FILTER_TRUE);
+    assert_int_equal(sc->rules[2].filter_type, ENT_FILTER_TYPE_TRUE);
     assert_string_equal(warnings, "");
     ent_config_free(&cfg);
 }
@@ -422,7 +422,7 @@ static void test_warnings_not_errors(void **state)
     assert_int_equal(cfg.queues[0].duplicate_detection_history_time_window_ms, 20000);
     /* FilterType inferred from the filter object. */
     const ent_rule_props *r = &cfg.topics[0].subscriptions[0].rules[0];
-    assert_int_equal(r->filter_type, ENT_FILTER_SQL);
+    assert_int_equal(r->filter_type, ENT_FILTER_TYPE_SQL);
     assert_string_equal(r->sql_expression, "1=1");
     assert_contains(warnings, "unknown property \"SqlFilter.Parameters\" ignored");
     assert_contains(warnings, "unknown property \"Weird\" ignored");

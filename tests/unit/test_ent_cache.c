@@ -31,7 +31,7 @@ static void test_find_by_name_and_id(void **state)
     assert_non_null(c);
     assert_int_equal(ent_cache_generation(c), 0);
     ent_entity list[] = {q(7, "Orders", "", "Active"), q(3, "queue.1", "", "Active"), q(12, "zeta", "", "Active")};
-    assert_int_equal(ent_cache_replace(c, list, 3), 0);
+    assert_int_equal(ent_cache_replace(c, list, 3, NULL, 0), 0);
     assert_int_equal(ent_cache_generation(c), 1);
     assert_int_equal(ent_cache_count(c), 3);
     assert_int_equal(ent_cache_find(c, "orders")->id, 7);
@@ -44,11 +44,11 @@ static void test_find_by_name_and_id(void **state)
 
     /* a refill replaces everything */
     ent_entity next[] = {q(8, "orders", "", "Disabled")};
-    assert_int_equal(ent_cache_replace(c, next, 1), 0);
+    assert_int_equal(ent_cache_replace(c, next, 1, NULL, 0), 0);
     assert_int_equal(ent_cache_generation(c), 2);
     assert_int_equal(ent_cache_find(c, "Orders")->id, 8);
     assert_null(ent_cache_find(c, "zeta"));
-    assert_int_equal(ent_cache_replace(c, NULL, 0), 0);
+    assert_int_equal(ent_cache_replace(c, NULL, 0, NULL, 0), 0);
     assert_null(ent_cache_find(c, "orders"));
     ent_cache_free(c);
 }
@@ -61,7 +61,7 @@ static void test_send_target_follows_forward_to(void **state)
         q(1, "a", "B", "Active"), q(2, "b", "c", "Active"), q(3, "c", "", "SendDisabled"),
         q(4, "dangling", "nowhere", "Active"), q(5, "plain", "", "Active"),
     };
-    assert_int_equal(ent_cache_replace(c, list, 5), 0);
+    assert_int_equal(ent_cache_replace(c, list, 5, NULL, 0), 0);
     bool exceeded;
     assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, "a"), &exceeded)->id, 3);
     assert_false(exceeded);
@@ -87,7 +87,7 @@ static void test_forward_loop_stops_at_the_hop_limit(void **state)
     ent_cache *c = ent_cache_new();
     ent_entity list[] = {q(1, "loop-a", "loop-b", "Active"), q(2, "loop-b", "loop-a", "Active"),
                          q(3, "self", "self", "Active")};
-    assert_int_equal(ent_cache_replace(c, list, 3), 0);
+    assert_int_equal(ent_cache_replace(c, list, 3, NULL, 0), 0);
     bool exceeded;
     /* a->b->a->b->a: four hops end in loop-a, whose fifth forward is refused */
     assert_int_equal(ENT_MAX_FORWARD_HOPS, 4);
@@ -101,7 +101,7 @@ static void test_forward_loop_stops_at_the_hop_limit(void **state)
     /* a chain of exactly four hops is fine; five is not */
     ent_entity chain[] = {q(1, "h0", "h1", "Active"), q(2, "h1", "h2", "Active"), q(3, "h2", "h3", "Active"),
                           q(4, "h3", "h4", "Active"), q(5, "h4", "", "Active"), q(6, "g0", "h0", "Active")};
-    assert_int_equal(ent_cache_replace(c, chain, 6), 0);
+    assert_int_equal(ent_cache_replace(c, chain, 6, NULL, 0), 0);
     assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, "h0"), &exceeded)->name, "h4");
     assert_false(exceeded);
     assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, "g0"), &exceeded)->name, "h3");
@@ -118,7 +118,7 @@ static void test_dead_letter_target(void **state)
     snprintf(list[0].forward_dead_lettered_to, sizeof list[0].forward_dead_lettered_to, "DLQ-Sink");
     snprintf(list[2].forward_dead_lettered_to, sizeof list[2].forward_dead_lettered_to, "self");
     snprintf(list[3].forward_dead_lettered_to, sizeof list[3].forward_dead_lettered_to, "nowhere");
-    assert_int_equal(ent_cache_replace(c, list, 4), 0);
+    assert_int_equal(ent_cache_replace(c, list, 4, NULL, 0), 0);
     assert_int_equal(ent_cache_dead_letter_target(c, ent_cache_find(c, "src"))->id, 2);
     assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "dlq-sink"))); /* unset */
     assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "self")));     /* itself: its own DLQ */

@@ -101,7 +101,7 @@ static void test_topic_and_subscription_defaults(void **state)
 
     ent_rule_props r;
     assert_int_equal(ent_rule_props_init(&r, "events", "audit", ENT_DEFAULT_RULE_NAME, err, sizeof err), SB_OK);
-    assert_int_equal(r.filter_type, ENT_FILTER_TRUE);
+    assert_int_equal(r.filter_type, ENT_FILTER_TYPE_TRUE);
     assert_null(r.sql_expression);
     assert_null(r.action_expression);
     assert_int_equal(ent_rule_validate(&r, err, sizeof err), SB_OK);
@@ -614,7 +614,7 @@ static void test_rule_sql(void **state)
     ent_rule_props r;
     assert_int_equal(ent_rule_props_init(&r, "events", "audit", "urgent", err, sizeof err), SB_OK);
     assert_int_equal(ent_rule_set(&r, "FilterType", ent_value_string("Sql"), err, sizeof err), SB_OK);
-    assert_int_equal(r.filter_type, ENT_FILTER_SQL);
+    assert_int_equal(r.filter_type, ENT_FILTER_TYPE_SQL);
     assert_int_equal(ent_rule_validate(&r, err, sizeof err), SB_ERR_ARGUMENT);
     assert_string_equal(err,
                         "rule \"events/Subscriptions/audit/Rules/urgent\": FilterType Sql needs a SqlFilter.SqlExpression");
@@ -646,7 +646,7 @@ static void test_rule_sql(void **state)
     assert_int_equal(ent_rule_set(&r, "FilterType", ent_value_int(0), err, sizeof err), SB_ERR_ARGUMENT);
     assert_int_equal(ent_rule_set(&r, "FilterType", ent_value_string("SQL"), err, sizeof err), SB_OK);
     assert_int_equal(ent_rule_set(&r, "FilterType", ent_value_string("TrueFilter"), err, sizeof err), SB_OK);
-    assert_int_equal(r.filter_type, ENT_FILTER_TRUE);
+    assert_int_equal(r.filter_type, ENT_FILTER_TYPE_TRUE);
     assert_int_equal(ent_rule_set(&r, "SqlFilter.Parameters", ent_value_string("x"), err, sizeof err),
                      SB_ERR_NOT_FOUND);
     assert_contains(err, "unknown property \"SqlFilter.Parameters\" for a rule");
@@ -733,11 +733,11 @@ static void test_type_names(void **state)
     assert_int_equal(ent_entity_status_parse(NULL, &s), -1);
     ent_filter_type f;
     assert_int_equal(ent_filter_type_parse("CorrelationFilter", &f), 0);
-    assert_int_equal(f, ENT_FILTER_CORRELATION);
+    assert_int_equal(f, ENT_FILTER_TYPE_CORRELATION);
     assert_int_equal(ent_filter_type_parse("false", &f), 0);
-    assert_int_equal(f, ENT_FILTER_FALSE);
+    assert_int_equal(f, ENT_FILTER_TYPE_FALSE);
     assert_int_equal(ent_filter_type_parse("Filter", &f), -1);
-    assert_string_equal(ent_filter_type_name(ENT_FILTER_SQL), "Sql");
+    assert_string_equal(ent_filter_type_name(ENT_FILTER_TYPE_SQL), "Sql");
     assert_string_equal(ent_value_type_name(ENT_VALUE_DOUBLE), "a number");
     assert_int_equal(ent_utf8_length("h\xc3\xa9llo"), 5);
     assert_int_equal(ent_utf8_length("\xc3"), -1);

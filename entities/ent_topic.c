@@ -1,0 +1,93 @@
+/* See ent_topic.h. */
+#include "ent_topic.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ent_message_rules.h"
+
+static ent_topic_copy *push(ent_topic_copies *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        ent_topic_copy *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    ent_topic_copy *c = &l->v[l->n++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+/* The copies one subscription takes; -1 when out of memory. */
+static int route_one(const ent_cache *c, const ent_entity *sub, const ent_filter_msg *msg, ent_topic_copies *out)
+{
+    size_t nrules;
+    const ent_filter_rule *rules = ent_cache_rules(c, sub, &nrules);
+    size_t first = out->n;
+    bool plain = false;
+    for (size_t i = 0; i < nrules; i++) {
+        ent_filter_error err = {0};
+        ent_filter_result r = ent_filter_eval(rules[i].filter, msg, &err);
+        if (r == ENT_FILTER_ERROR) {
+            /* one failing rule decides for the whole subscription: dead letter or nothing */
+            out->n = first;
+            if (!sub->dead_lettering_on_filter_exceptions)
+                return 0;
+            ent_topic_copy *d = push(out);
+            if (!d)
+                return -1;
+            d->subscription = sub;
+            d->dead_letter = true;
+            snprintf(d->error, sizeof d->error, "rule '%s': %s", rules[i].name, err.message);
+            return 0;
+        }
+        if (r != ENT_FILTER_TRUE)
+            continue;
+        if (!rules[i].action) {
+            plain = true;
+            continue;
+        }
+        ent_topic_copy *a = push(out);
+        if (!a)
+            return -1;
+        a->subscription = sub;
+        a->rule = &rules[i];
+    }
+    if (plain) {
+        ent_topic_copy *p = push(out);
+        if (!p)
+            return -1;
+        p->subscription = sub;
+    }
+    return 0;
+}
+
+int ent_topic_route(const ent_cache *c, const ent_entity *topic, const ent_filter_msg *msg, ent_topic_copies *out)
+{
+    size_t nsubs;
+    const ent_entity *const *subs = ent_cache_subscriptions(c, topic, &nsubs);
+    for (size_t i = 0; i < nsubs; i++) {
+        if (!strcasecmp(subs[i]->status, "Disabled"))
+            continue;
+        if (route_one(c, subs[i], msg, out))
+            return -1;
+    }
+    return 0;
+}
+
+void ent_topic_copies_free(ent_topic_copies *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+int64_t ent_topic_copy_ttl_ms(int64_t message_ttl_ms, const ent_entity *topic, const ent_entity *subscription)
+{
+    return ent_effective_ttl_ms(ent_effective_ttl_ms(message_ttl_ms, topic->default_ttl_ms),
+                                subscription->default_ttl_ms);
+}

@@ -1,0 +1,43 @@
+/* Where a message sent to a topic goes: which subscriptions get a copy, and
+ * which copies a rule action changes (Service Bus "Topic filters and
+ * actions"). Per subscription:
+ *   - the rules without an action that match give one copy, together;
+ *   - each rule with an action that matches gives a copy of its own (the
+ *     caller applies the action and sets RuleName);
+ *   - a rule whose filter fails on the message: one dead-lettered copy when
+ *     the subscription has DeadLetteringOnFilterEvaluationExceptions, else the
+ *     subscription skips the message;
+ *   - a Disabled subscription takes nothing.
+ * No copy at all: the send is still accepted (the message is dropped). Pure
+ * C; the filters read the message through ent_filter_msg. */
+#ifndef ENT_TOPIC_H
+#define ENT_TOPIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ent_cache.h"
+#include "ent_filter.h"
+
+typedef struct ent_topic_copy {
+    const ent_entity *subscription;     /* in the cache: valid until its next replace */
+    const ent_filter_rule *rule;        /* a rule with an action: its copy; NULL: the message as sent */
+    bool dead_letter;                   /* a filter failed: the copy goes to the dead-letter subqueue */
+    char error[ENT_FILTER_ERROR_MAX + sizeof(((ent_filter_rule *)0)->name) + 16]; /* for the dead-letter description */
+} ent_topic_copy;
+
+/* A growable list of copies, owned by its user; reuse it across messages. */
+typedef struct ent_topic_copies {
+    ent_topic_copy *v;
+    size_t n, cap;
+} ent_topic_copies;
+
+/* Appends the copies of one message to out. -1 when out of memory. */
+int ent_topic_route(const ent_cache *c, const ent_entity *topic, const ent_filter_msg *msg, ent_topic_copies *out);
+void ent_topic_copies_free(ent_topic_copies *l);
+
+/* The TTL a copy lives: the smallest of the message's, the topic's default and
+ * the subscription's default (-1: unlimited). */
+int64_t ent_topic_copy_ttl_ms(int64_t message_ttl_ms, const ent_entity *topic, const ent_entity *subscription);
+
+#endif
