@@ -86,8 +86,10 @@ void amqp_server_detach_loop(amqp_server *srv)
 
 void amqp_server_free(amqp_server *srv)
 {
-    if (srv)
+    if (srv) {
+        amqp_topic_pumps_free(srv);
         amqp_entities_free(srv);
+    }
     free(srv);
 }
 
@@ -106,7 +108,9 @@ void amqp_server_wake(amqp_server *srv, int64_t entity_id)
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         bool any = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next)
-            if (lk->role == LINK_ENTITY_OUT && lk->parked && lk->entity.id == entity_id) {
+            /* a topic's commit (a publish) names the topic: its subscriptions' receivers wake */
+            if (lk->role == LINK_ENTITY_OUT && lk->parked &&
+                (lk->entity.id == entity_id || lk->entity.topic_id == entity_id)) {
                 amqp_link_pump(lk);
                 any = true;
             }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "amqp_frame_guard.h"
+#include "amqp_message.h"
 #include "amqp_server.h"
 #include "ent_address.h"
 #include "ent_cache.h"
@@ -46,6 +47,13 @@
 #define AMQP_POLL_INTERVAL_MS 500
 /* How often the background sweep runs (expiry, lapsed locks, idle queues). */
 #define AMQP_SWEEP_INTERVAL_MS 1000
+/* Messages at rest in a topic (scheduled and due, or forwarded there by a
+ * dead-letter) are routed this many at a time, under a lock this long (a
+ * crash mid-route leaves them to the next try once it lapses); every topic
+ * is looked at every this many sweeps besides when the sweep touched it. */
+#define AMQP_TOPIC_PUMP_MAX 100
+#define AMQP_TOPIC_PUMP_LOCK_MS 60000
+#define AMQP_TOPIC_PUMP_SWEEPS 5
 /* Our AMQP idle timeout: clients must send something at least this often. */
 #define AMQP_IDLE_TIMEOUT_MS 240000
 /* Frames we accept and send; also what the SDKs expect of Service Bus Standard. */
@@ -110,6 +118,7 @@ struct amqp_server {
     uint64_t refills;     /* refills started so far */
     bool load_again;      /* entities changed again while it was */
     struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
+    struct topic_pump *pumps; /* topics being routed now (amqp_topic_pump.c) */
 };
 
 struct amqp_conn {
@@ -144,6 +153,17 @@ void amqp_entities_free(amqp_server *srv);
 
 /* amqp_sweep.c */
 void amqp_sweep_start(amqp_server *srv);
+
+/* amqp_publish.c: the copies of n messages sent to a topic, committed
+ * together (cb once they are). consume: per message, the lock token of the
+ * message at rest in the topic it was (NULL: a fresh send). parsed[i] spans
+ * msgs[i].bytes. Everything is copied before this returns. */
+void amqp_publish(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
+                  size_t n, const uint8_t (*consume)[16], store_status_cb cb, void *ctx);
+
+/* amqp_topic_pump.c: routes what rests in a topic now (0: every topic). */
+void amqp_topic_pump(amqp_server *srv, int64_t topic_id);
+void amqp_topic_pumps_free(amqp_server *srv);
 
 /* amqp_sasl.c */
 void amqp_sasl_install(pn_transport_t *t);

@@ -28,7 +28,10 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
         if (i == 0 || touched[i] != touched[i - 1]) {
             amqp_server_rewind(srv, touched[i]); /* lapsed locks went back: look from the start */
             amqp_server_wake(srv, touched[i]);
+            amqp_topic_pump(srv, touched[i]); /* a scheduled topic message came due (no-op for others) */
         }
+    if (st == SB_OK && srv->sweeps % AMQP_TOPIC_PUMP_SWEEPS == 0)
+        amqp_topic_pump(srv, 0);
     if (srv->sweep_again) {
         srv->sweep_again = false;
         amqp_sweep_now(srv);

@@ -61,7 +61,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
 {
     amqp_link *lk = ctx;
     amqp_conn *c = lk->conn;
-    char desc[600];
+    char desc[800];
     if (lk->closed) {
         /* detached while we looked: nothing to answer */
     } else if (st == SB_ERR_NOT_FOUND) {
@@ -79,6 +79,15 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
         bool out = lk->role == LINK_ENTITY_OUT;
         if (lk->role == LINK_MGMT_REQUESTS || lk->role == LINK_MGMT_REPLIES) {
             accept_link(lk);
+        } else if (out && e->kind == ENT_KIND_TOPIC) {
+            snprintf(desc, sizeof desc,
+                     "Cannot receive from topic '%s': messages are received from its subscriptions "
+                     "('%s/Subscriptions/<name>').",
+                     e->name, e->name);
+            refuse_status(lk, SB_ERR_NOT_ALLOWED, desc);
+        } else if (!out && e->kind == ENT_KIND_SUBSCRIPTION) {
+            snprintf(desc, sizeof desc, "Cannot send to subscription '%s': messages are sent to its topic.", e->name);
+            refuse_status(lk, SB_ERR_NOT_ALLOWED, desc);
         } else if (!out && lk->address.dead_letter) {
             snprintf(desc, sizeof desc, "Messages cannot be sent to the dead-letter queue of '%s'.", e->name);
             refuse_status(lk, SB_ERR_NOT_ALLOWED, desc);
@@ -88,7 +97,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
             refuse_status(lk, SB_ERR_ENTITY_DISABLED, desc);
         } else if (out && e->requires_session) {
             snprintf(desc, sizeof desc,
-                     "The queue '%s' requires sessions, which this emulator does not support yet.", e->name);
+                     "The entity '%s' requires sessions, which this emulator does not support yet.", e->name);
             refuse_status(lk, SB_ERR_NOT_IMPLEMENTED, desc);
         } else {
             lk->receive_and_delete = out && pn_link_remote_snd_settle_mode(lk->pn) == PN_SND_SETTLED;

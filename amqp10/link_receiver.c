@@ -96,7 +96,16 @@ static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf
         ps->n = n;
     }
     amqp_conn_ref(lk->conn);
-    store_send(lk->conn->srv->store, target, msgs, n, on_sent, ps);
+    amqp_server *srv = lk->conn->srv;
+    if (target == lk->route.send_target_id && lk->route.send_target_kind == ENT_KIND_TOPIC) {
+        const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, target) : NULL;
+        if (topic)
+            amqp_publish(srv, topic, msgs, parsed, n, NULL, on_sent, ps);
+        else
+            on_sent(ps, SB_ERR_NOT_FOUND);
+    } else {
+        store_send(srv->store, target, msgs, n, on_sent, ps);
+    }
     if (!keep) {
         free(buf);
         free(msgs);

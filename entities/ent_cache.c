@@ -297,6 +297,7 @@ void ent_cache_route(const ent_cache *c, const ent_entity *e, ent_route *out)
     const ent_entity *dl = ent_cache_dead_letter_target(c, e);
     memset(out, 0, sizeof *out);
     out->send_target_id = t->id;
+    out->send_target_kind = t->kind;
     out->send_target_default_ttl_ms = t->default_ttl_ms;
     memcpy(out->send_target_status, t->status, sizeof out->send_target_status);
     out->forward_hops_exceeded = exceeded;

@@ -53,6 +53,7 @@ typedef struct ent_entity {
 typedef struct ent_route {
     /* Where sends go: the end of the ForwardTo chain (the entity when none). */
     int64_t send_target_id;
+    ent_kind send_target_kind; /* a topic routes to its subscriptions (amqp_publish) */
     int64_t send_target_default_ttl_ms;
     char send_target_status[ENT_STATUS_MAX]; /* whether the chain's end takes the send */
     bool forward_hops_exceeded;              /* the chain is longer than ENT_MAX_FORWARD_HOPS */

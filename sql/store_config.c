@@ -220,11 +220,13 @@ static const char rule_sql[] =
     " IS DISTINCT FROM (EXCLUDED.filter_type, EXCLUDED.sql_expression, EXCLUDED.correlation,"
     " EXCLUDED.action_expression)";
 
-/* ON CONFLICT covers a replica inserting the same rule at the same moment. */
-static const char default_rule_sql[] =
-    "INSERT INTO rules (subscription_id, name, filter_type)"
-    " SELECT $1::bigint, $2, 'True' WHERE NOT EXISTS (SELECT 1 FROM rules WHERE subscription_id = $1::bigint)"
-    " ON CONFLICT DO NOTHING";
+/* A subscription gets $Default when it is created (a trigger, migration 006).
+ * Config.json rules replace it on the subscription this transaction created
+ * (its $Default carries this transaction's now()); a subscription that
+ * already existed keeps the rules it has, whoever added them. */
+static const char drop_new_default_sql[] =
+    "DELETE FROM rules WHERE subscription_id = $1::bigint AND lower(name) = lower($2) AND filter_type = 'True'"
+    " AND created_at = now() AND NOT EXISTS (SELECT 1 FROM unnest($3::text[]) AS n WHERE lower(n) = lower($2))";
 
 static int apply_queue(PGconn *conn, const ent_queue_props *q, char *err, size_t errlen)
 {
@@ -346,6 +348,43 @@ static int apply_rule(PGconn *conn, int64_t subscription_id, const ent_rule_prop
     return rc;
 }
 
+static int drop_new_default(PGconn *conn, int64_t sub_id, const ent_subscription_config *s, char *err,
+                            size_t errlen)
+{
+    /* the names the config gives, as a text[] literal */
+    size_t cap = 3;
+    for (size_t k = 0; k < s->nrules; k++)
+        cap += strlen(s->rules[k].name) * 2 + 4;
+    char *names = malloc(cap);
+    if (!names) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    names[len++] = '{';
+    for (size_t k = 0; k < s->nrules; k++) {
+        if (k)
+            names[len++] = ',';
+        names[len++] = '"';
+        for (const char *c = s->rules[k].name; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                names[len++] = '\\';
+            names[len++] = *c;
+        }
+        names[len++] = '"';
+    }
+    names[len++] = '}';
+    names[len] = 0;
+    params p = {0};
+    p_int(&p, sub_id);
+    p_text(&p, ENT_DEFAULT_RULE_NAME);
+    p_text(&p, names);
+    int rc = run(conn, drop_new_default_sql, &p, NULL, err, errlen, "subscription \"%s/Subscriptions/%s\"",
+                 s->props.topic, s->props.name);
+    free(names);
+    return rc;
+}
+
 static int apply_all(PGconn *conn, const ent_config *cfg, char *err, size_t errlen)
 {
     char lock[64];
@@ -368,14 +407,8 @@ static int apply_all(PGconn *conn, const ent_config *cfg, char *err, size_t errl
             for (size_t k = 0; k < s->nrules; k++)
                 if (apply_rule(conn, sub_id, &s->rules[k], err, errlen))
                     return -1;
-            if (!s->nrules) {
-                params p = {0};
-                p_int(&p, sub_id);
-                p_text(&p, ENT_DEFAULT_RULE_NAME);
-                if (run(conn, default_rule_sql, &p, NULL, err, errlen, "subscription \"%s/Subscriptions/%s\"",
-                        s->props.topic, s->props.name))
-                    return -1;
-            }
+            if (s->nrules && drop_new_default(conn, sub_id, s, err, errlen))
+                return -1;
         }
     }
     return 0;

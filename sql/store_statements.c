@@ -66,7 +66,7 @@ static const stmt_def stmt_defs[] = {
      "  AS i(state, now, avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, ord)),"
      " e AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
      "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes"
-     "  FROM queues q JOIN entity_runtime r ON r.entity_id = q.id WHERE q.id = $1 FOR UPDATE OF r),"
+     "  FROM entities q JOIN entity_runtime r ON r.entity_id = q.id WHERE q.id = $1 FOR UPDATE OF r),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
      "  WHEN (SELECT size_in_bytes FROM e) + (SELECT sum(octet_length(message)) FROM i) > (SELECT max_bytes FROM e)"
@@ -96,6 +96,76 @@ static const stmt_def stmt_defs[] = {
      "  keep.description, keep.message FROM s, keep RETURNING 1)"
      " SELECT keep.ord, s.first_seq + keep.k - 1 FROM s, keep WHERE (SELECT count(*) FROM ins) >= 0",
      12, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY}},
+    /* Every publish of a commit to one topic, as one statement (merged: $1
+     * the topic, then one array per column; store_topic.h says what a row
+     * is). The copies were decided in C (entities/ent_topic.c); this checks
+     * the topic's size limit (every subscription's bytes) and its duplicate
+     * window, reserves the topic's sequence numbers once, stores every copy
+     * (a copy without a body of its own shares its message's), counts the
+     * bytes per entity once, and deletes the messages at rest in the topic
+     * that were routed (consume: their lock tokens). A copy forwarded to
+     * another queue or topic takes that entity's next sequence number. */
+    {STMT_PUBLISH_SET,
+     "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
+     "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
+     "  $16::uuid[]) WITH ORDINALITY AS i(width, slot, target, state, now, avail, expires, ttl, message_id,"
+     "  session_id, message, subqueue, reason, description, consume, ord)),"
+     " n AS MATERIALIZED (SELECT i.*, count(*) FILTER (WHERE i.width > 0) OVER (ORDER BY i.ord) AS k FROM i),"
+     " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
+     /* Service Bus stamps a MessageId on messages sent without one: one per message, every copy the same */
+     "  coalesce(message_id, replace(gen_random_uuid()::text, '-', '')) AS gid FROM n WHERE width > 0),"
+     " e AS (SELECT t.requires_duplicate_detection AS dd, t.duplicate_detection_history_time_window AS win,"
+     "  t.max_size_in_megabytes::bigint * 1048576 AS max_bytes FROM topics t"
+     "  JOIN entity_runtime r ON r.entity_id = t.id WHERE t.id = $1 FOR UPDATE OF r),"
+     " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND m.lock_token = b.tok"
+     "  AND m.entity_id IS NOT DISTINCT FROM $1 RETURNING b.k, octet_length(m.message) AS bytes),"
+     " add AS (SELECT coalesce(sum(octet_length(coalesce(n.message, b.body))), 0) AS bytes"
+     "  FROM n JOIN b USING (k) WHERE n.target IS NOT NULL AND b.tok IS NULL),"
+     " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
+     "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
+     "  WHEN (SELECT bytes FROM add) > 0 AND (SELECT coalesce(sum(r.size_in_bytes), 0) FROM subscriptions s"
+     "   JOIN entity_runtime r ON r.entity_id = s.id WHERE s.topic_id = $1) + (SELECT bytes FROM add)"
+     "   > (SELECT max_bytes FROM e)"
+     "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
+     "  ELSE true END AS ok),"
+     " first AS (SELECT DISTINCT ON (mid) mid, mnow, k FROM b"
+     "  WHERE mid IS NOT NULL AND tok IS NULL AND (SELECT dd FROM e) ORDER BY mid, k),"
+     " dup AS (INSERT INTO duplicate_detection (entity_id, message_id, seen_at)"
+     "  SELECT $1, f.mid, sbemu_ts(f.mnow) FROM first f, chk WHERE chk.ok"
+     "  ON CONFLICT (entity_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
+     "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM e) RETURNING message_id),"
+     " keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord,"
+     "  coalesce(sum(b.width) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS base"
+     "  FROM b WHERE CASE WHEN b.tok IS NOT NULL THEN b.k IN (SELECT k FROM src)"
+     "  ELSE NOT (SELECT dd FROM e) OR b.mid IS NULL OR b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
+     " s AS (UPDATE entity_runtime SET"
+     "  next_sequence_number = next_sequence_number + (SELECT coalesce(sum(b.width), 0) FROM b JOIN keep USING (k)),"
+     "  size_in_bytes = size_in_bytes - (SELECT coalesce(sum(bytes), 0) FROM src),"
+     "  accessed_at = greatest(accessed_at, (SELECT sbemu_ts(max(mnow)) FROM b WHERE tok IS NULL))"
+     "  WHERE entity_id = $1 AND (SELECT ok FROM chk)"
+     "  RETURNING next_sequence_number - (SELECT coalesce(sum(b.width), 0) FROM b JOIN keep USING (k)) AS first_seq),"
+     " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
+     "  n.reason, n.description, n.ord, coalesce(n.message, keep.body) AS message, keep.gid, keep.base"
+     "  FROM n JOIN keep USING (k) WHERE n.target IS NOT NULL),"
+     " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt"
+     "  FROM (SELECT target, count(*) AS cnt FROM c WHERE slot < 0 GROUP BY target) g WHERE r.entity_id = g.target"
+     "  RETURNING r.entity_id, r.next_sequence_number - g.cnt AS fbase),"
+     " ins AS (INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
+     "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
+     "  message)"
+     "  SELECT c.target, CASE WHEN c.slot < 0"
+     "  THEN fw.fbase + row_number() OVER (PARTITION BY c.target, c.slot < 0 ORDER BY c.ord) - 1"
+     "  ELSE s.first_seq + c.base + c.slot END, c.subqueue, c.state, sbemu_ts(c.avail), sbemu_ts(c.avail),"
+     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.message"
+     "  FROM c CROSS JOIN s LEFT JOIN fw ON c.slot < 0 AND fw.entity_id = c.target"
+     "  RETURNING entity_id, octet_length(message) AS bytes),"
+     " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
+     "  FROM (SELECT entity_id, sum(bytes) AS n FROM ins GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
+     " SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
+     16, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
+          STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY,
+          STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY,
+          STORE_OID_UUID_ARRAY}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
     {STMT_TOUCH,
      "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2)) WHERE entity_id = $1",
@@ -136,7 +206,7 @@ static const stmt_def stmt_defs[] = {
      " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
      "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
      "  FROM t JOIN messages x ON x.lock_token = t.token AND x.entity_id IS NOT DISTINCT FROM t.entity"
-     "  AND x.locked_until > sbemu_ts(t.now) JOIN queues q ON q.id = x.entity_id FOR UPDATE OF x)"
+     "  AND x.locked_until > sbemu_ts(t.now) JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x)"
      " SELECT ord FROM m WHERE sbemu_settle(kind, entity_id, sequence_number, exhausted, target, reason,"
      "  description, sbemu_ts(now))",
      8, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
@@ -164,7 +234,7 @@ static const stmt_def stmt_defs[] = {
      * cost what the emulator has received lately (store_sweep_policy). */
     {STMT_SWEEP_LAPSED,
      "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
-     "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN queues q ON q.id = m.entity_id"
+     "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN entities q ON q.id = m.entity_id"
      " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.locked_until > sbemu_ts($6)"
      " ORDER BY m.locked_until LIMIT 1000 FOR UPDATE OF m SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE CASE WHEN exhausted"
@@ -172,12 +242,18 @@ static const stmt_def stmt_defs[] = {
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($1)) END",
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
-    /* AutoDeleteOnIdle: no activity for that long and no scheduled message pending. */
+    /* AutoDeleteOnIdle: no activity for that long and no scheduled message
+     * pending. Activity is what entity_runtime.accessed_at records: sends and
+     * receives for a queue, sends for a topic, receives for a subscription. */
     {STMT_SWEEP_IDLE,
-     "DELETE FROM queues q USING entity_runtime r WHERE r.entity_id = q.id AND q.auto_delete_on_idle IS NOT NULL"
-     " AND r.accessed_at + q.auto_delete_on_idle <= sbemu_ts($1)"
+     "WITH idle AS MATERIALIZED (SELECT q.id, q.kind, q.path FROM entities q JOIN entity_runtime r ON r.entity_id = q.id"
+     " WHERE q.auto_delete_on_idle IS NOT NULL AND r.accessed_at + q.auto_delete_on_idle <= sbemu_ts($1)"
      " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.entity_id = q.id AND m.state = 2"
-     " AND m.available_at > sbemu_ts($1)) RETURNING q.id, q.name",
+     " AND m.available_at > sbemu_ts($1))),"
+     " dq AS (DELETE FROM queues WHERE id IN (SELECT id FROM idle WHERE kind = 'queue') RETURNING id),"
+     " dt AS (DELETE FROM topics WHERE id IN (SELECT id FROM idle WHERE kind = 'topic') RETURNING id),"
+     " ds AS (DELETE FROM subscriptions WHERE id IN (SELECT id FROM idle WHERE kind = 'subscription') RETURNING id)"
+     " SELECT id, path FROM idle WHERE id IN (SELECT id FROM dq UNION ALL SELECT id FROM dt UNION ALL SELECT id FROM ds)",
      1, {STORE_OID_INT8}},
     /* Scheduled messages whose time has come, in schedule order. */
     {STMT_SWEEP_SCHEDULED,
@@ -194,7 +270,7 @@ static const stmt_def stmt_defs[] = {
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"
-     " JOIN queues q ON q.id = d.entity_id"
+     " JOIN entities q ON q.id = d.entity_id"
      " WHERE d.seen_at < sbemu_ts($1) - q.duplicate_detection_history_time_window"
      " ORDER BY d.seen_at LIMIT 1000)",
      1, {STORE_OID_INT8}},

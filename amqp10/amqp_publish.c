@@ -1,0 +1,274 @@
+/* Publishing to a topic: each message becomes the copies its topic's
+ * subscriptions take (entities/ent_topic.h decides which; rule actions are
+ * applied here, on the AMQP bytes), and every copy of a delivery goes to the
+ * store as rows of one publish (sql/store_topic.h), so the delivery is
+ * accepted only once every copy is committed.
+ *
+ * A copy whose subscription forwards (ForwardTo) goes straight to the end of
+ * the chain; when that end is a topic, the copy rests there and the topic
+ * pump routes it (amqp_topic_pump.c). A scheduled message rests in the topic
+ * until it is due, and is routed then, by the rules of that moment. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_filter_msg.h"
+#include "amqp_rule_action.h"
+#include "amqp_internal.h"
+#include "ent_dead_letter.h"
+#include "ent_log.h"
+#include "ent_message_rules.h"
+#include "ent_queue.h"
+#include "ent_topic.h"
+#include "store_topic.h"
+
+/* What one publish builds; freed once the store has copied the rows. */
+typedef struct build {
+    store_copy *rows;
+    size_t n, cap;
+    uint8_t **owned; /* bodies changed by rule actions */
+    size_t nowned, owned_cap;
+    ent_topic_copies copies;
+    int64_t pump[8]; /* topics that copies rest in: routed after the commit */
+    size_t npump;
+} build;
+
+typedef struct publish_ctx {
+    amqp_server *srv;
+    store_status_cb cb;
+    void *ctx;
+    int64_t pump[8];
+    size_t npump;
+} publish_ctx;
+
+static store_copy *row(build *b)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 16;
+        store_copy *v = realloc(b->rows, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        b->rows = v;
+        b->cap = cap;
+    }
+    store_copy *r = &b->rows[b->n++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+static int own(build *b, uint8_t *p)
+{
+    if (b->nowned == b->owned_cap) {
+        size_t cap = b->owned_cap ? b->owned_cap * 2 : 8;
+        uint8_t **v = realloc(b->owned, cap * sizeof *v);
+        if (!v)
+            return -1;
+        b->owned = v;
+        b->owned_cap = cap;
+    }
+    b->owned[b->nowned++] = p;
+    return 0;
+}
+
+static void build_free(build *b)
+{
+    for (size_t i = 0; i < b->nowned; i++)
+        free(b->owned[i]);
+    free(b->owned);
+    free(b->rows);
+    ent_topic_copies_free(&b->copies);
+}
+
+static void note_pump(build *b, int64_t topic)
+{
+    for (size_t i = 0; i < b->npump; i++)
+        if (b->pump[i] == topic)
+            return;
+    if (b->npump < sizeof b->pump / sizeof b->pump[0])
+        b->pump[b->npump++] = topic; /* more: the periodic pump finds them */
+}
+
+/* Where a copy for sub lands (the end of its ForwardTo chain), or sub itself
+ * with a dead-letter reason when that end will not take it. */
+static const ent_entity *copy_target(const ent_cache *cache, const ent_entity *sub, const char **reason,
+                                     const char **desc)
+{
+    bool exceeded;
+    const ent_entity *end = ent_cache_send_target(cache, sub, &exceeded);
+    *reason = *desc = NULL;
+    if (exceeded) {
+        *reason = ENT_DLQ_REASON_HOPS;
+        *desc = ENT_DLQ_DESC_HOPS;
+        return sub;
+    }
+    if (end != sub && ent_forward_diverts(end->status)) {
+        *reason = ENT_DLQ_REASON_FORWARD;
+        *desc = ENT_DLQ_DESC_FORWARD;
+        return sub;
+    }
+    return end;
+}
+
+/* Appends one copy of the message described by base (bytes NULL: share the
+ * message's body). first: the message's first row, which carries its width. */
+static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *topic, const ent_entity *sub,
+                            const store_new_message *base, const amqp_msg *m, size_t first_row)
+{
+    const char *reason, *desc;
+    const ent_entity *to = copy_target(cache, sub, &reason, &desc);
+    store_copy *r = row(b);
+    if (!r)
+        return NULL;
+    r->m = *base;
+    r->m.bytes = NULL;
+    r->target = to->id;
+    int64_t ttl = ent_topic_copy_ttl_ms(m->ttl_ms, topic, sub);
+    if (to != sub) {
+        ttl = ent_effective_ttl_ms(ttl, to->default_ttl_ms);
+        r->slot = -1; /* the forward target's own sequence numbers */
+        if (to->kind == ENT_KIND_TOPIC)
+            note_pump(b, to->id);
+    } else {
+        /* its index among this message's copies in the same subscription */
+        for (size_t i = first_row; i + 1 < b->n; i++)
+            if (b->rows[i].target == to->id && b->rows[i].slot >= 0)
+                r->slot++;
+    }
+    r->m.ttl_ms = ttl;
+    r->m.expires_ms = ent_expires_at_ms(base->available_ms, ttl);
+    if (reason) {
+        r->m.subqueue = 1;
+        r->m.dead_letter_reason = reason;
+        r->m.dead_letter_description = desc;
+    }
+    return r;
+}
+
+/* The rows of one message. -1 when out of memory. */
+static int add_message(build *b, const ent_cache *cache, const ent_entity *topic, const store_new_message *base,
+                       const amqp_msg *m, const uint8_t *consume)
+{
+    size_t first_row = b->n;
+    if (base->state == 2) {
+        /* scheduled: it rests in the topic until due, then is routed */
+        store_copy *r = row(b);
+        if (!r)
+            return -1;
+        r->m = *base;
+        r->target = topic->id;
+        r->width = 1;
+        return 0;
+    }
+    amqp_filter_view view;
+    amqp_filter_view_init(&view, base->bytes, base->len, m, base->available_ms);
+    ent_filter_msg fm = amqp_filter_view_msg(&view);
+    b->copies.n = 0;
+    if (ent_topic_route(cache, topic, &fm, &b->copies))
+        return -1;
+    /* the copies as sent (and dead letters) first: they share the first row's body */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < b->copies.n; i++) {
+            const ent_topic_copy *cp = &b->copies.v[i];
+            if ((pass == 0) != (cp->rule == NULL))
+                continue;
+            const uint8_t *bytes = NULL;
+            size_t len = 0;
+            const char *dl_desc = cp->dead_letter ? cp->error : NULL;
+            char err_text[sizeof cp->error];
+            if (cp->rule) {
+                uint8_t *out = NULL;
+                ent_filter_error err = {0};
+                if (amqp_rule_apply(base->bytes, base->len, m, base->available_ms, cp->rule->action,
+                                    cp->rule->name, &out, &len, &err)) {
+                    if (err.kind == ENT_FILTER_ERR_NOMEM)
+                        return -1;
+                    if (!cp->subscription->dead_lettering_on_filter_exceptions)
+                        continue;
+                    snprintf(err_text, sizeof err_text, "rule '%s': %s", cp->rule->name, err.message);
+                    dl_desc = err_text;
+                } else if (own(b, out)) {
+                    free(out);
+                    return -1;
+                } else {
+                    bytes = out;
+                }
+            }
+            store_copy *r = add_copy(b, cache, topic, cp->subscription, base, m, first_row);
+            if (!r)
+                return -1;
+            if (dl_desc) {
+                r->target = cp->subscription->id;
+                r->slot = 0;
+                for (size_t j = first_row; j + 1 < b->n; j++)
+                    if (b->rows[j].target == r->target && b->rows[j].slot >= 0)
+                        r->slot++;
+                r->m.subqueue = 1;
+                r->m.dead_letter_reason = ENT_DLQ_REASON_FILTER;
+                r->m.dead_letter_description = dl_desc;
+                /* the description is copied by the store at submit, like everything else */
+            }
+            if (bytes) {
+                r->m.bytes = bytes;
+                r->m.len = len;
+            }
+        }
+    }
+    if (b->n == first_row) {
+        /* no subscription takes it: accepted and dropped (still a duplicate next time) */
+        store_copy *r = row(b);
+        if (!r)
+            return -1;
+        r->m = *base;
+        r->m.bytes = NULL;
+        r->m.len = 0;
+    }
+    /* the first row carries the message: its body, width and consume token */
+    store_copy *f = &b->rows[first_row];
+    if (!f->m.bytes) {
+        f->m.bytes = base->bytes;
+        f->m.len = base->len;
+    }
+    int width = 1;
+    for (size_t i = first_row; i < b->n; i++)
+        if (b->rows[i].slot + 1 > width)
+            width = b->rows[i].slot + 1;
+    f->width = width;
+    if (consume) {
+        f->consume = true;
+        memcpy(f->consume_token, consume, 16);
+    }
+    return 0;
+}
+
+static void on_published(void *ctx, sb_status st)
+{
+    publish_ctx *p = ctx;
+    if (st == SB_OK)
+        for (size_t i = 0; i < p->npump; i++)
+            amqp_topic_pump(p->srv, p->pump[i]);
+    p->cb(p->ctx, st);
+    free(p);
+}
+
+void amqp_publish(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
+                  size_t n, const uint8_t (*consume)[16], store_status_cb cb, void *ctx)
+{
+    build b = {0};
+    publish_ctx *p = calloc(1, sizeof *p);
+    const ent_entity *t = srv->cache ? ent_cache_get(srv->cache, topic->id) : NULL;
+    int rc = p && t ? 0 : -1;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = add_message(&b, srv->cache, t, &msgs[i], &parsed[i], consume ? consume[i] : NULL);
+    if (rc) {
+        build_free(&b);
+        free(p);
+        cb(ctx, t ? SB_ERR_INTERNAL : SB_ERR_NOT_FOUND);
+        return;
+    }
+    p->srv = srv;
+    p->cb = cb;
+    p->ctx = ctx;
+    memcpy(p->pump, b.pump, sizeof p->pump);
+    p->npump = b.npump;
+    store_publish(srv->store, t->id, b.rows, b.n, on_published, p); /* copies the rows */
+    build_free(&b);
+}

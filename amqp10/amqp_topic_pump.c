@@ -1,0 +1,159 @@
+/* The topic pump: messages at rest in a topic are routed to its
+ * subscriptions here. A message rests in a topic when it was scheduled (the
+ * sweep activates it when due) or when the database put it there (a dead
+ * letter forwarded to a topic, a copy forwarded into another topic). The
+ * pump claims them under a lock like a receiver would, routes them with the
+ * rules of this moment (amqp_publish), and the publish deletes them in the
+ * same commit that stores their copies; a crash in between leaves the lock
+ * to lapse and the message to the next pump.
+ *
+ * It runs when the sweep touched a topic, after a publish put copies at rest
+ * in another topic, and for every topic every AMQP_TOPIC_PUMP_SWEEPS sweeps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp_internal.h"
+#include "ent_clock.h"
+#include "ent_log.h"
+#include "ent_message_rules.h"
+
+/* One topic being routed; owned by the server's list until its publish ends. */
+typedef struct topic_pump {
+    struct topic_pump *next;
+    amqp_server *srv;
+    int64_t topic_id;
+    bool again; /* asked for again while this round ran */
+} topic_pump;
+
+static void start(topic_pump *p);
+
+static void finish(topic_pump *p, bool more)
+{
+    if (more || p->again) {
+        p->again = false;
+        start(p);
+        return;
+    }
+    amqp_server *srv = p->srv;
+    for (topic_pump **at = &srv->pumps; *at; at = &(*at)->next)
+        if (*at == p) {
+            *at = p->next;
+            break;
+        }
+    free(p);
+}
+
+typedef struct round {
+    topic_pump *p;
+    bool full; /* the claim took all it could: there may be more */
+} round;
+
+static void on_published(void *ctx, sb_status st)
+{
+    round *r = ctx;
+    if (st != SB_OK)
+        LOG_WARN("topic %lld: routing messages at rest failed (%s); they are routed again when their lock lapses",
+                 (long long)r->p->topic_id, sb_status_name(st));
+    topic_pump *p = r->p;
+    bool more = st == SB_OK && r->full;
+    free(r);
+    finish(p, more);
+}
+
+static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_t n)
+{
+    topic_pump *p = ctx;
+    amqp_server *srv = p->srv;
+    const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, p->topic_id) : NULL;
+    store_new_message *out = n ? calloc(n, sizeof *out) : NULL;
+    amqp_msg *parsed = n ? calloc(n, sizeof *parsed) : NULL;
+    uint8_t (*tokens)[16] = n ? calloc(n, sizeof *tokens) : NULL;
+    round *r = n ? calloc(1, sizeof *r) : NULL;
+    if (st != SB_OK || !n || !topic || !out || !parsed || !tokens || !r) {
+        if (st != SB_OK)
+            LOG_WARN("topic %lld: claiming messages at rest failed (%s)", (long long)p->topic_id, sb_status_name(st));
+        free(out);
+        free(parsed);
+        free(tokens);
+        free(r);
+        finish(p, false);
+        return;
+    }
+    int64_t now = ent_clock_now_ms();
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char err[200];
+        if (amqp_msg_parse(msgs[i].bytes, msgs[i].len, &parsed[k], err, sizeof err)) {
+            LOG_WARN("topic %lld: message %lld at rest cannot be read (%s); left where it is",
+                     (long long)p->topic_id, (long long)msgs[i].sequence_number, err);
+            continue;
+        }
+        store_new_message *m = &out[k];
+        m->bytes = msgs[i].bytes;
+        m->len = msgs[i].len;
+        m->message_id = msgs[i].message_id;
+        m->session_id = parsed[k].has_session_id ? parsed[k].session_id : NULL;
+        m->now_ms = now;
+        m->available_ms = now; /* enqueued in the subscriptions now */
+        m->ttl_ms = -1;        /* each copy's TTL is decided from the message's own */
+        memcpy(tokens[k], msgs[i].lock_token, 16);
+        k++;
+    }
+    r->p = p;
+    r->full = n >= AMQP_TOPIC_PUMP_MAX;
+    amqp_publish(srv, topic, out, parsed, k, (const uint8_t(*)[16])tokens, on_published, r);
+    free(out);
+    free(parsed);
+    free(tokens);
+}
+
+static void start(topic_pump *p)
+{
+    int64_t now = ent_clock_now_ms();
+    store_claim(p->srv->store, p->topic_id, 0, STORE_CLAIM_LOCK, AMQP_TOPIC_PUMP_MAX, now,
+                now + AMQP_TOPIC_PUMP_LOCK_MS, false, 0, on_claimed, p);
+}
+
+static void pump_one(amqp_server *srv, int64_t topic_id)
+{
+    for (topic_pump *p = srv->pumps; p; p = p->next)
+        if (p->topic_id == topic_id) {
+            p->again = true;
+            return;
+        }
+    topic_pump *p = calloc(1, sizeof *p);
+    if (!p)
+        return; /* the periodic pump comes back to it */
+    p->srv = srv;
+    p->topic_id = topic_id;
+    p->next = srv->pumps;
+    srv->pumps = p;
+    start(p);
+}
+
+void amqp_topic_pump(amqp_server *srv, int64_t topic_id)
+{
+    if (!srv->cache)
+        return;
+    if (topic_id) {
+        const ent_entity *t = ent_cache_get(srv->cache, topic_id);
+        if (t && t->kind == ENT_KIND_TOPIC)
+            pump_one(srv, topic_id);
+        return;
+    }
+    for (size_t i = 0; i < ent_cache_count(srv->cache); i++) {
+        const ent_entity *e = ent_cache_at(srv->cache, i);
+        if (e->kind == ENT_KIND_TOPIC)
+            pump_one(srv, e->id);
+    }
+}
+
+void amqp_topic_pumps_free(amqp_server *srv)
+{
+    /* the store failed every claim and publish in flight before this: nothing refers to them */
+    while (srv->pumps) {
+        topic_pump *p = srv->pumps;
+        srv->pumps = p->next;
+        free(p);
+    }
+}

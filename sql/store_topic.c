@@ -1,0 +1,70 @@
+/* See store_topic.h. */
+#include "store_topic.h"
+
+#include <stdlib.h>
+
+#include "store_binary.h"
+#include "store_statements.h"
+
+/* Columns as STMT_PUBLISH_SET's arrays. */
+static const store_merge_def publish_set = {
+    STMT_PUBLISH_SET,
+    15,
+    {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
+     STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT,
+     STORE_OID_UUID},
+    NULL,
+};
+
+static int publish_row(store_op *op, int i, const store_copy *c)
+{
+    const store_new_message *m = &c->m;
+    const char *mid = c->width ? m->message_id : NULL;
+    int8_param width = be_int8(c->width), slot = be_int8(c->slot), target = be_int8(c->target),
+               state = be_int8(m->state), now = be_int8(m->now_ms), avail = be_int8(m->available_ms),
+               exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
+    store_param cols[15] = {
+        P_INT8(width),
+        P_INT8(slot),
+        c->target ? P_INT8(target) : (store_param){0},
+        P_INT8(state),
+        P_INT8(now),
+        P_INT8(avail),
+        m->expires_ms ? P_INT8(exp) : (store_param){0},
+        m->ttl_ms >= 0 ? P_INT8(ttl) : (store_param){0},
+        P_TEXT(mid),
+        P_TEXT(m->session_id),
+        {m->bytes, m->bytes ? (int)m->len : 0, 1},
+        P_INT8(sq),
+        P_TEXT(m->dead_letter_reason),
+        P_TEXT(m->dead_letter_description),
+        c->consume ? P_UUID(c->consume_token) : (store_param){0},
+    };
+    return store_op_row(op, i, cols);
+}
+
+static void status_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    ((store_status_cb)u->fn)(u->ctx, st);
+    free(u);
+}
+
+void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n, store_status_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new_merged(&publish_set, topic_id, (int)n, status_done, u) : NULL;
+    if (!op) {
+        free(u);
+        cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    /* receivers of every subscription of the topic are woken (amqp_server_wake) */
+    store_op_set_notify(op, topic_id);
+    for (size_t i = 0; i < n; i++)
+        if (publish_row(op, (int)i, &rows[i])) {
+            store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
+            break;
+        }
+    store_submit(s, op);
+}

@@ -1,0 +1,39 @@
+/* Publishing to a topic: every copy of every message of one delivery, as
+ * rows of one merged statement per topic per commit (STMT_PUBLISH_SET). Which
+ * copies exist is decided in C (entities/ent_topic.h, amqp10/link_publish.c);
+ * the store only guards what must be atomic: the topic's size limit and
+ * duplicate window, its sequence numbers, and all copies or none. */
+#ifndef STORE_TOPIC_H
+#define STORE_TOPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "store_queue.h"
+
+/* One row: a copy of a message, or a message that no subscription takes.
+ * A message's rows are consecutive; its first row has width > 0. */
+typedef struct store_copy {
+    /* First row of a message: how many of the topic's sequence numbers it
+     * takes (the most copies it puts in any one subscription; 1 usually).
+     * 0 on the message's other rows. */
+    int width;
+    /* The copy's sequence number: the message's first plus slot (its index
+     * among the message's copies in the same entity), or -1 to take the next
+     * sequence number of target itself (a copy forwarded out of the topic). */
+    int slot;
+    int64_t target;     /* where the copy goes; 0: no copy (the message is still deduplicated) */
+    /* m.bytes NULL: the body of the message's first row (copies share it).
+     * m.message_id and m.now_ms count on the first row only. */
+    store_new_message m;
+    bool consume;                /* first row: the message rests in the topic under this lock */
+    uint8_t consume_token[16];
+} store_copy;
+
+/* All rows commit together or not at all. SB_ERR_QUOTA_EXCEEDED when the
+ * topic is full (MaxSizeInMegabytes over all its subscriptions),
+ * SB_ERR_NOT_FOUND when it was deleted. */
+void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n, store_status_cb cb, void *ctx);
+
+#endif
