@@ -15,10 +15,14 @@
  * missing user property is unknown; a filter matches only when TRUE), C#
  * numeric promotion (int64 op double -> double, int64 / int64 truncates),
  * case-insensitive keywords and property names, case-sensitive string
- * equality, and a missing system property is an evaluation error (Service
- * Bus' FilterException) except under IS [NOT] NULL and EXISTS. Choices where
- * the documentation is silent are recorded next to the code that makes them
- * (filter_eval.c). */
+ * equality. A system property the message does not carry reads as the
+ * broker's message getter returns it: NULL for the string ones (an unlabelled
+ * message just does not match sys.Label = 'x'), DateTime.MinValue for
+ * ScheduledEnqueueTimeUtc, TimeSpan.MaxValue for TimeToLive; reading a
+ * broker-owned one the message lacks (SequenceNumber, LockToken, ...) is an
+ * evaluation error (Service Bus' FilterException) except under IS [NOT] NULL
+ * and EXISTS. Choices where the documentation is silent are recorded next to
+ * the code that makes them (filter_eval.c). */
 #ifndef ENT_FILTER_H
 #define ENT_FILTER_H
 

@@ -115,15 +115,62 @@ void fuuid_new(unsigned char out[16])
 
 static const fnode *nd(const feval *e, int32_t n) { return &e->prog->nodes[n]; }
 
+/* What sys.<Name> is when the message does not carry it. Service Bus
+ * resolves sys.<Name> through the message class's own getters: BrokeredMessage
+ * keeps a name -> getter table (SystemPropertyAccessorDictionary) for the
+ * filter engine. The broker's code is not public; its client port is
+ * (Azure/azure-service-bus-dotnet, src/Microsoft.Azure.ServiceBus/
+ * BrokeredMessage.cs), and there an unset property reads as follows:
+ *  - every string one (MessageId, CorrelationId, Label, To, ReplyTo, SessionId,
+ *    ReplyToSessionId, ContentType, PartitionKey, ViaPartitionKey,
+ *    DeadLetterSource) returns its field, null when unset: NULL here, so
+ *    "sys.Label = 'x'" is unknown (no match, hence no dead letter on every
+ *    unlabelled message) and "sys.Label IS NULL" is true. The newer SDKs'
+ *    getters (ServiceBusMessage.Subject, ...) return null the same way. The
+ *    documentation's "accessing a non-existent system property is an error"
+ *    (service-bus-messaging-sql-filter.md) reads as names the class does not
+ *    have (sys.Foo), which the parser refuses;
+ *  - ScheduledEnqueueTimeUtc is a DateTime field that starts at
+ *    DateTime.MinValue, and TimeToLive returns TimeSpan.MaxValue when unset:
+ *    never null there, so never NULL here (IS NULL is false);
+ *  - SequenceNumber, EnqueuedSequenceNumber, EnqueuedTimeUtc, ExpiresAtUtc and
+ *    DeliveryCount throw InvalidOperationException (ThrowIfNotReceived) until
+ *    the broker has set them, and LockToken / LockedUntilUtc have no value
+ *    before a lock: an error here (Service Bus' FilterException) unless
+ *    tolerated (IS [NOT] NULL, EXISTS).
+ * EXISTS(sys.X) stays "the message carries it" for all of them.
+ * Returns 1 with *out filled when a default applies, 0 when the lookup fails. */
+#define DATETIME_MIN_MS INT64_C(-62135596800000) /* 0001-01-01T00:00:00Z */
+#define TIMESPAN_MAX_MS INT64_C(922337203685477) /* 9223372036854775807 ticks */
+
+static int absent_sys_value(ent_filter_sys id, ent_filter_value *out)
+{
+    if (ent_filter_sys_type(id) == ENT_FV_STRING) {
+        *out = ent_fv_null();
+        return 1;
+    }
+    if (id == ENT_SYS_SCHEDULED_ENQUEUE_TIME_UTC) {
+        *out = ent_fv_time(DATETIME_MIN_MS);
+        return 1;
+    }
+    if (id == ENT_SYS_TIME_TO_LIVE) {
+        *out = ent_fv_duration(TIMESPAN_MAX_MS);
+        return 1;
+    }
+    return 0;
+}
+
 static int lookup_sys(feval *e, ent_filter_sys id, int tolerant, size_t pos, int *present, ent_filter_value *out)
 {
     *present = e->ops->get_sys(e->self, id, out);
-    if (!*present) {
-        *out = ent_fv_null();
-        if (!tolerant) {
-            feval_error(e, pos, "system property 'sys.%s' is not set", ent_filter_sys_name(id));
-            return -1;
-        }
+    if (*present)
+        return 0;
+    if (absent_sys_value(id, out))
+        return 0; /* still not present: EXISTS is about the message */
+    *out = ent_fv_null();
+    if (!tolerant) {
+        feval_error(e, pos, "system property 'sys.%s' is not set", ent_filter_sys_name(id));
+        return -1;
     }
     return 0;
 }
@@ -267,7 +314,9 @@ static int eval_isnull(feval *e, const fnode *x, ent_filter_value *out)
     } else if (feval_node(e, x->a, &v) < 0) {
         return -1;
     }
-    int isnull = !present || v.type == ENT_FV_NULL;
+    /* An absent property reads as NULL, or as the broker's default (which
+     * IS NULL must not call null). */
+    int isnull = v.type == ENT_FV_NULL;
     *out = ent_fv_bool(x->op == N_ISNULL ? isnull : !isnull);
     return 0;
 }

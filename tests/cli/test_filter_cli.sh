@@ -63,7 +63,8 @@ check "action output" 0 "match${NL}{\"system\":{\"MessageId\":\"m1\",\"Label\":\
 check "action skipped without match" 0 "no match" "" "$MSG" -- --action "SET a = 1" "qty = 6"
 check "parameters" 0 "match" "" "$MSG" -- --param @c='"red"' --param min=3 "color = @c AND qty > @min"
 check "syntax error" 1 "" "expected ')' at column 7" "$MSG" -- "(a = 1"
-check "evaluation error" 1 "" "system property 'sys.To' is not set at column 1" "$MSG" -- "sys.To = 'x'"
+check "unset string system property is null" 0 "no match" "" "$MSG" -- "sys.To = 'x'"
+check "evaluation error" 1 "" "system property 'sys.LockToken' is not set at column 1" "$MSG" -- "sys.LockToken = newid()"
 check "action syntax error" 1 "" "action: expected '=' at column 6" "$MSG" -- --action "SET a" "TRUE"
 check "missing expression" 2 "" "missing EXPRESSION" "$MSG" --
 check "bad option" 2 "" "unknown option" "$MSG" -- --bogus "TRUE"

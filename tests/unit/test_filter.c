@@ -206,10 +206,13 @@ static const eval_case logic_cases[] = {
     {"NOT qty = 4 AND color = 'red'", T},        /* NOT binds tighter than AND */
     {"NOT NOT flag", T},
     /* short-circuit: the right side is not evaluated, so no error */
-    {"TRUE OR sys.ReplyTo = 'x'", T},
-    {"FALSE AND sys.ReplyTo = 'x'", F},
-    {"sys.ReplyTo = 'x' OR TRUE", E},
-    {"(missing = 1) AND sys.ReplyTo = 'x'", E},
+    {"TRUE OR sys.ExpiresAtUtc = sys.EnqueuedTimeUtc", T},
+    {"FALSE AND sys.ExpiresAtUtc = sys.EnqueuedTimeUtc", F},
+    {"sys.ExpiresAtUtc = sys.EnqueuedTimeUtc OR TRUE", E},
+    {"(missing = 1) AND sys.ExpiresAtUtc = sys.EnqueuedTimeUtc", E},
+    /* an unset string system property is NULL, not an error */
+    {"sys.ReplyTo = 'x' OR TRUE", T},
+    {"(missing = 1) AND sys.ReplyTo = 'x'", U},
 };
 
 static void test_three_valued_logic(void **state)
@@ -266,13 +269,27 @@ static const eval_case sys_cases[] = {
     {"sys.SequenceNumber > 41.5", T},
     {"sys.DeliveryCount = 1", T},
     {"sys.[MessageId] = 'm1'", T},
-    {"sys.ReplyTo = 'x'", E},
+    /* unset string system properties read as NULL (filter_eval.c) */
+    {"sys.ReplyTo = 'x'", U},
+    {"NOT sys.ReplyTo = 'x'", U},
     {"sys.ReplyTo IS NULL", T},
     {"sys.ReplyTo IS NOT NULL", F},
     {"EXISTS(sys.ReplyTo)", F},
     {"EXISTS(sys.MessageId)", T},
-    {"sys.PartitionKey <> 'x'", E},
-    {"sys.ScheduledEnqueueTimeUtc IS NULL", T},
+    {"sys.PartitionKey <> 'x'", U},
+    {"sys.ViaPartitionKey IN ('x')", U},
+    {"sys.ReplyToSessionId LIKE '%'", U},
+    {"sys.DeadLetterSource IS NULL", T},
+    {"sys.ReplyTo + 'x' = 'x'", U},
+    /* unset value-typed ones read as the broker's defaults */
+    {"sys.ScheduledEnqueueTimeUtc IS NULL", F},
+    {"EXISTS(sys.ScheduledEnqueueTimeUtc)", F},
+    {"sys.ScheduledEnqueueTimeUtc < sys.EnqueuedTimeUtc", T},
+    {"'' + sys.ScheduledEnqueueTimeUtc = '0001-01-01T00:00:00.000Z'", T},
+    /* broker-owned ones the message lacks are errors */
+    {"sys.ExpiresAtUtc > sys.EnqueuedTimeUtc", E},
+    {"sys.LockedUntilUtc IS NULL", T},
+    {"sys.EnqueuedSequenceNumber = 1", E},
     {"sys.EnqueuedTimeUtc + sys.TimeToLive > sys.EnqueuedTimeUtc", T},
     {"sys.EnqueuedTimeUtc - sys.EnqueuedTimeUtc = sys.TimeToLive - sys.TimeToLive", T},
     {"sys.EnqueuedTimeUtc = sys.EnqueuedTimeUtc", T},
@@ -337,7 +354,8 @@ static const eval_case string_cases[] = {
     {"p('sys.ReplyTo') IS NULL", T},
     {"p('sys.Re' + 'plyTo') IS NULL", T},
     {"EXISTS(color) AND p('qty') = 5", T},
-    {"p('sys.Re' + 'plyTo') = 'x'", E},
+    {"p('sys.Re' + 'plyTo') = 'x'", U},
+    {"p('sys.Expires' + 'AtUtc') = 1", E},
     {"p('sys.No' + 'pe') = 1", E},
     {"p(qty) = 1", E},
     {"LEN(long) = 1 OR TRUE", E}, /* not a function: parse error, counted as E below */
@@ -552,11 +570,18 @@ static void test_custom_view(void **state)
     assert_int_equal(ent_filter_eval(f, &view, &err), ENT_FILTER_TRUE);
     a.priority = 1;
     assert_int_equal(ent_filter_eval(f, &view, &err), ENT_FILTER_FALSE);
-    a.label = NULL;
+    a.label = NULL; /* no Label: unknown, as on the broker (FALSE AND unknown is FALSE) */
+    assert_int_equal(ent_filter_eval(f, &view, &err), ENT_FILTER_FALSE);
+    a.priority = 7;
+    assert_int_equal(ent_filter_eval(f, &view, &err), ENT_FILTER_UNKNOWN);
+    a.priority = 1;
+    ent_filter_free(f);
+    text = "Priority > 5 OR sys.LockToken = newid()";
+    assert_int_equal(ent_filter_parse(text, strlen(text), NULL, 0, &f, &err), 0);
     assert_int_equal(ent_filter_eval(f, &view, &err), ENT_FILTER_ERROR);
-    assert_string_equal(err.message, "system property 'sys.Label' is not set at column 1");
+    assert_string_equal(err.message, "system property 'sys.LockToken' is not set at column 17");
     assert_int_equal(err.kind, ENT_FILTER_ERR_EVAL);
-    assert_int_equal(err.column, 1);
+    assert_int_equal(err.column, 17);
     ent_filter_free(f);
 }
 

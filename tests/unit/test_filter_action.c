@@ -63,6 +63,7 @@ static const action_case action_cases[] = {
     {"SET u = p('col' + 'or')", SYS0 " user{ " USER0 " u=s:'red' }"},
     {"SET copy = sys.SequenceNumber", SYS0 " user{ " USER0 " copy=i:42 }"},
     {"SET t = sys.TimeToLive", SYS0 " user{ " USER0 " t=ts:60000 }"},
+    {"SET r = sys.ReplyTo", SYS0 " user{ " USER0 " r=n:null }"}, /* unset string: NULL */
     {"SET a = 1, REMOVE a", SYS0 " user{ " USER0 " }"},
     {"SET sys.Label = 'new'",
      "sys{ MessageId=s:'m1' Label=s:'new' TimeToLive=ts:60000 SequenceNumber=i:42 } user{ " USER0 " }"},
@@ -185,7 +186,7 @@ static void test_action_syntax_errors(void **state)
 }
 
 static const action_error_case action_exec_cases[] = {
-    {"SET a = sys.ReplyTo", "system property 'sys.ReplyTo' is not set at column 9", ENT_FILTER_ERR_EVAL},
+    {"SET a = sys.ExpiresAtUtc", "system property 'sys.ExpiresAtUtc' is not set at column 9", ENT_FILTER_ERR_EVAL},
     {"SET a = 1, SET b = qty / 0", "division by zero at column 24", ENT_FILTER_ERR_EVAL},
     {"SET sys.TimeToLive = 5", "cannot assign int64 to sys.TimeToLive (timespan) at column 22", ENT_FILTER_ERR_EVAL},
     {"SET sys.ScheduledEnqueueTimeUtc = 'nope'",

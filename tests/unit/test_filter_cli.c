@@ -60,9 +60,11 @@ static const cli_case cli_cases[] = {
      "\"properties\":{}}\n",
      NULL},
     {{"sys.subject = 'x'"}, "{\"system\": {\"subject\": \"x\"}}", 0, "match\n", NULL},
+    {{"sys.To = 'x'"}, MSG, 0, "no match\n", NULL}, /* unset string system property: NULL */
+    {{"sys.To IS NULL"}, MSG, 0, "match\n", NULL},
     /* errors: 1 */
     {{"(a = 1"}, MSG, 1, "", "sbemu filter: expected ')' at column 7"},
-    {{"sys.To = 'x'"}, MSG, 1, "", "sbemu filter: system property 'sys.To' is not set at column 1"},
+    {{"sys.LockToken = newid()"}, MSG, 1, "", "sbemu filter: system property 'sys.LockToken' is not set at column 1"},
     {{"--action", "SET sys.SequenceNumber = 1", "TRUE"},
      MSG,
      1,

@@ -139,8 +139,9 @@ static void test_error_fields(void **state)
 }
 
 static const error_case eval_cases[] = {
-    {"sys.ReplyTo = 'x'", "system property 'sys.ReplyTo' is not set at column 1"},
-    {"qty = 5 AND sys.PartitionKey = 'x'", "system property 'sys.PartitionKey' is not set at column 13"},
+    {"sys.ExpiresAtUtc = sys.EnqueuedTimeUtc", "system property 'sys.ExpiresAtUtc' is not set at column 1"},
+    {"qty = 5 AND sys.LockedUntilUtc > sys.EnqueuedTimeUtc",
+     "system property 'sys.LockedUntilUtc' is not set at column 13"},
     {"sys.ExpiresAtUtc > sys.EnqueuedTimeUtc", "system property 'sys.ExpiresAtUtc' is not set at column 1"},
     {"qty / 0 = 1", "division by zero at column 5"},
     {"qty % 0 = 1", "division by zero at column 5"},
@@ -164,7 +165,7 @@ static const error_case eval_cases[] = {
     {"color LIKE 'x' ESCAPE p('color')", "ESCAPE must be a single character at column 23"},
     {"p(qty) = 1", "property() needs a string name, not int64 at column 3"},
     {"p('sys.X' + 'y') = 1", "unknown system property 'sys.Xy' at column 1"},
-    {"p('sys.' + 'ReplyTo') = 1", "system property 'sys.ReplyTo' is not set at column 1"},
+    {"p('sys.' + 'ExpiresAtUtc') = 1", "system property 'sys.ExpiresAtUtc' is not set at column 1"},
     {"long + long = 'x'", "string result longer than the 16384 bytes an evaluation may hold at column 6"},
 };
 
