@@ -100,6 +100,8 @@ static const ent_entity *copy_target(const ent_cache *cache, const ent_entity *s
         *desc = ENT_DLQ_DESC_HOPS;
         return sub;
     }
+    if (end->id == sub->topic_id)
+        return sub; /* forwarding into its own topic would loop: it stays (only SQL can set that) */
     if (end != sub && ent_forward_diverts(end->status)) {
         *reason = ENT_DLQ_REASON_FORWARD;
         *desc = ENT_DLQ_DESC_FORWARD;
@@ -156,6 +158,7 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
         r->m = *base;
         r->target = topic->id;
         r->width = 1;
+        r->size = base->len;
         return 0;
     }
     amqp_filter_view view;
@@ -206,9 +209,11 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
                 r->m.dead_letter_description = dl_desc;
                 /* the description is copied by the store at submit, like everything else */
             }
+            r->size = base->len;
             if (bytes) {
                 r->m.bytes = bytes;
                 r->m.len = len;
+                r->size = len;
             }
         }
     }

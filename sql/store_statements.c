@@ -108,8 +108,8 @@ static const stmt_def stmt_defs[] = {
     {STMT_PUBLISH_SET,
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
      "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
-     "  $16::uuid[]) WITH ORDINALITY AS i(width, slot, target, state, now, avail, expires, ttl, message_id,"
-     "  session_id, message, subqueue, reason, description, consume, ord)),"
+     "  $16::uuid[], $17::int8[]) WITH ORDINALITY AS i(width, slot, target, state, now, avail, expires, ttl,"
+     "  message_id, session_id, message, subqueue, reason, description, consume, size, ord)),"
      " n AS MATERIALIZED (SELECT i.*, count(*) FILTER (WHERE i.width > 0) OVER (ORDER BY i.ord) AS k FROM i),"
      " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
      /* Service Bus stamps a MessageId on messages sent without one: one per message, every copy the same */
@@ -119,12 +119,11 @@ static const stmt_def stmt_defs[] = {
      "  JOIN entity_runtime r ON r.entity_id = t.id WHERE t.id = $1 FOR UPDATE OF r),"
      " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND m.lock_token = b.tok"
      "  AND m.entity_id IS NOT DISTINCT FROM $1 RETURNING b.k, octet_length(m.message) AS bytes),"
-     " add AS (SELECT coalesce(sum(octet_length(coalesce(n.message, b.body))), 0) AS bytes"
-     "  FROM n JOIN b USING (k) WHERE n.target IS NOT NULL AND b.tok IS NULL),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
-     "  WHEN (SELECT bytes FROM add) > 0 AND (SELECT coalesce(sum(r.size_in_bytes), 0) FROM subscriptions s"
-     "   JOIN entity_runtime r ON r.entity_id = s.id WHERE s.topic_id = $1) + (SELECT bytes FROM add)"
+     "  WHEN (SELECT coalesce(sum(size), 0) FROM n WHERE consume IS NULL) > 0"
+     "   AND (SELECT coalesce(sum(r.size_in_bytes), 0) FROM subscriptions s JOIN entity_runtime r"
+     "   ON r.entity_id = s.id WHERE s.topic_id = $1) + (SELECT coalesce(sum(size), 0) FROM n)"
      "   > (SELECT max_bytes FROM e)"
      "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
      "  ELSE true END AS ok),"
@@ -134,38 +133,49 @@ static const stmt_def stmt_defs[] = {
      "  SELECT $1, f.mid, sbemu_ts(f.mnow) FROM first f, chk WHERE chk.ok"
      "  ON CONFLICT (entity_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
      "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM e) RETURNING message_id),"
-     " keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord,"
+     " keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width,"
      "  coalesce(sum(b.width) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS base"
      "  FROM b WHERE CASE WHEN b.tok IS NOT NULL THEN b.k IN (SELECT k FROM src)"
-     "  ELSE NOT (SELECT dd FROM e) OR b.mid IS NULL OR b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
+     "  WHEN NOT (SELECT dd FROM e) OR b.mid IS NULL THEN true"
+     "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
+     " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
+     "  n.reason, n.description, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid, keep.base"
+     "  FROM n JOIN keep USING (k) WHERE n.target IS NOT NULL),"
+     /* each entity_runtime row is written by one CTE only (two would race within
+      * the statement): the topic by s, subscriptions by u, forward targets by fw */
      " s AS (UPDATE entity_runtime SET"
-     "  next_sequence_number = next_sequence_number + (SELECT coalesce(sum(b.width), 0) FROM b JOIN keep USING (k)),"
-     "  size_in_bytes = size_in_bytes - (SELECT coalesce(sum(bytes), 0) FROM src),"
+     "  next_sequence_number = next_sequence_number + (SELECT coalesce(sum(width), 0) FROM keep),"
+     "  size_in_bytes = size_in_bytes - (SELECT coalesce(sum(bytes), 0) FROM src)"
+     "  + (SELECT coalesce(sum(size), 0) FROM c WHERE target = $1 AND slot >= 0),"
      "  accessed_at = greatest(accessed_at, (SELECT sbemu_ts(max(mnow)) FROM b WHERE tok IS NULL))"
      "  WHERE entity_id = $1 AND (SELECT ok FROM chk)"
-     "  RETURNING next_sequence_number - (SELECT coalesce(sum(b.width), 0) FROM b JOIN keep USING (k)) AS first_seq),"
-     " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
-     "  n.reason, n.description, n.ord, coalesce(n.message, keep.body) AS message, keep.gid, keep.base"
-     "  FROM n JOIN keep USING (k) WHERE n.target IS NOT NULL),"
-     " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt"
-     "  FROM (SELECT target, count(*) AS cnt FROM c WHERE slot < 0 GROUP BY target) g WHERE r.entity_id = g.target"
-     "  RETURNING r.entity_id, r.next_sequence_number - g.cnt AS fbase),"
+     "  RETURNING next_sequence_number - (SELECT coalesce(sum(width), 0) FROM keep) AS first_seq),"
+     /* copies in the topic's own sequence: the message's first number plus slot */
      " ins AS (INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
      "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
      "  message)"
-     "  SELECT c.target, CASE WHEN c.slot < 0"
-     "  THEN fw.fbase + row_number() OVER (PARTITION BY c.target, c.slot < 0 ORDER BY c.ord) - 1"
-     "  ELSE s.first_seq + c.base + c.slot END, c.subqueue, c.state, sbemu_ts(c.avail), sbemu_ts(c.avail),"
+     "  SELECT c.target, s.first_seq + c.base + c.slot, c.subqueue, c.state, sbemu_ts(c.avail), sbemu_ts(c.avail),"
      "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.message"
-     "  FROM c CROSS JOIN s LEFT JOIN fw ON c.slot < 0 AND fw.entity_id = c.target"
-     "  RETURNING entity_id, octet_length(message) AS bytes),"
+     "  FROM c, s WHERE c.slot >= 0 RETURNING 1),"
+     /* copies forwarded out of the topic: their destination's next numbers */
+     " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt,"
+     "  size_in_bytes = r.size_in_bytes + g.n FROM (SELECT target, count(*) AS cnt, sum(size) AS n FROM c"
+     "  WHERE slot < 0 GROUP BY target) g WHERE r.entity_id = g.target"
+     "  RETURNING r.entity_id, r.next_sequence_number - g.cnt AS fbase),"
+     " ins_fw AS (INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
+     "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
+     "  message)"
+     "  SELECT c.target, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1, c.subqueue,"
+     "  c.state, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason,"
+     "  c.description, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
-     "  FROM (SELECT entity_id, sum(bytes) AS n FROM ins GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
+     "  FROM (SELECT target, sum(size) AS n FROM c WHERE slot >= 0 AND target <> $1 GROUP BY target) g"
+     "  WHERE r.entity_id = g.target)"
      " SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
-     16, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
+     17, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
           STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY,
           STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY,
-          STORE_OID_UUID_ARRAY}},
+          STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
     {STMT_TOUCH,
      "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2)) WHERE entity_id = $1",

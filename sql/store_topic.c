@@ -9,10 +9,10 @@
 /* Columns as STMT_PUBLISH_SET's arrays. */
 static const store_merge_def publish_set = {
     STMT_PUBLISH_SET,
-    15,
+    16,
     {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
      STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT,
-     STORE_OID_UUID},
+     STORE_OID_UUID, STORE_OID_INT8},
     NULL,
 };
 
@@ -22,8 +22,9 @@ static int publish_row(store_op *op, int i, const store_copy *c)
     const char *mid = c->width ? m->message_id : NULL;
     int8_param width = be_int8(c->width), slot = be_int8(c->slot), target = be_int8(c->target),
                state = be_int8(m->state), now = be_int8(m->now_ms), avail = be_int8(m->available_ms),
-               exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue);
-    store_param cols[15] = {
+               exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue),
+               size = be_int8(c->target ? (int64_t)c->size : 0);
+    store_param cols[16] = {
         P_INT8(width),
         P_INT8(slot),
         c->target ? P_INT8(target) : (store_param){0},
@@ -39,6 +40,7 @@ static int publish_row(store_op *op, int i, const store_copy *c)
         P_TEXT(m->dead_letter_reason),
         P_TEXT(m->dead_letter_description),
         c->consume ? P_UUID(c->consume_token) : (store_param){0},
+        P_INT8(size),
     };
     return store_op_row(op, i, cols);
 }

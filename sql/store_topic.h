@@ -27,6 +27,7 @@ typedef struct store_copy {
     /* m.bytes NULL: the body of the message's first row (copies share it).
      * m.message_id and m.now_ms count on the first row only. */
     store_new_message m;
+    size_t size;                 /* bytes the copy holds (its own body, or the message's it shares) */
     bool consume;                /* first row: the message rests in the topic under this lock */
     uint8_t consume_token[16];
 } store_copy;

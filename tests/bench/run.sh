@@ -27,6 +27,7 @@ sizes=${BENCH_SIZES:-"1024 65536"}
 conns_list=${BENCH_CONNS:-"1 10"}
 timeout=${BENCH_TIMEOUT:-120}            # per sbbench run, seconds
 with_rabbitmq=${BENCH_RABBITMQ:-1}
+topic_subs=${BENCH_TOPIC_SUBS:-"1 5 20"}  # subscriptions per topic in the publish cases (all match)
 # The raw line writes the columns below; the entity column is found by name
 # (the schema renamed queue_id to entity_id once and may again).
 RAW_ENTITY_COLUMNS=${RAW_ENTITY_COLUMNS:-"entity_id queue_id"}
@@ -82,8 +83,14 @@ queues='{"Name":"backlog","Properties":{}},{"Name":"rawbench","Properties":{}}'
 for r in $(seq "$rounds"); do for s in $sizes; do for c in $conns_list; do
   queues="$queues,{\"Name\":\"$(qname "$s" "$c" "$r")\",\"Properties\":{}}"
 done; done; done
+tname() { echo "t${1}r${2}"; }   # subscriptions, round
+topics=""
+for r in $(seq "$rounds"); do for n in $topic_subs; do
+  subs=""; for i in $(seq "$n"); do subs="$subs${subs:+,}{\"Name\":\"s$i\",\"Properties\":{}}"; done
+  topics="$topics${topics:+,}{\"Name\":\"$(tname "$n" "$r")\",\"Properties\":{},\"Subscriptions\":[$subs]}"
+done; done
 cat > "$work/config.json" <<JSON
-{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":[$queues],"Topics":[]}],"Logging":{"Type":"Console"}}}
+{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":[$queues],"Topics":[$topics]}],"Logging":{"Type":"Console"}}}
 JSON
 
 # ---- sbemu ----
@@ -255,6 +262,18 @@ for r in $(seq "$rounds"); do
       if [ $with_raw = 1 ]; then raw_send "send $tag" "$count" "$size" "$conns" "$window"; fi
     done
   done
+done
+
+# Topics (sbemu only: the peer has no Service Bus topics to compare with; the
+# queue's "send 1KiB x1" above is the yardstick): publish to a topic whose N
+# subscriptions all match (every message stored N times), then receive with
+# peek-lock from one subscription of the last topic.
+for r in $(seq "$rounds"); do
+  for n in $topic_subs; do
+    bench sbemu "publish 1KiB x1, $n subs" "$(tname "$n" "$r")" send "$count_small" 1024 1 "$window_small"
+  done
+  last=${topic_subs##* }
+  bench sbemu "receive 1KiB x1, 1 of $last subs" "$(tname "$last" "$r")/Subscriptions/s1" receive "$count_small" 1024 1 "$window_small"
 done
 
 # Receiving from a large backlog: fill once (10 connections), then each round
