@@ -357,6 +357,26 @@ static void test_default_rule_only_when_no_rules(void **state)
     assert_string_equal(q1("SELECT string_agg(name || ':' || filter_type, ',' ORDER BY name) FROM rules"),
                         "mine:Sql,other:False");
     assert_string_equal(q1("SELECT count(*) FROM subscriptions"), "1");
+
+    /* A new subscription with rules in the file has those rules only: its
+     * $Default (given by the trigger to every new subscription) is replaced,
+     * unless the file names $Default itself. */
+    apply_text("{\"UserConfig\": {\"Namespaces\": [{\"Name\": \"sbemulatorns\", \"Topics\": ["
+               "{\"Name\": \"t\", \"Subscriptions\": [{\"Name\": \"fresh\", \"Rules\": [{\"Name\": \"f\","
+               " \"Properties\": {\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"a = 2\"}}}]},"
+               " {\"Name\": \"keeps\", \"Rules\": [{\"Name\": \"$default\", \"Properties\": {\"FilterType\": \"Sql\","
+               " \"SqlFilter\": {\"SqlExpression\": \"1=1\"}}}]}]}]}], \"Logging\": {\"Type\": \"File\"}}}");
+    assert_string_equal(q1("SELECT string_agg(r.name || ':' || r.filter_type, ',') FROM rules r"
+                           " JOIN subscriptions s ON s.id = r.subscription_id WHERE s.name = 'fresh'"),
+                        "f:Sql");
+    assert_string_equal(q1("SELECT string_agg(r.name || ':' || r.filter_type, ',') FROM rules r"
+                           " JOIN subscriptions s ON s.id = r.subscription_id WHERE s.name = 'keeps'"),
+                        "$Default:Sql");
+    /* and a subscription inserted with plain SQL gets $Default */
+    exec_ok("INSERT INTO subscriptions (topic_id, name) SELECT id, 'bysql' FROM topics");
+    assert_string_equal(q1("SELECT string_agg(r.name || ':' || r.filter_type, ',') FROM rules r"
+                           " JOIN subscriptions s ON s.id = r.subscription_id WHERE s.name = 'bysql'"),
+                        "$Default:True");
 }
 
 static void test_rule_update(void **state)
