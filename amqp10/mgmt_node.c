@@ -15,6 +15,7 @@
 #include "ent_log.h"
 #include "ent_message_rules.h"
 #include "mgmt_internal.h"
+#include "mgmt_rules.h"
 
 /* ---- the envelope ---- */
 
@@ -443,6 +444,9 @@ static const struct {
     {"com.microsoft:schedule-message", mgmt_schedule},
     {"com.microsoft:cancel-scheduled-message", mgmt_cancel_scheduled},
     {"com.microsoft:batch-delete-messages", mgmt_batch_delete},
+    {"com.microsoft:add-rule", mgmt_add_rule},
+    {"com.microsoft:remove-rule", mgmt_remove_rule},
+    {"com.microsoft:enumerate-rules", mgmt_enumerate_rules},
 };
 
 void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
@@ -483,6 +487,6 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
         return;
     }
     mgmt_respond_error(r, SB_ERR_NOT_IMPLEMENTED,
-                       "The operation '%s' is not supported by this emulator (sessions and rules are not yet).",
+                       "The operation '%s' is not supported by this emulator (session operations are not yet).",
                        r->operation);
 }

@@ -1,11 +1,13 @@
-/* Prepared statements of the $management operations (store_mgmt.c builds the
- * ops). Same rules as store_statements.c: times are millisecond parameters from
- * the emulator's clock, never now(); statements that add or remove messages keep
- * entity_runtime.size_in_bytes; lists of sequence numbers and lock tokens travel as one
- * text-format array parameter ("{1,2}", "{uuid,uuid}"). */
+/* Prepared statements of the $management operations (store_mgmt.c and, for
+ * rules, store_rules.c build the ops). Same rules as store_statements.c: times
+ * are millisecond parameters from the emulator's clock, never now();
+ * statements that add or remove messages keep entity_runtime.size_in_bytes;
+ * lists of sequence numbers and lock tokens travel as one text-format array
+ * parameter ("{1,2}", "{uuid,uuid}"). */
 #include <stdio.h>
 
 #include "store_mgmt.h"
+#include "store_rules.h"
 #include "store_statements.h"
 
 
@@ -114,6 +116,34 @@ static const stmt_def mgmt_stmt_defs[] = {
      " WHERE q.entity_id = m.entity_id"
      " RETURNING 1",
      4, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_BYTEA}},
+    /* add-rule (store_rules.c). $1 subscription, $2 name, $3 filter_type, $4 SQL
+     * filter, $5 correlation, $6 filter parameters, $7 action, $8 action
+     * parameters (JSON as text), $9 now, $10 the topic's limit for filters of
+     * this kind. Answers (subscription found, filters of the kind, inserted);
+     * a taken name inserts nothing (ON CONFLICT: two emulators adding the same
+     * name at once both see it as taken but one). */
+    {STMT_RULE_ADD,
+     "WITH s AS (SELECT id, topic_id FROM subscriptions WHERE id = $1),"
+     " k AS (SELECT count(*) AS n FROM rules r JOIN subscriptions x ON x.id = r.subscription_id"
+     " WHERE x.topic_id = (SELECT topic_id FROM s) AND (r.filter_type = 'Correlation') = ($3 = 'Correlation')),"
+     " i AS (INSERT INTO rules (subscription_id, name, filter_type, sql_expression, correlation,"
+     " filter_parameters, action_expression, action_parameters, created_at)"
+     " SELECT id, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8::jsonb, sbemu_ts($9) FROM s WHERE (SELECT n FROM k) < $10"
+     " ON CONFLICT (subscription_id, lower(name)) DO NOTHING RETURNING 1)"
+     " SELECT (SELECT count(*) FROM s), (SELECT n FROM k), (SELECT count(*) FROM i)",
+     10, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT,
+          STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8}},
+    /* remove-rule: $1 subscription, $2 name (any letter case). Answers how many went. */
+    {STMT_RULE_REMOVE,
+     "WITH d AS (DELETE FROM rules WHERE subscription_id = $1 AND lower(name) = lower($2) RETURNING 1)"
+     " SELECT count(*) FROM d",
+     2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    /* enumerate-rules: $1 subscription, $2 skip, $3 top; columns in store_rule's order. */
+    {STMT_RULE_LIST,
+     "SELECT name, filter_type, sql_expression, correlation::text, filter_parameters::text, action_expression,"
+     " action_parameters::text, sbemu_ms(created_at) FROM rules WHERE subscription_id = $1"
+     " ORDER BY created_at, name OFFSET $2 LIMIT $3",
+     3, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
 };
 
 const stmt_def *store_mgmt_statement_defs(size_t *n)

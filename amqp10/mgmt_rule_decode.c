@@ -1,0 +1,424 @@
+/* add-rule's request body, read and checked (mgmt_rules.h): rule-name, and
+ * rule-description {sql-filter {expression, parameters?} | correlation-filter
+ * {correlation-id, message-id, to, reply-to, label, session-id,
+ * reply-to-session-id, content-type, properties} | neither (TrueFilter,
+ * RuleDescription's default), sql-rule-action {expression, parameters?} or
+ * null}. The SDKs send no parameters (JS managementClient.addRule, .NET
+ * AmqpMessageConverter.GetRuleDescriptionMap); a raw client may. What the
+ * client sent is kept as sent: .NET's TrueRuleFilter arrives as sql-filter
+ * "1=1" and stays a SQL filter, which both SDKs read back as the same filter. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgmt_rules.h"
+#include "store_rule_json.h"
+
+/* The correlation-filter map's keys, in ent_filter_correlation's order
+ * (.NET ManagementConstants.Properties; JS managementClient.addRule). */
+static const char *const correlation_keys[MGMT_RULE_CORRELATION_FIELDS] = {
+    "correlation-id", "message-id", "to", "reply-to", "label", "session-id", "reply-to-session-id", "content-type",
+};
+
+/* ---- UTF-8 ---- */
+
+/* Code points in s, or -1 when it is not UTF-8 (PostgreSQL and the JSON
+ * columns would refuse it later, with a worse message). */
+static long utf8_chars(const char *s, size_t len)
+{
+    long n = 0;
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        size_t extra;
+        if (c < 0x80)
+            extra = 0;
+        else if (c >= 0xc2 && c < 0xe0)
+            extra = 1;
+        else if (c >= 0xe0 && c < 0xf0)
+            extra = 2;
+        else if (c >= 0xf0 && c < 0xf5)
+            extra = 3;
+        else
+            return -1;
+        if (extra >= len - i)
+            return -1;
+        for (size_t k = 1; k <= extra; k++)
+            if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+                return -1;
+        i += extra + 1;
+        n++;
+    }
+    return n;
+}
+
+/* ---- reading the request ---- */
+
+/* Positions d on the value of key in the map node `map`; false when the key
+ * is absent or its value null. */
+static bool map_get(pn_data_t *d, pn_handle_t map, const char *key)
+{
+    if (!pn_data_restore(d, map) || pn_data_type(d) != PN_MAP)
+        return false;
+    pn_data_enter(d);
+    size_t klen = strlen(key);
+    while (pn_data_next(d)) {
+        pn_type_t t = pn_data_type(d);
+        bool match = false;
+        if (t == PN_STRING || t == PN_SYMBOL) {
+            pn_bytes_t k = t == PN_STRING ? pn_data_get_string(d) : pn_data_get_symbol(d);
+            match = k.size == klen && !memcmp(k.start, key, klen);
+        }
+        if (!pn_data_next(d))
+            return false;
+        if (match)
+            return pn_data_type(d) != PN_NULL;
+    }
+    return false;
+}
+
+/* The string or symbol at the current node, copied (NUL-terminated) into *out. */
+static int take_string(pn_data_t *d, const char *what, char **out, size_t *outlen, char *err, size_t errlen)
+{
+    pn_type_t t = pn_data_type(d);
+    if (t != PN_STRING && t != PN_SYMBOL) {
+        snprintf(err, errlen, "%s must be a string, not %s.", what, mgmt_type_name(t));
+        return -1;
+    }
+    pn_bytes_t b = t == PN_STRING ? pn_data_get_string(d) : pn_data_get_symbol(d);
+    if (utf8_chars(b.start, b.size) < 0 || memchr(b.start, 0, b.size)) {
+        snprintf(err, errlen, "%s is not UTF-8 text.", what);
+        return -1;
+    }
+    if (!(*out = malloc(b.size + 1))) {
+        snprintf(err, errlen, "out of memory reading %s", what);
+        return -1;
+    }
+    memcpy(*out, b.start, b.size);
+    (*out)[b.size] = 0;
+    if (outlen)
+        *outlen = b.size;
+    return 0;
+}
+
+static bool is_integer(pn_type_t t)
+{
+    return t == PN_BYTE || t == PN_UBYTE || t == PN_SHORT || t == PN_USHORT || t == PN_INT || t == PN_UINT ||
+           t == PN_LONG;
+}
+
+static int64_t get_integer(pn_data_t *d)
+{
+    switch (pn_data_type(d)) {
+    case PN_BYTE: return pn_data_get_byte(d);
+    case PN_UBYTE: return pn_data_get_ubyte(d);
+    case PN_SHORT: return pn_data_get_short(d);
+    case PN_USHORT: return pn_data_get_ushort(d);
+    case PN_INT: return pn_data_get_int(d);
+    case PN_UINT: return pn_data_get_uint(d);
+    default: return pn_data_get_long(d);
+    }
+}
+
+/* A described .NET value (timespan, datetime-offset, uri) at the current node. */
+static int take_described(pn_data_t *d, ent_filter_value *v, char *err, size_t errlen, const char *what)
+{
+    pn_data_enter(d);
+    bool ok = pn_data_next(d) && pn_data_type(d) == PN_SYMBOL;
+    pn_bytes_t desc = ok ? pn_data_get_symbol(d) : (pn_bytes_t){0, NULL};
+    ok = ok && pn_data_next(d);
+    pn_type_t t = ok ? pn_data_type(d) : PN_NULL;
+    int rc = -1;
+    if (ok && desc.size == strlen(MGMT_DESC_TIMESPAN) && !memcmp(desc.start, MGMT_DESC_TIMESPAN, desc.size) &&
+        is_integer(t)) {
+        *v = ent_fv_duration(get_integer(d) / MGMT_TICKS_PER_MS);
+        rc = 0;
+    } else if (ok && desc.size == strlen(MGMT_DESC_DATETIME_OFFSET) &&
+               !memcmp(desc.start, MGMT_DESC_DATETIME_OFFSET, desc.size) && is_integer(t)) {
+        *v = ent_fv_time((get_integer(d) - MGMT_TICKS_AT_UNIX_EPOCH) / MGMT_TICKS_PER_MS);
+        rc = 0;
+    } else if (ok && desc.size == strlen(MGMT_DESC_URI) && !memcmp(desc.start, MGMT_DESC_URI, desc.size)) {
+        char *s;
+        size_t len;
+        if (!take_string(d, what, &s, &len, err, errlen)) {
+            *v = ent_fv_string(s, len);
+            rc = 0;
+        }
+        pn_data_exit(d);
+        return rc;
+    }
+    pn_data_exit(d);
+    if (rc)
+        snprintf(err, errlen, "%s is a described value a rule cannot hold (timespan, datetime-offset and uri are known).",
+                 what);
+    return rc;
+}
+
+/* The value at the current node as the rule language holds it. Strings are
+ * malloc'd (freed by props_free). */
+static int take_value(pn_data_t *d, ent_filter_value *v, char *err, size_t errlen, const char *what)
+{
+    pn_type_t t = pn_data_type(d);
+    switch (t) {
+    case PN_NULL: *v = ent_fv_null(); return 0;
+    case PN_BOOL: *v = ent_fv_bool(pn_data_get_bool(d)); return 0;
+    case PN_ULONG: {
+        uint64_t u = pn_data_get_ulong(d);
+        *v = u > INT64_MAX ? ent_fv_double((double)u) : ent_fv_int((int64_t)u);
+        return 0;
+    }
+    case PN_FLOAT: *v = ent_fv_double(pn_data_get_float(d)); return 0;
+    case PN_DOUBLE: *v = ent_fv_double(pn_data_get_double(d)); return 0;
+    case PN_TIMESTAMP: *v = ent_fv_time(pn_data_get_timestamp(d)); return 0;
+    case PN_UUID: *v = ent_fv_uuid((const unsigned char *)pn_data_get_uuid(d).bytes); return 0;
+    case PN_STRING:
+    case PN_SYMBOL: {
+        char *s;
+        size_t len;
+        if (take_string(d, what, &s, &len, err, errlen))
+            return -1;
+        *v = ent_fv_string(s, len);
+        return 0;
+    }
+    case PN_DESCRIBED: return take_described(d, v, err, errlen, what);
+    default:
+        if (is_integer(t)) {
+            *v = ent_fv_int(get_integer(d));
+            return 0;
+        }
+        snprintf(err, errlen, "%s is %s, which a rule cannot hold (string, number, boolean, timestamp, uuid, null).",
+                 what, mgmt_type_name(t));
+        return -1;
+    }
+}
+
+static void props_free(ent_filter_prop *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)p[i].name);
+        if (p[i].value.type == ENT_FV_STRING)
+            free((char *)p[i].value.u.s.ptr);
+    }
+    free(p);
+}
+
+/* The map at the current node as named values ({name: value}). *out and *n
+ * always describe what was read so far, so props_free releases it. */
+static int take_props(pn_data_t *d, const char *what, ent_filter_prop **out, size_t *n, char *err, size_t errlen)
+{
+    if (pn_data_type(d) != PN_MAP) {
+        snprintf(err, errlen, "%s must be a map, not %s.", what, mgmt_type_name(pn_data_type(d)));
+        return -1;
+    }
+    size_t count = pn_data_get_map(d) / 2;
+    if (!(*out = calloc(count ? count : 1, sizeof **out))) {
+        snprintf(err, errlen, "out of memory reading %s", what);
+        return -1;
+    }
+    pn_data_enter(d);
+    char item[160];
+    for (size_t i = 0; i < count; i++) {
+        ent_filter_prop *p = &(*out)[i];
+        snprintf(item, sizeof item, "A key of %s", what);
+        if (!pn_data_next(d) || take_string(d, item, (char **)&p->name, NULL, err, errlen))
+            return -1;
+        p->value = ent_fv_null();
+        *n = i + 1;
+        snprintf(item, sizeof item, "The value of '%.64s' in %s", p->name, what);
+        if (!pn_data_next(d) || take_value(d, &p->value, err, errlen, item))
+            return -1;
+    }
+    pn_data_exit(d);
+    return 0;
+}
+
+/* {expression: string, parameters?: map} at map handle h. */
+static int take_expression(pn_data_t *d, pn_handle_t h, const char *what, char **expr, ent_filter_prop **params,
+                           size_t *nparams, char *err, size_t errlen)
+{
+    if (!pn_data_restore(d, h) || pn_data_type(d) != PN_MAP) {
+        snprintf(err, errlen, "The rule-description's '%s' must be a map, not %s.", what,
+                 mgmt_type_name(pn_data_type(d)));
+        return -1;
+    }
+    char label[96];
+    snprintf(label, sizeof label, "The '%s' map's 'expression'", what);
+    if (!map_get(d, h, "expression")) {
+        snprintf(err, errlen, "The rule-description's '%s' has no 'expression' (a string).", what);
+        return -1;
+    }
+    if (take_string(d, label, expr, NULL, err, errlen))
+        return -1;
+    snprintf(label, sizeof label, "the '%s' map's 'parameters'", what);
+    if (map_get(d, h, "parameters") && take_props(d, label, params, nparams, err, errlen))
+        return -1;
+    return 0;
+}
+
+int mgmt_rule_name_check(const char *name, size_t len, sb_status *st, char *err, size_t errlen)
+{
+    *st = SB_ERR_ARGUMENT;
+    long chars = utf8_chars(name, len);
+    bool blank = true;
+    for (size_t i = 0; i < len && blank; i++)
+        blank = name[i] == ' ' || (name[i] >= '\t' && name[i] <= '\r');
+    if (blank) {
+        snprintf(err, errlen, "The rule name is empty; a rule needs a name.");
+        return -1;
+    }
+    if (chars < 0) {
+        snprintf(err, errlen, "The rule name is not UTF-8 text.");
+        return -1;
+    }
+    if (chars > ENT_FILTER_RULE_NAME_MAX) {
+        *st = SB_ERR_ARGUMENT_RANGE;
+        snprintf(err, errlen, "The rule name '%.60s...' is %ld characters long; the limit is %d.", name, chars,
+                 ENT_FILTER_RULE_NAME_MAX);
+        return -1;
+    }
+    size_t bad = strcspn(name, MGMT_RULE_NAME_FORBIDDEN);
+    if (bad < len) {
+        snprintf(err, errlen, "The rule name '%s' contains '%c', which a rule name may not hold (%s).", name, name[bad],
+                 MGMT_RULE_NAME_FORBIDDEN);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *filter_type_name(ent_filter_kind k)
+{
+    switch (k) {
+    case ENT_FILTER_KIND_SQL: return "Sql";
+    case ENT_FILTER_KIND_CORRELATION: return "Correlation";
+    case ENT_FILTER_KIND_FALSE: return "False";
+    default: return "True";
+    }
+}
+
+/* Parses what was read with the rule language: the service refuses a rule
+ * whose filter or action does not compile, with the parser's position. */
+static int compile(mgmt_rule_def *o, sb_status *st, char *err, size_t errlen)
+{
+    ent_filter_error fe = {0};
+    ent_filter *f = NULL;
+    int rc = 0;
+    if (o->kind == ENT_FILTER_KIND_SQL) {
+        rc = ent_filter_parse(o->sql, strlen(o->sql), o->filter_params, o->nfilter_params, &f, &fe);
+        if (rc)
+            snprintf(err, errlen, "The SQL filter of rule '%s' is invalid: %s.", o->name, fe.message);
+    } else if (o->kind == ENT_FILTER_KIND_CORRELATION) {
+        char **c = o->correlation_fields;
+        ent_filter_correlation spec = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+                                       o->correlation_props, o->ncorrelation_props};
+        rc = ent_filter_new_correlation(&spec, &f, &fe);
+        if (rc)
+            snprintf(err, errlen, "The correlation filter of rule '%s' is invalid: %s.", o->name, fe.message);
+    }
+    ent_filter_free(f);
+    if (!rc && o->action) {
+        ent_filter_action *a = NULL;
+        rc = ent_filter_action_parse(o->action, strlen(o->action), o->action_params, o->naction_params, &a, &fe);
+        if (rc)
+            snprintf(err, errlen, "The SQL action of rule '%s' is invalid: %s.", o->name, fe.message);
+        ent_filter_action_free(a);
+    }
+    if (rc)
+        *st = ent_filter_error_status(&fe);
+    return rc;
+}
+
+/* The JSON texts and the row the store is given. */
+static int make_row(mgmt_rule_def *o)
+{
+    if (o->kind == ENT_FILTER_KIND_CORRELATION) {
+        char **c = o->correlation_fields;
+        ent_filter_correlation spec = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+                                       o->correlation_props, o->ncorrelation_props};
+        if (!(o->correlation_json = store_rule_correlation_json(&spec)))
+            return -1;
+    }
+    if (o->nfilter_params && !(o->filter_params_json = store_rule_props_json(o->filter_params, o->nfilter_params)))
+        return -1;
+    if (o->naction_params && !(o->action_params_json = store_rule_props_json(o->action_params, o->naction_params)))
+        return -1;
+    o->row = (store_rule){
+        .name = o->name,
+        .filter_type = filter_type_name(o->kind),
+        .sql_expression = o->kind == ENT_FILTER_KIND_SQL ? o->sql : NULL,
+        .correlation = o->correlation_json,
+        .filter_parameters = o->filter_params_json,
+        .action_expression = o->action,
+        .action_parameters = o->action_params_json,
+    };
+    return 0;
+}
+
+int mgmt_rule_def_decode(pn_data_t *body, mgmt_rule_def *o, sb_status *st, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    *st = SB_ERR_ARGUMENT;
+    if (mgmt_arg_string(body, "rule-name", true, o->name, sizeof o->name, err, errlen) ||
+        mgmt_rule_name_check(o->name, strlen(o->name), st, err, errlen))
+        return -1;
+    if (!mgmt_map_find(body, "rule-description") || pn_data_type(body) != PN_MAP) {
+        snprintf(err, errlen, "The request body has no 'rule-description' map (it holds the rule's filter and action).");
+        return -1;
+    }
+    pn_handle_t desc = pn_data_point(body);
+    pn_handle_t sql = map_get(body, desc, "sql-filter") ? pn_data_point(body) : 0;
+    pn_handle_t corr = map_get(body, desc, "correlation-filter") ? pn_data_point(body) : 0;
+    pn_handle_t action = map_get(body, desc, "sql-rule-action") ? pn_data_point(body) : 0;
+    if (sql && corr) {
+        snprintf(err, errlen, "The rule-description holds both a 'sql-filter' and a 'correlation-filter'; a rule has one filter.");
+        return -1;
+    }
+    /* neither: RuleDescription's default filter, TrueFilter */
+    o->kind = sql ? ENT_FILTER_KIND_SQL : corr ? ENT_FILTER_KIND_CORRELATION : ENT_FILTER_KIND_TRUE;
+    if (sql && take_expression(body, sql, "sql-filter", &o->sql, &o->filter_params, &o->nfilter_params, err, errlen))
+        return -1;
+    if (corr) {
+        if (!pn_data_restore(body, corr) || pn_data_type(body) != PN_MAP) {
+            snprintf(err, errlen, "The rule-description's 'correlation-filter' must be a map, not %s.",
+                     mgmt_type_name(pn_data_type(body)));
+            return -1;
+        }
+        char what[96];
+        for (size_t i = 0; i < MGMT_RULE_CORRELATION_FIELDS; i++) {
+            snprintf(what, sizeof what, "The correlation-filter's '%s'", correlation_keys[i]);
+            if (map_get(body, corr, correlation_keys[i]) &&
+                take_string(body, what, &o->correlation_fields[i], NULL, err, errlen))
+                return -1;
+        }
+        if (map_get(body, corr, "properties") &&
+            take_props(body, "the correlation-filter's 'properties'", &o->correlation_props,
+                       &o->ncorrelation_props, err, errlen))
+            return -1;
+    }
+    if (action &&
+        take_expression(body, action, "sql-rule-action", &o->action, &o->action_params, &o->naction_params, err, errlen))
+        return -1;
+    if (compile(o, st, err, errlen))
+        return -1;
+    if (make_row(o)) {
+        *st = SB_ERR_INTERNAL;
+        snprintf(err, errlen, "The emulator ran out of memory storing rule '%s'.", o->name);
+        return -1;
+    }
+    *st = SB_OK;
+    return 0;
+}
+
+void mgmt_rule_def_free(mgmt_rule_def *o)
+{
+    free(o->sql);
+    free(o->action);
+    for (size_t i = 0; i < MGMT_RULE_CORRELATION_FIELDS; i++)
+        free(o->correlation_fields[i]);
+    props_free(o->correlation_props, o->ncorrelation_props);
+    props_free(o->filter_params, o->nfilter_params);
+    props_free(o->action_params, o->naction_params);
+    free(o->correlation_json);
+    free(o->filter_params_json);
+    free(o->action_params_json);
+    memset(o, 0, sizeof *o);
+}
