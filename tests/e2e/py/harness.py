@@ -39,7 +39,10 @@ def port_in_use(port):
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def make_config(queues):
+def make_config(queues, topics=None):
+    """Config.json for queues (names or {"name", "properties"}) and topics
+    ({"name", "properties", "subscriptions": [{"name", "properties", "rules": [Config.json rules]}]};
+    a topic without "subscriptions" gets one named "sub")."""
     def props(p):
         d = {
             "DeadLetteringOnMessageExpiration": False,
@@ -55,13 +58,28 @@ def make_config(queues):
         d.update(p or {})
         return d
 
+    def sub_props(p):
+        d = props(p)
+        d.pop("DuplicateDetectionHistoryTimeWindow")
+        d.pop("RequiresDuplicateDetection")
+        return d
+
+    def topic(t):
+        tp = {"DefaultMessageTimeToLive": "PT1H", "DuplicateDetectionHistoryTimeWindow": "PT20S",
+              "RequiresDuplicateDetection": False}
+        tp.update(t.get("properties") or {})
+        return {"Name": t["name"], "Properties": tp,
+                "Subscriptions": [{"Name": s["name"], "Properties": sub_props(s.get("properties")),
+                                   "Rules": s.get("rules") or []}
+                                  for s in t.get("subscriptions") or [{"name": "sub"}]]}
+
     qs = [q if isinstance(q, dict) else {"name": q} for q in queues]
     return {
         "UserConfig": {
             "Namespaces": [{
                 "Name": "sbemulatorns",
                 "Queues": [{"Name": q["name"], "Properties": props(q.get("properties"))} for q in qs],
-                "Topics": [],
+                "Topics": [topic(t) for t in topics or []],
             }],
             "Logging": {"Type": "Console"},
         }
@@ -69,14 +87,14 @@ def make_config(queues):
 
 
 class Emulator:
-    def __init__(self, queues, name="py"):
+    def __init__(self, queues, name="py", topics=None):
         self.tmp = tempfile.mkdtemp(prefix="sbemu-e2e-%s-" % name)
         os.chmod(self.tmp, 0o755)  # the embedded cluster runs as postgres
         self.data_dir = os.path.join(self.tmp, "data")
         self.log_path = os.path.join(self.tmp, "sbemu.log")
         self.config_path = os.path.join(self.tmp, "Config.json")
         with open(self.config_path, "w") as f:
-            json.dump(make_config(queues), f, indent=2)
+            json.dump(make_config(queues, topics), f, indent=2)
         self.proc = None
         self.failed = False
         self.amqp_port = free_port()
@@ -189,9 +207,9 @@ class Emulator:
 
 # ---- what every test module shares: one emulator per module, a client per test ----
 
-def start_module_emulator(queues, name):
+def start_module_emulator(queues, name, topics=None):
     """Starts the module's emulator (setUpModule); cleans up if it does not come up."""
-    emu = Emulator(queues, name=name)
+    emu = Emulator(queues, name=name, topics=topics)
     try:
         emu.start()
     except Exception:
