@@ -204,4 +204,21 @@ emulatorSuite("js topics: fan-out", { topics }, (ctx) => {
     await receiver.close();
     await sender.close();
   });
+  ctx.test("kill -9 right after an acknowledged send: every copy is there after a restart; Config.json rules are kept, not re-applied", async () => {
+    const sb = ctx.client();
+    const sender = sb.createSender("t-fan");
+    await sender.sendMessages([1, 2, 3].map((i) => ({ messageId: `k${i}`, body: i })));
+    await sb.close();
+    psql(ctx.emu, `INSERT INTO rules (subscription_id, name, filter_type, sql_expression) SELECT s.id, 'added', 'Sql', 'x = 9'
+      FROM subscriptions s JOIN topics t ON t.id = s.topic_id WHERE t.name = 't-cfg' AND s.name = 'ruled'`);
+    await ctx.emu.kill9();
+    await ctx.emu.start();
+    const sb2 = ctx.client();
+    for (const sub of ["s1", "s2", "s3"]) {
+      assert.deepEqual((await drainSub(sb2, "t-fan", sub, 3)).map((m) => m.messageId), ["k1", "k2", "k3"], `${sub} after kill -9`);
+    }
+    assert.deepEqual(ruleRows(ctx.emu, "t-cfg", "ruled"), ["added:Sql:x = 9:", "r1:Sql:x = 1:", "r2:Sql:x = 2:SET y = 3"],
+      "a restart upserts the Config.json rules; it does not drop a rule added since");
+    assert.deepEqual(ruleRows(ctx.emu, "t-cfg", "plain"), ["$Default:True::"]);
+  }, 90000);
 });
