@@ -14,6 +14,9 @@
 #include "mgmt_rules.h"
 #include "store_rule_json.h"
 
+/* Characters of a property name quoted in an error. */
+#define ITEM_NAME_CHARS 64
+
 /* The correlation-filter map's keys, in ent_filter_correlation's order
  * (.NET ManagementConstants.Properties; JS managementClient.addRule). */
 static const char *const correlation_keys[MGMT_RULE_CORRELATION_FIELDS] = {
@@ -50,6 +53,18 @@ static long utf8_chars(const char *s, size_t len)
         n++;
     }
     return n;
+}
+
+/* Bytes of the first max_chars characters of UTF-8 text s (all of it when
+ * shorter), so that a name quoted in an error stays UTF-8. */
+static int utf8_prefix(const char *s, size_t max_chars)
+{
+    size_t i = 0;
+    for (size_t n = 0; s[i] && n < max_chars; n++)
+        do
+            i++;
+        while (((unsigned char)s[i] & 0xc0) == 0x80);
+    return (int)i;
 }
 
 /* ---- reading the request ---- */
@@ -216,7 +231,7 @@ static int take_props(pn_data_t *d, const char *what, ent_filter_prop **out, siz
         return -1;
     }
     pn_data_enter(d);
-    char item[160];
+    char item[ITEM_NAME_CHARS * 4 + 96];
     for (size_t i = 0; i < count; i++) {
         ent_filter_prop *p = &(*out)[i];
         snprintf(item, sizeof item, "A key of %s", what);
@@ -224,7 +239,8 @@ static int take_props(pn_data_t *d, const char *what, ent_filter_prop **out, siz
             return -1;
         p->value = ent_fv_null();
         *n = i + 1;
-        snprintf(item, sizeof item, "The value of '%.64s' in %s", p->name, what);
+        snprintf(item, sizeof item, "The value of '%.*s' in %s", utf8_prefix(p->name, ITEM_NAME_CHARS), p->name,
+                 what);
         if (!pn_data_next(d) || take_value(d, &p->value, err, errlen, item))
             return -1;
     }
@@ -272,8 +288,8 @@ int mgmt_rule_name_check(const char *name, size_t len, sb_status *st, char *err,
     }
     if (chars > ENT_FILTER_RULE_NAME_MAX) {
         *st = SB_ERR_ARGUMENT_RANGE;
-        snprintf(err, errlen, "The rule name '%.60s...' is %ld characters long; the limit is %d.", name, chars,
-                 ENT_FILTER_RULE_NAME_MAX);
+        snprintf(err, errlen, "The rule name '%.*s...' is %ld characters long; the limit is %d.",
+                 utf8_prefix(name, ENT_FILTER_RULE_NAME_MAX), name, chars, ENT_FILTER_RULE_NAME_MAX);
         return -1;
     }
     size_t bad = strcspn(name, MGMT_RULE_NAME_FORBIDDEN);

@@ -120,8 +120,10 @@ static const stmt_def mgmt_stmt_defs[] = {
      * filter, $5 correlation, $6 filter parameters, $7 action, $8 action
      * parameters (JSON as text), $9 now, $10 the topic's limit for filters of
      * this kind. Answers (subscription found, filters of the kind, inserted);
-     * a taken name inserts nothing (ON CONFLICT: two emulators adding the same
-     * name at once both see it as taken but one). */
+     * a taken name inserts nothing (ON CONFLICT: of two emulators adding the
+     * same name at once, one inserts and the other sees it taken). The count
+     * is not serialised: adds racing on one topic may pass the limit by the
+     * few that raced, which a limit of thousands can afford. */
     {STMT_RULE_ADD,
      "WITH s AS (SELECT id, topic_id FROM subscriptions WHERE id = $1),"
      " k AS (SELECT count(*) AS n FROM rules r JOIN subscriptions x ON x.id = r.subscription_id"
