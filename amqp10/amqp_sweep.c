@@ -29,6 +29,11 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
             amqp_server_rewind(srv, touched[i]); /* lapsed locks went back: look from the start */
             amqp_server_wake(srv, touched[i]);
             amqp_topic_pump(srv, touched[i]); /* a scheduled topic message came due (no-op for others) */
+            /* an expired or lapsed message may have been dead-lettered into a topic */
+            const ent_entity *e = srv->cache ? ent_cache_get(srv->cache, touched[i]) : NULL;
+            const ent_entity *dl = e ? ent_cache_dead_letter_target(srv->cache, e) : NULL;
+            if (dl)
+                amqp_topic_pump(srv, dl->id);
         }
     if (st == SB_OK && srv->sweeps % AMQP_TOPIC_PUMP_SWEEPS == 0)
         amqp_topic_pump(srv, 0);

@@ -171,6 +171,10 @@ static void on_settled(void *ctx, sb_status st)
             amqp_server_rewind(c->srv, req->lk->entity.id);
             amqp_server_wake(c->srv, req->lk->entity.id);
         }
+        /* a dead letter forwarded to a topic rests there until routed (no-op for a queue) */
+        if ((req->kind == STORE_SETTLE_DEADLETTER || req->kind == STORE_SETTLE_ABANDON) &&
+            req->lk->route.dead_letter_target_id)
+            amqp_topic_pump(c->srv, req->lk->route.dead_letter_target_id);
     } else if (st == SB_ERR_LOCK_LOST) {
         amqp_delivery_reject(req->d, st,
                              "The lock supplied is invalid. Either the lock expired, or the message has already "
