@@ -24,6 +24,7 @@
 /* A look-up waiting for a refill; freed when answered. */
 typedef struct entity_waiter {
     struct entity_waiter *next;
+    bool any;  /* amqp_entities_after_refill: no name to look up, only the refill to wait for */
     char name[ENT_PATH_MAX + 1];
     amqp_entity_cb cb;
     void *ctx;
@@ -115,7 +116,9 @@ static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n,
             *keep = w;
             keep = &w->next;
         } else {
-            if (st == SB_OK)
+            if (st == SB_OK && w->any)
+                w->cb(w->ctx, SB_OK, NULL, NULL);
+            else if (st == SB_OK)
                 answer(srv, w->name, w->cb, w->ctx);
             else
                 w->cb(w->ctx, st, NULL, NULL);
@@ -144,17 +147,14 @@ static void refill(amqp_server *srv)
     store_load_entities(srv->store, on_loaded, srv);
 }
 
-void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, void *ctx)
+static void wait_for_refill(amqp_server *srv, bool any, const char *name, amqp_entity_cb cb, void *ctx)
 {
-    if (srv->cache && ent_cache_generation(srv->cache) && ent_cache_find(srv->cache, name)) {
-        answer(srv, name, cb, ctx);
-        return;
-    }
     entity_waiter *w = calloc(1, sizeof *w);
     if (!w) {
         cb(ctx, SB_ERR_INTERNAL, NULL, NULL);
         return;
     }
+    w->any = any;
     snprintf(w->name, sizeof w->name, "%s", name);
     w->cb = cb;
     w->ctx = ctx;
@@ -162,9 +162,23 @@ void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, v
     w->next = srv->waiters;
     srv->waiters = w;
     if (srv->loading)
-        srv->load_again = true; /* the refill under way may have been read before this entity existed */
+        srv->load_again = true; /* the refill under way may have been read before this change */
     else
         refill(srv);
+}
+
+void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, void *ctx)
+{
+    if (srv->cache && ent_cache_generation(srv->cache) && ent_cache_find(srv->cache, name)) {
+        answer(srv, name, cb, ctx);
+        return;
+    }
+    wait_for_refill(srv, false, name, cb, ctx);
+}
+
+void amqp_entities_after_refill(amqp_server *srv, amqp_entity_cb cb, void *ctx)
+{
+    wait_for_refill(srv, true, "", cb, ctx);
 }
 
 void amqp_server_refresh_entities(amqp_server *srv) { refill(srv); }

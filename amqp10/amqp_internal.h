@@ -149,6 +149,10 @@ amqp_link *amqp_link_of(pn_link_t *l);
  * moment ago with SQL is found. cb may run before this returns. */
 typedef void (*amqp_entity_cb)(void *ctx, sb_status st, const ent_entity *e, const ent_route *route);
 void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, void *ctx);
+/* cb (with e NULL) once a refill that started after this call has ended: what
+ * was committed before it is in the cache (a rule change answered only then
+ * routes the client's next send by the new rules). */
+void amqp_entities_after_refill(amqp_server *srv, amqp_entity_cb cb, void *ctx);
 void amqp_entities_free(amqp_server *srv);
 
 /* amqp_sweep.c */

@@ -54,11 +54,6 @@ static rule_call *rule_call_new(mgmt_req *r, const char *name)
     return c;
 }
 
-/* A name no entity has ('$' is not a character of entity names): looking it
- * up misses, and a miss is answered only after a refill of the entity cache
- * that started after the look-up (amqp_entities.c). */
-#define REFILL_PROBE_NAME "$rules/refill"
-
 static void on_refilled(void *ctx, sb_status st, const ent_entity *e, const ent_route *route)
 {
     (void)st, (void)e, (void)route;
@@ -72,7 +67,7 @@ static void on_refilled(void *ctx, sb_status st, const ent_entity *e, const ent_
  * NOTIFY alone would refill the cache too, but maybe after that send). */
 static void answer_after_refill(rule_call *c)
 {
-    amqp_entity_lookup(c->r->lk->conn->srv, REFILL_PROBE_NAME, on_refilled, c);
+    amqp_entities_after_refill(c->r->lk->conn->srv, on_refilled, c);
 }
 
 static void on_added(void *ctx, sb_status st, int64_t count)
