@@ -84,6 +84,9 @@ pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *d
  * type in err. Integers of any width and sign are accepted where one is
  * expected (the SDKs disagree: ubyte, uint, int, long). */
 bool mgmt_map_find(pn_data_t *body, const char *key);
+/* The same for the map d is on (not entered): true with d on the value of
+ * key, false when the key is absent or its value null. */
+bool mgmt_map_seek(pn_data_t *d, const char *key);
 /* AMQP's name of a type ("string", "long", "array"), for error descriptions. */
 const char *mgmt_type_name(pn_type_t t);
 int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen);

@@ -115,26 +115,31 @@ void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...)
 
 /* ---- request body readers ---- */
 
+bool mgmt_map_seek(pn_data_t *d, const char *key)
+{
+    if (pn_data_type(d) != PN_MAP)
+        return false;
+    pn_data_enter(d);
+    size_t klen = strlen(key);
+    while (pn_data_next(d)) {
+        pn_type_t t = pn_data_type(d);
+        bool match = false;
+        if (t == PN_STRING || t == PN_SYMBOL) {
+            pn_bytes_t k = t == PN_STRING ? pn_data_get_string(d) : pn_data_get_symbol(d);
+            match = k.size == klen && !memcmp(k.start, key, klen);
+        }
+        if (!pn_data_next(d))
+            return false;
+        if (match)
+            return pn_data_type(d) != PN_NULL;
+    }
+    return false;
+}
+
 bool mgmt_map_find(pn_data_t *body, const char *key)
 {
     pn_data_rewind(body);
-    if (!pn_data_next(body) || pn_data_type(body) != PN_MAP)
-        return false;
-    pn_data_enter(body);
-    size_t klen = strlen(key);
-    while (pn_data_next(body)) {
-        pn_type_t t = pn_data_type(body);
-        bool match = false;
-        if (t == PN_STRING || t == PN_SYMBOL) {
-            pn_bytes_t k = t == PN_STRING ? pn_data_get_string(body) : pn_data_get_symbol(body);
-            match = k.size == klen && !memcmp(k.start, key, klen);
-        }
-        if (!pn_data_next(body))
-            return false;
-        if (match)
-            return pn_data_type(body) != PN_NULL;
-    }
-    return false;
+    return pn_data_next(body) && mgmt_map_seek(body, key);
 }
 
 static bool is_integer(pn_type_t t)

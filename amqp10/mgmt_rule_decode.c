@@ -73,23 +73,7 @@ static int utf8_prefix(const char *s, size_t max_chars)
  * is absent or its value null. */
 static bool map_get(pn_data_t *d, pn_handle_t map, const char *key)
 {
-    if (!pn_data_restore(d, map) || pn_data_type(d) != PN_MAP)
-        return false;
-    pn_data_enter(d);
-    size_t klen = strlen(key);
-    while (pn_data_next(d)) {
-        pn_type_t t = pn_data_type(d);
-        bool match = false;
-        if (t == PN_STRING || t == PN_SYMBOL) {
-            pn_bytes_t k = t == PN_STRING ? pn_data_get_string(d) : pn_data_get_symbol(d);
-            match = k.size == klen && !memcmp(k.start, key, klen);
-        }
-        if (!pn_data_next(d))
-            return false;
-        if (match)
-            return pn_data_type(d) != PN_NULL;
-    }
-    return false;
+    return pn_data_restore(d, map) && mgmt_map_seek(d, key);
 }
 
 /* The string or symbol at the current node, copied (NUL-terminated) into *out. */

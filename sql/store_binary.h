@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store.h"
+#include "store_statements.h"
 
 typedef struct int8_param {
     unsigned char b[8];
@@ -64,6 +65,22 @@ static inline user_cb *user_new(void (*fn)(void), void *ctx)
         u->ctx = ctx;
     }
     return u;
+}
+
+/* A new op owning u, or NULL (u freed): the caller then fails its callback itself. */
+static inline store_op *store_op_or_fail(int nstmt, store_parse_fn parse, store_done_fn done, user_cb *u)
+{
+    store_op *op = u ? store_op_new(nstmt, parse, done, u) : NULL;
+    if (!op)
+        free(u);
+    return op;
+}
+
+/* Appends the accessed_at stamp (activity for AutoDeleteOnIdle) as statement i of op. */
+static inline int store_touch_stmt(store_op *op, int i, int64_t entity_id, int64_t now_ms)
+{
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
+    return store_op_stmt(op, i, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
 }
 
 #endif

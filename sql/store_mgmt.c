@@ -47,21 +47,6 @@ char *store_mgmt_uuid_array(const uint8_t (*v)[16], size_t n)
     return s;
 }
 
-/* Appends the accessed_at stamp as statement i of op. */
-static int touch_stmt(store_op *op, int i, int64_t entity_id, int64_t now_ms)
-{
-    int8_param q = be_int8(entity_id), now = be_int8(now_ms);
-    return store_op_stmt(op, i, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
-}
-
-/* A new op owning u, or NULL (u freed): the caller then fails its callback itself. */
-static store_op *op_or_fail(int nstmt, store_parse_fn parse, store_done_fn done, user_cb *u)
-{
-    store_op *op = u ? store_op_new(nstmt, parse, done, u) : NULL;
-    if (!op)
-        free(u);
-    return op;
-}
 
 /* ---- message rows (peek, receive by sequence number) ---- */
 
@@ -158,7 +143,7 @@ static void msgs_done(store_op *op, sb_status st)
 void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
                 store_mgmt_msgs_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(2, peek_parse, msgs_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, peek_parse, msgs_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
@@ -167,7 +152,7 @@ void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int
                now = be_int8(now_ms);
     int rc = store_op_stmt(op, 0, STMT_MGMT_PEEK,
                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(from), P_INT8(lim), P_INT8(now)}, 5);
-    rc |= touch_stmt(op, 1, entity_id, now_ms);
+    rc |= store_touch_stmt(op, 1, entity_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -225,7 +210,7 @@ static void renew_done(store_op *op, sb_status st)
 void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16], size_t n, int64_t now_ms,
                        int64_t until_ms, store_renew_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(2, renew_parse, renew_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, renew_parse, renew_done, user_new((void (*)(void))cb, ctx));
     renew_result *rr = op ? calloc(1, sizeof *rr) : NULL;
     if (rr) {
         rr->n = n;
@@ -263,7 +248,7 @@ void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16],
     int8_param q = be_int8(entity_id), now = be_int8(now_ms), until = be_int8(until_ms);
     int rc = store_op_stmt(op, 0, STMT_MGMT_RENEW, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now), P_INT8(until)},
                            4);
-    rc |= touch_stmt(op, 1, entity_id, now_ms);
+    rc |= store_touch_stmt(op, 1, entity_id, now_ms);
     free(arr);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
@@ -386,7 +371,7 @@ void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int
         else
             rc |= store_op_stmt(op, 1, STMT_MGMT_DEFERRED_LOCK,
                                 (store_param[]){P_INT8(q), P_INT8(sq), P_TEXT(arr), P_INT8(now), P_INT8(until)}, 5);
-        rc |= touch_stmt(op, 2, entity_id, now_ms);
+        rc |= store_touch_stmt(op, 2, entity_id, now_ms);
     }
     free(arr);
     if (rc)
@@ -483,7 +468,7 @@ static void status_done(store_op *op, sb_status st)
 void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, size_t n, int64_t now_ms,
                             store_status_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(2, NULL, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, NULL, status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);
@@ -494,7 +479,7 @@ void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, si
     int rc = !arr;
     if (arr)
         rc |= store_op_stmt(op, 0, STMT_MGMT_CANCEL, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now)}, 3);
-    rc |= touch_stmt(op, 1, entity_id, now_ms);
+    rc |= store_touch_stmt(op, 1, entity_id, now_ms);
     free(arr);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
@@ -503,13 +488,13 @@ void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, si
 
 void store_touch_queue(store *s, int64_t entity_id, int64_t now_ms, store_status_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(1, NULL, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(1, NULL, status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    if (touch_stmt(op, 0, entity_id, now_ms))
+    if (store_touch_stmt(op, 0, entity_id, now_ms))
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }
@@ -540,7 +525,7 @@ static void count_done(store_op *op, sb_status st)
 void store_batch_delete(store *s, int64_t entity_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
                         store_count_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(2, count_parse, count_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, count_parse, count_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL, 0);
         return;
@@ -553,7 +538,7 @@ void store_batch_delete(store *s, int64_t entity_id, int subqueue, int max, int6
     int rc = !c;
     rc |= store_op_stmt(op, 0, STMT_MGMT_BATCH_DELETE,
                         (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(lim), P_INT8(before), P_INT8(now)}, 5);
-    rc |= touch_stmt(op, 1, entity_id, now_ms);
+    rc |= store_touch_stmt(op, 1, entity_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -604,7 +589,7 @@ static void read_done(store_op *op, sb_status st)
 void store_read_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                store_bytes_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(1, read_parse, read_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(1, read_parse, read_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
@@ -625,7 +610,7 @@ static void lock_lost_unless_row(store_op *op, int stmt, const void *res)
 void store_replace_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                   const uint8_t *bytes, size_t len, store_status_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(1, lock_lost_unless_row, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(1, lock_lost_unless_row, status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);

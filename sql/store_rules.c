@@ -11,21 +11,6 @@
 #include "store_rule_json.h"
 #include "store_statements.h"
 
-/* Appends the accessed_at stamp as statement i of op. */
-static int touch_stmt(store_op *op, int i, int64_t subscription_id, int64_t now_ms)
-{
-    int8_param q = be_int8(subscription_id), now = be_int8(now_ms);
-    return store_op_stmt(op, i, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2);
-}
-
-/* A new op owning u, or NULL (u freed): the caller then fails its callback itself. */
-static store_op *op_or_fail(int nstmt, store_parse_fn parse, store_done_fn done, user_cb *u)
-{
-    store_op *op = u ? store_op_new(nstmt, parse, done, u) : NULL;
-    if (!op)
-        free(u);
-    return op;
-}
 
 /* ---- add ---- */
 
@@ -68,7 +53,7 @@ static void add_done(store_op *op, sb_status st)
 void store_rule_add(store *s, int64_t subscription_id, const store_rule *rule, int64_t limit, int64_t now_ms,
                     store_rule_add_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(2, add_parse, add_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, add_parse, add_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL, 0);
         return;
@@ -86,7 +71,7 @@ void store_rule_add(store *s, int64_t subscription_id, const store_rule *rule, i
                                         P_TEXT(rule->filter_parameters), P_TEXT(rule->action_expression),
                                         P_TEXT(rule->action_parameters), P_INT8(now), P_INT8(lim)},
                         10);
-    rc |= touch_stmt(op, 1, subscription_id, now_ms);
+    rc |= store_touch_stmt(op, 1, subscription_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -111,14 +96,14 @@ static void status_done(store_op *op, sb_status st)
 void store_rule_remove(store *s, int64_t subscription_id, const char *name, int64_t now_ms, store_rule_status_cb cb,
                        void *ctx)
 {
-    store_op *op = op_or_fail(2, remove_parse, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, remove_parse, status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL);
         return;
     }
     int8_param q = be_int8(subscription_id);
     int rc = store_op_stmt(op, 0, STMT_RULE_REMOVE, (store_param[]){P_INT8(q), P_TEXT(name)}, 2);
-    rc |= touch_stmt(op, 1, subscription_id, now_ms);
+    rc |= store_touch_stmt(op, 1, subscription_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -182,7 +167,7 @@ static void list_done(store_op *op, sb_status st)
 
 void store_rule_list(store *s, int64_t subscription_id, int64_t skip, int64_t top, store_rules_cb cb, void *ctx)
 {
-    store_op *op = op_or_fail(1, list_parse, list_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(1, list_parse, list_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
