@@ -133,7 +133,10 @@ class Emulator {
    */
   constructor(opts = {}) {
     this.opts = opts;
-    this.tmp = opts.tmp || fs.mkdtempSync(path.join(os.tmpdir(), `sbemu-e2e-${opts.name || "run"}-`));
+    // The name is cut short: psql reaches the cluster through <tmp>/data/pg/run/.s.PGSQL.5432,
+    // and a Unix socket path has at most 107 bytes (the run dir of tests/e2e/run.sh comes first).
+    const slug = (opts.name || "run").slice(0, 24);
+    this.tmp = opts.tmp || fs.mkdtempSync(path.join(os.tmpdir(), `sbemu-e2e-${slug}-`));
     // The embedded cluster runs as the postgres user, which must be able to reach <data-dir>/pg.
     if (!opts.tmp) fs.chmodSync(this.tmp, 0o755);
     this.dataDir = opts.dataDir || path.join(this.tmp, "data");

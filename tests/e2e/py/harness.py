@@ -88,7 +88,8 @@ def make_config(queues, topics=None):
 
 class Emulator:
     def __init__(self, queues, name="py", topics=None):
-        self.tmp = tempfile.mkdtemp(prefix="sbemu-e2e-%s-" % name)
+        # cut short: a Unix socket path (<tmp>/data/pg/run/.s.PGSQL.5432) has at most 107 bytes
+        self.tmp = tempfile.mkdtemp(prefix="sbemu-e2e-%s-" % name[:24])
         os.chmod(self.tmp, 0o755)  # the embedded cluster runs as postgres
         self.data_dir = os.path.join(self.tmp, "data")
         self.log_path = os.path.join(self.tmp, "sbemu.log")
