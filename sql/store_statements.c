@@ -108,15 +108,21 @@ static const stmt_def stmt_defs[] = {
     {STMT_PUBLISH_SET,
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
      "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
-     "  $16::uuid[], $17::int8[]) WITH ORDINALITY AS i(width, slot, target, state, now, avail, expires, ttl,"
-     "  message_id, session_id, message, subqueue, reason, description, consume, size, ord)),"
-     " n AS MATERIALIZED (SELECT i.*, count(*) FILTER (WHERE i.width > 0) OVER (ORDER BY i.ord) AS k FROM i),"
+     "  $16::uuid[], $17::int8[], $18::int8[]) WITH ORDINALITY AS i(width, slot, target, state, now, avail, expires,"
+     "  ttl, message_id, session_id, message, subqueue, reason, description, consume, size, back, ord)),"
+     /* k names a message by the ordinal of its first row (back: how far before this row it is) */
+     " n AS MATERIALIZED (SELECT i.*, i.ord - i.back AS k FROM i),"
      " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
      /* Service Bus stamps a MessageId on messages sent without one: one per message, every copy the same */
      "  coalesce(message_id, replace(gen_random_uuid()::text, '-', '')) AS gid FROM n WHERE width > 0),"
      " e AS (SELECT t.requires_duplicate_detection AS dd, t.duplicate_detection_history_time_window AS win,"
      "  t.max_size_in_megabytes::bigint * 1048576 AS max_bytes FROM topics t"
      "  JOIN entity_runtime r ON r.entity_id = t.id WHERE t.id = $1 FOR UPDATE OF r),"
+     /* the entities that get copies, locked against deletion until the commit
+      * (what a foreign key would check per row); a copy for one deleted
+      * meanwhile is not stored */
+     " tg AS MATERIALIZED (SELECT entity_id FROM entity_runtime"
+     "  WHERE entity_id IN (SELECT DISTINCT target FROM n WHERE target IS NOT NULL) FOR KEY SHARE),"
      " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND m.lock_token = b.tok"
      "  AND m.entity_id IS NOT DISTINCT FROM $1 RETURNING b.k, octet_length(m.message) AS bytes),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
@@ -140,7 +146,7 @@ static const stmt_def stmt_defs[] = {
      "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
      " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
      "  n.reason, n.description, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid, keep.base"
-     "  FROM n JOIN keep USING (k) WHERE n.target IS NOT NULL),"
+     "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg)),"
      /* each entity_runtime row is written by one CTE only (two would race within
       * the statement): the topic by s, subscriptions by u, forward targets by fw */
      " s AS (UPDATE entity_runtime SET"
@@ -172,10 +178,10 @@ static const stmt_def stmt_defs[] = {
      "  FROM (SELECT target, sum(size) AS n FROM c WHERE slot >= 0 AND target <> $1 GROUP BY target) g"
      "  WHERE r.entity_id = g.target)"
      " SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
-     17, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
+     18, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
           STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY,
           STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY,
-          STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY}},
+          STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
     {STMT_TOUCH,
      "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2)) WHERE entity_id = $1",

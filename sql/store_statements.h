@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* The most parameters any statement takes. */
-#define STORE_MAX_PARAMS 17
+#define STORE_MAX_PARAMS 18
 
 #define STMT_LOAD_ENTITIES "sb_load_entities"
 #define STMT_LOAD_RULES "sb_load_rules"

@@ -9,22 +9,22 @@
 /* Columns as STMT_PUBLISH_SET's arrays. */
 static const store_merge_def publish_set = {
     STMT_PUBLISH_SET,
-    16,
+    17,
     {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
      STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT,
-     STORE_OID_UUID, STORE_OID_INT8},
+     STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8},
     NULL,
 };
 
-static int publish_row(store_op *op, int i, const store_copy *c)
+static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
 {
     const store_new_message *m = &c->m;
     const char *mid = c->width ? m->message_id : NULL;
     int8_param width = be_int8(c->width), slot = be_int8(c->slot), target = be_int8(c->target),
                state = be_int8(m->state), now = be_int8(m->now_ms), avail = be_int8(m->available_ms),
                exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue),
-               size = be_int8(c->target ? (int64_t)c->size : 0);
-    store_param cols[16] = {
+               size = be_int8(c->target ? (int64_t)c->size : 0), bk = be_int8(back);
+    store_param cols[17] = {
         P_INT8(width),
         P_INT8(slot),
         c->target ? P_INT8(target) : (store_param){0},
@@ -41,6 +41,7 @@ static int publish_row(store_op *op, int i, const store_copy *c)
         P_TEXT(m->dead_letter_description),
         c->consume ? P_UUID(c->consume_token) : (store_param){0},
         P_INT8(size),
+        P_INT8(bk),
     };
     return store_op_row(op, i, cols);
 }
@@ -63,10 +64,14 @@ void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n,
     }
     /* receivers of every subscription of the topic are woken (amqp_server_wake) */
     store_op_set_notify(op, topic_id);
-    for (size_t i = 0; i < n; i++)
-        if (publish_row(op, (int)i, &rows[i])) {
+    size_t first = 0; /* the row that starts the current message */
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].width > 0)
+            first = i;
+        if (publish_row(op, (int)i, &rows[i], (int64_t)(i - first))) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
             break;
         }
+    }
     store_submit(s, op);
 }

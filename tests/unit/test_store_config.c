@@ -379,6 +379,29 @@ static void test_default_rule_only_when_no_rules(void **state)
                         "$Default:True");
 }
 
+/* messages.entity_id has no foreign key (migration 006): deleting an entity,
+ * directly or through its topic, deletes its messages in the trigger. */
+static void test_deleting_an_entity_deletes_its_messages(void **state)
+{
+    (void)state;
+    NEED_PG();
+    exec_ok("INSERT INTO queues (name) VALUES ('gone'), ('stays')");
+    exec_ok("WITH t AS (INSERT INTO topics (name) VALUES ('tgone') RETURNING id)"
+            " INSERT INTO subscriptions (topic_id, name) SELECT id, s FROM t, (VALUES ('a'), ('b')) v(s)");
+    exec_ok("INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, message)"
+            " SELECT e.id, g, now(), now(), '\\x01'::bytea FROM entities e, generate_series(1, 3) g"
+            " WHERE e.kind <> 'topic'");
+    assert_string_equal(q1("SELECT count(*) FROM messages"), "12");
+    exec_ok("DELETE FROM queues WHERE name = 'gone'");
+    assert_string_equal(q1("SELECT count(*) FROM messages"), "9");
+    exec_ok("DELETE FROM topics WHERE name = 'tgone'");
+    assert_string_equal(q1("SELECT count(*) FROM messages"), "3");
+    assert_string_equal(q1("SELECT count(*) FROM messages m JOIN queues q ON q.id = m.entity_id WHERE q.name = 'stays'"),
+                        "3");
+    assert_string_equal(q1("SELECT count(*) FROM messages m WHERE NOT EXISTS"
+                           " (SELECT 1 FROM entities e WHERE e.id = m.entity_id)"), "0");
+}
+
 static void test_rule_update(void **state)
 {
     (void)state;
@@ -446,6 +469,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_apply_sample, setup),
+        cmocka_unit_test_setup(test_deleting_an_entity_deletes_its_messages, setup),
         cmocka_unit_test_setup(test_idempotent, setup),
         cmocka_unit_test_setup(test_update_keeps_messages_and_absent_entities, setup),
         cmocka_unit_test_setup(test_default_rule_only_when_no_rules, setup),
