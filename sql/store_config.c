@@ -222,11 +222,12 @@ static const char rule_sql[] =
 
 /* A subscription gets $Default when it is created (a trigger, migration 006).
  * Config.json rules replace it on the subscription this transaction created
- * (its $Default carries this transaction's now()); a subscription that
- * already existed keeps the rules it has, whoever added them. */
+ * (its $Default row was inserted by this transaction: xmin is ours); a
+ * subscription that already existed keeps the rules it has, whoever added them. */
 static const char drop_new_default_sql[] =
     "DELETE FROM rules WHERE subscription_id = $1::bigint AND lower(name) = lower($2) AND filter_type = 'True'"
-    " AND created_at = now() AND NOT EXISTS (SELECT 1 FROM unnest($3::text[]) AS n WHERE lower(n) = lower($2))";
+    " AND xmin::text = (pg_current_xact_id()::text::bigint % 4294967296)::text" /* xid8 without its epoch */
+    " AND NOT EXISTS (SELECT 1 FROM unnest($3::text[]) AS n WHERE lower(n) = lower($2))";
 
 static int apply_queue(PGconn *conn, const ent_queue_props *q, char *err, size_t errlen)
 {

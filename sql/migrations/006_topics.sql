@@ -33,9 +33,14 @@ CREATE TRIGGER rules_changed AFTER INSERT OR UPDATE OR DELETE ON rules
 -- A subscription is created with the $Default rule (TrueFilter), whoever
 -- creates it: plain SQL, Config.json or the management plane. Whoever wants
 -- other rules replaces it in the same transaction or later.
+-- Its created_at is on the namespace's movable clock, as the management plane
+-- writes rules (enumerate-rules lists rules in created order).
+CREATE FUNCTION sbemu_clock_now() RETURNS timestamptz LANGUAGE sql STABLE
+    RETURN now() + (SELECT offset_ms FROM sbemu_clock) * interval '1 millisecond';
 CREATE FUNCTION sbemu_default_rule() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO rules (subscription_id, name, filter_type) SELECT id, '$Default', 'True' FROM added
+    INSERT INTO rules (subscription_id, name, filter_type, created_at)
+        SELECT id, '$Default', 'True', sbemu_clock_now() FROM added
         ON CONFLICT DO NOTHING;
     RETURN NULL;
 END $$;
