@@ -127,7 +127,10 @@ if [ "$with_rabbitmq" = 1 ] && command -v rabbitmq-server >/dev/null; then
   done
   if /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $RABBITMQ_NODE_PORT), 1)" 2>/dev/null; then
     rabbit_url="amqp://127.0.0.1:$RABBITMQ_NODE_PORT"
-    beam_pid=$(rabbitmqctl -q -n "$RABBITMQ_NODENAME" eval 'os:getpid().' 2>/dev/null | tr -dc 0-9) || beam_pid=""
+    # Not `rabbitmqctl eval`: after it ran, sbemu's peek-lock receive in this
+    # script fell from ~51k to 10-16k msg/s (measured: the same run without the
+    # two rabbitmqctl calls stays at ~51k), though nothing showed busy in top.
+    beam_pid=$(pgrep -f "beam.smp.*$RABBITMQ_NODENAME" | head -1) || beam_pid=""
   else
     echo "rabbitmq: did not start (see below); no peer numbers" >&2; tail -20 "$work/rabbitmq.out" >&2
   fi
@@ -146,8 +149,27 @@ human_size() { [ "$1" -ge 1024 ] && echo "$(($1 / 1024))KiB" || echo "${1}B"; }
 
 # Runs sbbench against one broker; prints its line; records the rate under
 # `case` unless case is "-". A failure or timeout is printed and recorded as such.
+# Waits until the brokers are quiet: RabbitMQ keeps writing and fsyncing its
+# message store for seconds after a case (and after it starts), and on 2 cores
+# that landed in the next case, whoever's it was: sbemu's peek-lock receive,
+# two fsynced commits per round trip, fell from ~50k to 8-16k msg/s when it ran
+# right after RabbitMQ's cases. Quiet: the page cache written back, and
+# beam.smp using no CPU for half a second (at most 30 s of waiting).
+quiesce() {
+  sync
+  [ -n "${beam_pid:-}" ] && [ -r "/proc/$beam_pid/stat" ] || return 0
+  local a b i
+  for i in $(seq 60); do
+    a=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat"); sleep 0.5
+    b=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat")
+    [ $((b - a)) -le 1 ] && break
+  done
+  sync
+}
+
 bench() {  # broker case address mode count size conns window [timeout]
   local broker=$1 case=$2 address=$3 mode=$4 count=$5 size=$6 conns=$7 window=$8 t=${9:-$timeout}
+  quiesce
   local -a auth url_args
   if [ "$broker" = sbemu ]; then
     url_args=(--url "amqp://127.0.0.1:$amqp" --address "$address"); auth=(--sas-key "$SAS_KEY")
@@ -240,7 +262,7 @@ with_raw=1; raw_prepare || with_raw=0
 
 echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them;" \
      "rounds=$rounds, 1 KiB: $count_small msgs window $window_small, 64 KiB: $count_large msgs window $window_large"
-if [ -n "$rabbit_url" ]; then echo "rabbitmq $(rabbitmqctl -q -n "$RABBITMQ_NODENAME" eval 'rabbit_misc:version().' 2>/dev/null | tr -d '"') (AMQP 1.0 plugin, durable queue, persistent messages)"; fi
+if [ -n "$rabbit_url" ]; then echo "rabbitmq $(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null) (AMQP 1.0 plugin, durable queue, persistent messages)"; fi
 
 # ---- the cases ----
 brokers_in_order() {  # alternate who goes first, so neither always runs on a warmer machine
