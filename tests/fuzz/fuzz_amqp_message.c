@@ -19,7 +19,7 @@
 #include "ent_filter.h"
 
 /* Larger inputs only exercise the same loops longer. */
-#define MAX_INPUT 65536
+#define FUZZ_MAX_INPUT 65536
 #define RULE_NAME "fuzzrule"
 
 #define CHECK(cond)                                                                          \
@@ -104,7 +104,7 @@ static void exercise(const uint8_t *bytes, size_t len, const amqp_msg *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     init();
-    if (size > MAX_INPUT)
+    if (size > FUZZ_MAX_INPUT)
         return 0;
     amqp_msg m;
     char why[200];
