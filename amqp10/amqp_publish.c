@@ -25,7 +25,7 @@
 typedef struct build {
     store_copy *rows;
     size_t n, cap;
-    uint8_t **owned; /* bodies changed by rule actions */
+    uint8_t **owned; /* bodies changed by rule actions, dead-letter descriptions */
     size_t nowned, owned_cap;
     ent_topic_copies copies;
     int64_t pump[8]; /* topics that copies rest in: routed after the commit */
@@ -206,8 +206,14 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
                         r->slot++;
                 r->m.subqueue = 1;
                 r->m.dead_letter_reason = ENT_DLQ_REASON_FILTER;
-                r->m.dead_letter_description = dl_desc;
-                /* the description is copied by the store at submit, like everything else */
+                /* a copy the build owns: dl_desc is on this loop's stack or in the
+                 * copies list, which the next message of the delivery reuses */
+                char *owned = strdup(dl_desc);
+                if (!owned || own(b, (uint8_t *)owned)) {
+                    free(owned);
+                    return -1;
+                }
+                r->m.dead_letter_description = owned;
             }
             r->size = base->len;
             if (bytes) {
