@@ -10,6 +10,9 @@ const { PEEK_LOCK, receiveExact } = require("./util");
 const { psql, errorOf, expectNothing } = require("./qs_util");
 const { sqlRule, drainSub, brief, storedCounts, rawAttach } = require("./topics_util");
 
+/** How long a change made with plain SQL may take to reach the emulator (its NOTIFY, then the cache reload). */
+const NOTIFY_GRACE_MS = 300;
+
 const topics = [
   { name: "t-fan", subscriptions: [{ name: "s1" }, { name: "s2" }, { name: "s3" }] },
   {
@@ -174,7 +177,7 @@ emulatorSuite("js topics: fan-out", { topics }, (ctx) => {
     await sender.close();
   });
 
-  ctx.test("plain SQL: a rule inserted (and $Default deleted) applies to the very next message sent on an attached sender", async () => {
+  ctx.test("plain SQL: a rule inserted (and $Default deleted) applies to the next message sent on an attached sender, once its NOTIFY is in", async () => {
     const sb = ctx.client();
     psql(ctx.emu, "INSERT INTO topics (name) VALUES ('sql-rules')");
     psql(ctx.emu, "INSERT INTO subscriptions (topic_id, name) SELECT id, 'red' FROM topics WHERE name = 'sql-rules'");
@@ -187,6 +190,11 @@ emulatorSuite("js topics: fan-out", { topics }, (ctx) => {
     const sub = "(SELECT s.id FROM subscriptions s JOIN topics t ON t.id = s.topic_id WHERE t.name = 'sql-rules' AND s.name = 'red')";
     psql(ctx.emu, `BEGIN; DELETE FROM rules WHERE subscription_id = ${sub};
       INSERT INTO rules (subscription_id, name, filter_type, sql_expression) SELECT ${sub}, 'red-only', 'Sql', 'color = ''red'''; COMMIT;`);
+    // A change made with SQL reaches the emulator through its NOTIFY, within
+    // milliseconds; a send racing the NOTIFY may still see the old rules (CI saw
+    // it once). Rule changes over $management are answered only after the
+    // reload (rules.test.js).
+    await new Promise((r) => setTimeout(r, NOTIFY_GRACE_MS));
     await sender.sendMessages({ messageId: "blue-after", body: 1, applicationProperties: { color: "blue" } });
     await sender.sendMessages({ messageId: "red-after", body: 2, applicationProperties: { color: "red" } });
     const [m] = await receiveExact(receiver, 1);
@@ -196,6 +204,7 @@ emulatorSuite("js topics: fan-out", { topics }, (ctx) => {
     // An action rule added with SQL: the next message gives a second copy with RuleName.
     psql(ctx.emu, `INSERT INTO rules (subscription_id, name, filter_type, sql_expression, action_expression)
       SELECT ${sub}, 'stamp', 'Sql', 'color = ''red''', 'SET stamped = ''yes'''`);
+    await new Promise((r) => setTimeout(r, NOTIFY_GRACE_MS));
     await sender.sendMessages({ messageId: "red-2", body: 3, applicationProperties: { color: "red" } });
     const two = await receiveExact(receiver, 2);
     for (const x of two) await receiver.completeMessage(x);
