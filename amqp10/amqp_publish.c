@@ -17,7 +17,6 @@
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
-#include "ent_queue.h"
 #include "ent_topic.h"
 #include "store_topic.h"
 
@@ -87,36 +86,29 @@ static void note_pump(build *b, int64_t topic)
         b->pump[b->npump++] = topic; /* more: the periodic pump finds them */
 }
 
-/* Where a copy for sub lands (the end of its ForwardTo chain), or sub itself
- * with a dead-letter reason when that end will not take it. */
-static const ent_entity *copy_target(const ent_cache *cache, const ent_entity *sub, const char **reason,
-                                     const char **desc)
-{
-    bool exceeded;
-    const ent_entity *end = ent_cache_send_target(cache, sub, &exceeded);
-    *reason = *desc = NULL;
-    if (exceeded) {
-        *reason = ENT_DLQ_REASON_HOPS;
-        *desc = ENT_DLQ_DESC_HOPS;
-        return sub;
-    }
-    if (end->id == sub->topic_id)
-        return sub; /* forwarding into its own topic would loop: it stays (only SQL can set that) */
-    if (end != sub && ent_forward_diverts(end->status)) {
-        *reason = ENT_DLQ_REASON_FORWARD;
-        *desc = ENT_DLQ_DESC_FORWARD;
-        return sub;
-    }
-    return end;
-}
-
 /* Appends one copy of the message described by base (bytes NULL: share the
- * message's body). first: the message's first row, which carries its width. */
+ * message's body). first_row: the message's first row, which carries its
+ * width. filter_error: a filter or action of sub failed with this text, and
+ * the copy is a dead letter in sub (never forwarded). */
 static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *topic, const ent_entity *sub,
-                            const store_new_message *base, const amqp_msg *m, size_t first_row)
+                            const store_new_message *base, const amqp_msg *m, size_t first_row,
+                            const char *filter_error)
 {
-    const char *reason, *desc;
-    const ent_entity *to = copy_target(cache, sub, &reason, &desc);
+    const char *reason = NULL, *desc = NULL;
+    const ent_entity *to = sub;
+    if (filter_error) {
+        /* a copy the build owns: the text is on the caller's stack or in the
+         * copies list, which the next message of the delivery reuses */
+        char *owned = strdup(filter_error);
+        if (!owned || own(b, (uint8_t *)owned)) {
+            free(owned);
+            return NULL;
+        }
+        reason = ENT_DLQ_REASON_FILTER;
+        desc = owned;
+    } else {
+        to = ent_topic_copy_target(cache, sub, &reason, &desc);
+    }
     store_copy *r = row(b);
     if (!r)
         return NULL;
@@ -195,26 +187,9 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
                     bytes = out;
                 }
             }
-            store_copy *r = add_copy(b, cache, topic, cp->subscription, base, m, first_row);
+            store_copy *r = add_copy(b, cache, topic, cp->subscription, base, m, first_row, dl_desc);
             if (!r)
                 return -1;
-            if (dl_desc) {
-                r->target = cp->subscription->id;
-                r->slot = 0;
-                for (size_t j = first_row; j + 1 < b->n; j++)
-                    if (b->rows[j].target == r->target && b->rows[j].slot >= 0)
-                        r->slot++;
-                r->m.subqueue = 1;
-                r->m.dead_letter_reason = ENT_DLQ_REASON_FILTER;
-                /* a copy the build owns: dl_desc is on this loop's stack or in the
-                 * copies list, which the next message of the delivery reuses */
-                char *owned = strdup(dl_desc);
-                if (!owned || own(b, (uint8_t *)owned)) {
-                    free(owned);
-                    return -1;
-                }
-                r->m.dead_letter_description = owned;
-            }
             r->size = base->len;
             if (bytes) {
                 r->m.bytes = bytes;

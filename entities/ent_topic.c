@@ -6,7 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ent_dead_letter.h"
 #include "ent_message_rules.h"
+#include "ent_queue.h"
 
 static ent_topic_copy *push(ent_topic_copies *l)
 {
@@ -90,4 +92,25 @@ int64_t ent_topic_copy_ttl_ms(int64_t message_ttl_ms, const ent_entity *topic, c
 {
     return ent_effective_ttl_ms(ent_effective_ttl_ms(message_ttl_ms, topic->default_ttl_ms),
                                 subscription->default_ttl_ms);
+}
+
+const ent_entity *ent_topic_copy_target(const ent_cache *c, const ent_entity *sub, const char **reason,
+                                        const char **desc)
+{
+    bool exceeded;
+    const ent_entity *end = ent_cache_send_target(c, sub, &exceeded);
+    *reason = *desc = NULL;
+    if (exceeded) {
+        *reason = ENT_DLQ_REASON_HOPS;
+        *desc = ENT_DLQ_DESC_HOPS;
+        return sub;
+    }
+    if (end->id == sub->topic_id)
+        return sub;
+    if (end != sub && ent_forward_diverts(end->status)) {
+        *reason = ENT_DLQ_REASON_FORWARD;
+        *desc = ENT_DLQ_DESC_FORWARD;
+        return sub;
+    }
+    return end;
 }

@@ -36,6 +36,13 @@ typedef struct ent_topic_copies {
 int ent_topic_route(const ent_cache *c, const ent_entity *topic, const ent_filter_msg *msg, ent_topic_copies *out);
 void ent_topic_copies_free(ent_topic_copies *l);
 
+/* Where sub's copy lands: the end of its ForwardTo chain, or sub itself
+ * (with the dead-letter reason and description set) when that end will not
+ * take it or the chain is too long. A chain back into sub's own topic would
+ * loop: the copy stays in sub (only plain SQL can set that up). */
+const ent_entity *ent_topic_copy_target(const ent_cache *c, const ent_entity *sub, const char **reason,
+                                        const char **desc);
+
 /* The TTL a copy lives: the smallest of the message's, the topic's default and
  * the subscription's default (-1: unlimited). */
 int64_t ent_topic_copy_ttl_ms(int64_t message_ttl_ms, const ent_entity *topic, const ent_entity *subscription);
