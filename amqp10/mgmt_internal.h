@@ -87,6 +87,9 @@ bool mgmt_map_find(pn_data_t *body, const char *key);
 /* The same for the map d is on (not entered): true with d on the value of
  * key, false when the key is absent or its value null. */
 bool mgmt_map_seek(pn_data_t *d, const char *key);
+/* The current node, an AMQP integer of any width, as an int64 (a ulong above
+ * INT64_MAX saturates). */
+int64_t mgmt_get_integer(pn_data_t *d);
 /* AMQP's name of a type ("string", "long", "array"), for error descriptions. */
 const char *mgmt_type_name(pn_type_t t);
 int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen);

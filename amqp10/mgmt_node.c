@@ -153,8 +153,7 @@ static bool is_integer(pn_type_t t)
     }
 }
 
-/* The current node as an int64 (is_integer must hold). */
-static int64_t get_integer(pn_data_t *d)
+int64_t mgmt_get_integer(pn_data_t *d)
 {
     switch (pn_data_type(d)) {
     case PN_BYTE: return pn_data_get_byte(d);
@@ -228,7 +227,7 @@ int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out,
         return rc;
     if (!is_integer(pn_data_type(body)))
         return wrong_type(body, key, "an integer", err, errlen);
-    *out = get_integer(body);
+    *out = mgmt_get_integer(body);
     return 0;
 }
 
@@ -251,7 +250,7 @@ int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t 
     if (pn_data_type(body) == PN_TIMESTAMP)
         *out_ms = pn_data_get_timestamp(body);
     else if (is_integer(pn_data_type(body))) /* milliseconds, for clients that cannot say timestamp */
-        *out_ms = get_integer(body);
+        *out_ms = mgmt_get_integer(body);
     else
         return wrong_type(body, key, "a timestamp", err, errlen);
     return 0;
@@ -317,7 +316,7 @@ int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t 
                      mgmt_type_name(pn_data_type(body)));
             return -1;
         }
-        v[i++] = get_integer(body);
+        v[i++] = mgmt_get_integer(body);
     }
     *out = v;
     *n = i;

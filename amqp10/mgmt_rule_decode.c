@@ -106,19 +106,6 @@ static bool is_integer(pn_type_t t)
            t == PN_LONG;
 }
 
-static int64_t get_integer(pn_data_t *d)
-{
-    switch (pn_data_type(d)) {
-    case PN_BYTE: return pn_data_get_byte(d);
-    case PN_UBYTE: return pn_data_get_ubyte(d);
-    case PN_SHORT: return pn_data_get_short(d);
-    case PN_USHORT: return pn_data_get_ushort(d);
-    case PN_INT: return pn_data_get_int(d);
-    case PN_UINT: return pn_data_get_uint(d);
-    default: return pn_data_get_long(d);
-    }
-}
-
 /* A described .NET value (timespan, datetime-offset, uri) at the current node. */
 static int take_described(pn_data_t *d, ent_filter_value *v, char *err, size_t errlen, const char *what)
 {
@@ -130,11 +117,11 @@ static int take_described(pn_data_t *d, ent_filter_value *v, char *err, size_t e
     int rc = -1;
     if (ok && desc.size == strlen(MGMT_DESC_TIMESPAN) && !memcmp(desc.start, MGMT_DESC_TIMESPAN, desc.size) &&
         is_integer(t)) {
-        *v = ent_fv_duration(get_integer(d) / MGMT_TICKS_PER_MS);
+        *v = ent_fv_duration(mgmt_get_integer(d) / MGMT_TICKS_PER_MS);
         rc = 0;
     } else if (ok && desc.size == strlen(MGMT_DESC_DATETIME_OFFSET) &&
                !memcmp(desc.start, MGMT_DESC_DATETIME_OFFSET, desc.size) && is_integer(t)) {
-        *v = ent_fv_time((get_integer(d) - MGMT_TICKS_AT_UNIX_EPOCH) / MGMT_TICKS_PER_MS);
+        *v = ent_fv_time((mgmt_get_integer(d) - MGMT_TICKS_AT_UNIX_EPOCH) / MGMT_TICKS_PER_MS);
         rc = 0;
     } else if (ok && desc.size == strlen(MGMT_DESC_URI) && !memcmp(desc.start, MGMT_DESC_URI, desc.size)) {
         char *s;
@@ -182,7 +169,7 @@ static int take_value(pn_data_t *d, ent_filter_value *v, char *err, size_t errle
     case PN_DESCRIBED: return take_described(d, v, err, errlen, what);
     default:
         if (is_integer(t)) {
-            *v = ent_fv_int(get_integer(d));
+            *v = ent_fv_int(mgmt_get_integer(d));
             return 0;
         }
         snprintf(err, errlen, "%s is %s, which a rule cannot hold (string, number, boolean, timestamp, uuid, null).",

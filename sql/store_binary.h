@@ -67,6 +67,16 @@ static inline user_cb *user_new(void (*fn)(void), void *ctx)
     return u;
 }
 
+/* The done() of an op whose caller wants only its status: calls
+ * fn(ctx, st) (fn may be NULL) and frees the user_cb. */
+static inline void store_status_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    if (u->fn)
+        ((void (*)(void *, sb_status))u->fn)(u->ctx, st);
+    free(u);
+}
+
 /* A new op owning u, or NULL (u freed): the caller then fails its callback itself. */
 static inline store_op *store_op_or_fail(int nstmt, store_parse_fn parse, store_done_fn done, user_cb *u)
 {

@@ -457,18 +457,10 @@ void store_schedule(store *s, int64_t entity_id, const store_new_message *msgs, 
 
 /* ---- cancel, touch ---- */
 
-static void status_done(store_op *op, sb_status st)
-{
-    user_cb *u = store_op_ctx(op);
-    if (u->fn)
-        ((store_status_cb)u->fn)(u->ctx, st);
-    free(u);
-}
-
 void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, size_t n, int64_t now_ms,
                             store_status_cb cb, void *ctx)
 {
-    store_op *op = store_op_or_fail(2, NULL, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, NULL, store_status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);
@@ -488,7 +480,7 @@ void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, si
 
 void store_touch_queue(store *s, int64_t entity_id, int64_t now_ms, store_status_cb cb, void *ctx)
 {
-    store_op *op = store_op_or_fail(1, NULL, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(1, NULL, store_status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);
@@ -610,7 +602,7 @@ static void lock_lost_unless_row(store_op *op, int stmt, const void *res)
 void store_replace_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,
                                   const uint8_t *bytes, size_t len, store_status_cb cb, void *ctx)
 {
-    store_op *op = store_op_or_fail(1, lock_lost_unless_row, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(1, lock_lost_unless_row, store_status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);

@@ -195,14 +195,6 @@ void store_load_entities(store *s, store_entities_cb cb, void *ctx)
 
 /* ---- send ---- */
 
-static void status_done(store_op *op, sb_status st)
-{
-    user_cb *u = store_op_ctx(op);
-    if (u->fn)
-        ((store_status_cb)u->fn)(u->ctx, st);
-    free(u);
-}
-
 /* The merged send: every send of a commit to one entity is one statement
  * (STMT_SEND_SET). Columns as that statement's arrays. */
 const store_merge_def store_send_set = {
@@ -236,7 +228,7 @@ int store_send_row(store_op *op, int i, const store_new_message *m)
 void store_send(store *s, int64_t entity_id, const store_new_message *msgs, size_t n, store_status_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new_merged(&store_send_set, entity_id, (int)n, status_done, u) : NULL;
+    store_op *op = u ? store_op_new_merged(&store_send_set, entity_id, (int)n, store_status_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL);
@@ -366,7 +358,7 @@ static const store_merge_def settle_set = {
 
 static void settle_done(store_op *op, sb_status st)
 {
-    status_done(op, st == SB_OK && store_op_answered(op) == 0 ? SB_ERR_LOCK_LOST : st);
+    store_status_done(op, st == SB_OK && store_op_answered(op) == 0 ? SB_ERR_LOCK_LOST : st);
 }
 
 void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,

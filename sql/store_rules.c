@@ -86,17 +86,10 @@ static void remove_parse(store_op *op, int stmt, const void *res)
         store_op_set_status(op, SB_ERR_NOT_FOUND);
 }
 
-static void status_done(store_op *op, sb_status st)
-{
-    user_cb *u = store_op_ctx(op);
-    ((store_rule_status_cb)u->fn)(u->ctx, st);
-    free(u);
-}
-
 void store_rule_remove(store *s, int64_t subscription_id, const char *name, int64_t now_ms, store_rule_status_cb cb,
                        void *ctx)
 {
-    store_op *op = store_op_or_fail(2, remove_parse, status_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = store_op_or_fail(2, remove_parse, store_status_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL);
         return;

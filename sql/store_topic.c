@@ -46,17 +46,10 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
     return store_op_row(op, i, cols);
 }
 
-static void status_done(store_op *op, sb_status st)
-{
-    user_cb *u = store_op_ctx(op);
-    ((store_status_cb)u->fn)(u->ctx, st);
-    free(u);
-}
-
 void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n, store_status_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new_merged(&publish_set, topic_id, (int)n, status_done, u) : NULL;
+    store_op *op = u ? store_op_new_merged(&publish_set, topic_id, (int)n, store_status_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL);

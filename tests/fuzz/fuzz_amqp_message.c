@@ -17,18 +17,11 @@
 #include "amqp_message.h"
 #include "amqp_rule_action.h"
 #include "ent_filter.h"
+#include "fuzz_check.h"
 
 /* Larger inputs only exercise the same loops longer. */
 #define FUZZ_MAX_INPUT 65536
 #define RULE_NAME "fuzzrule"
-
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "fuzz_amqp_message: check failed: %s (line %d)\n", #cond, __LINE__); \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
 
 /* Filters over every system property and user properties of each type. */
 static const char *const filter_texts[] = {

@@ -10,16 +10,9 @@
 #include <strings.h>
 
 #include "emu_config_json.h"
+#include "fuzz_check.h"
 
 #define FUZZ_MAX_INPUT 262144
-
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "fuzz_config_json: check failed: %s (line %d)\n", #cond, __LINE__); \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

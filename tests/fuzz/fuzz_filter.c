@@ -14,20 +14,13 @@
 
 #include "ent_filter.h"
 #include "filter_internal.h"
+#include "fuzz_check.h"
 
 /* Longer inputs only exercise the length limit. */
 #define MAX_INPUT 4096
 /* Subject and pattern for the differential LIKE check stay small: the
  * reference matcher is O(n*m) in memory. */
 #define LIKE_MAX_CHARS 64
-
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "fuzz_filter: check failed: %s (line %d)\n", #cond, __LINE__); \
-            abort();                                                                \
-        }                                                                           \
-    } while (0)
 
 static char long_text[20000];
 

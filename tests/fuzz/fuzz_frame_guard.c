@@ -8,18 +8,11 @@
 #include <string.h>
 
 #include "amqp_frame_guard.h"
+#include "fuzz_check.h"
 
 #define FUZZ_MAX_INPUT 65536
 /* The frame size sbemu announces (AMQP_MAX_FRAME). */
 #define GUARD_MAX_FRAME 262144
-
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "fuzz_frame_guard: check failed: %s (line %d)\n", #cond, __LINE__); \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

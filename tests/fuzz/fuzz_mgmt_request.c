@@ -13,16 +13,9 @@
 
 #include "amqp_sas.h"
 #include "mgmt_rules.h"
+#include "fuzz_check.h"
 
 #define FUZZ_MAX_INPUT 65536
-
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "fuzz_mgmt_request: check failed: %s (line %d)\n", #cond, __LINE__); \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
