@@ -40,6 +40,12 @@ static void poll_parked(lws_sorted_usec_list_t *sul)
             for (amqp_link *lk = c->links; lk; lk = lk->next)
                 lk->claim_from = 0;
     }
+    for (amqp_conn *c = srv->conns; c; c = c->next) {
+        for (amqp_link *lk = c->links; lk; lk = lk->next)
+            if (lk->session)
+                amqp_session_tick(lk);
+        amqp_conn_pump(c);
+    }
     amqp_server_wake_all(srv);
     lws_sul_schedule(srv->lws, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
 }
@@ -68,6 +74,8 @@ void amqp_server_wake_all(amqp_server *srv)
         for (amqp_link *lk = c->links; lk; lk = lk->next) {
             if (lk->parked)
                 amqp_link_pump(lk);
+            if (lk->session_waiting)
+                amqp_session_retry(lk);
             if (lk->starved) /* a starved link whose last sends were refused has no on_sent to wait for */
                 amqp_link_top_up(lk);
         }
@@ -109,9 +117,12 @@ void amqp_server_wake(amqp_server *srv, int64_t entity_id)
         bool any = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next)
             /* a topic's commit (a publish) names the topic: its subscriptions' receivers wake */
-            if (lk->role == LINK_ENTITY_OUT && lk->parked &&
+            if (lk->role == LINK_ENTITY_OUT && (lk->parked || lk->session_waiting) &&
                 (lk->entity.id == entity_id || lk->entity.topic_id == entity_id)) {
-                amqp_link_pump(lk);
+                if (lk->parked)
+                    amqp_link_pump(lk);
+                else
+                    amqp_session_retry(lk);
                 any = true;
             }
         if (any)
@@ -197,6 +208,7 @@ static void on_link_closed(pn_link_t *l)
     if (lk) {
         lk->closed = true;
         lk->parked = false;
+        amqp_session_let_go(lk);
     }
     if (!(pn_link_state(l) & PN_LOCAL_CLOSED))
         pn_link_close(l);
@@ -472,6 +484,8 @@ static int amqp_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, 
             pss->conn = NULL;
             c->wsi = NULL;
             lws_sul_cancel(&c->tick_timer);
+            for (amqp_link *lk = c->links; lk; lk = lk->next)
+                amqp_session_let_go(lk); /* a session ends with its connection */
             pn_connection_driver_close(&c->driver);
             amqp_conn_pump(c);
             LOG_DEBUG("conn %llu: socket closed", (unsigned long long)c->id);

@@ -20,6 +20,7 @@
 #include "amqp_server.h"
 #include "ent_address.h"
 #include "ent_cache.h"
+#include "ent_session.h"
 #include "store_queue.h"
 
 /* Credit given to a client that sends to us, topped up at half. */
@@ -93,6 +94,21 @@ typedef struct amqp_link {
     int64_t claim_from;   /* the lowest sequence number its next claim looks at (amqp_server_rewind) */
     bool discarding;      /* dropping an oversized message until its last frame */
     bool starved;         /* credit held back while the store was full (amqp_link_top_up) */
+    /* A session receiver (link_session.c): it asked for session_id
+     * (session_named) or for the next available one; until it has one its
+     * attach is not answered (session_waiting, up to session_deadline_ms on
+     * the wall clock). It then holds the session's lock as session_token
+     * until session_until_ms on the emulator's clock, and lets go when it
+     * detaches. */
+    bool session;
+    bool session_named;
+    bool session_waiting;
+    bool session_locking;  /* a lock attempt is in the store */
+    bool session_held;
+    char session_id[ENT_SESSION_ID_SIZE];
+    uint8_t session_token[16];
+    int64_t session_until_ms;
+    int64_t session_deadline_ms;
 } amqp_link;
 
 typedef struct amqp_grant {
@@ -183,6 +199,26 @@ void amqp_link_refuse(pn_link_t *l, const char *condition, const char *descripti
 /* Grants a receiving link more credit, unless the store holds too much
  * already (then the link is starved until one of its sends commits). */
 void amqp_link_top_up(amqp_link *lk);
+
+/* Answers a link's attach with a live link (termini and settle modes echoed). */
+void amqp_link_accept(amqp_link *lk);
+
+/* link_session.c: session receivers. */
+/* Whether the client's attach carries a session filter; *named and sid
+ * (sidlen bytes) say which session, when it names one. */
+bool amqp_session_filter_of(pn_link_t *l, bool *named, char *sid, size_t sidlen);
+/* Takes the link's session (its entity was looked up and allows it). */
+void amqp_session_attach(amqp_link *lk);
+/* Messages came: a receiver waiting for the next available session looks again. */
+void amqp_session_retry(amqp_link *lk);
+/* The poll timer: a waiting receiver past its deadline is told
+ * com.microsoft:timeout; a held session whose lock lapsed is detached with
+ * com.microsoft:session-lock-lost. */
+void amqp_session_tick(amqp_link *lk);
+/* The link is gone: its session is free for others. */
+void amqp_session_let_go(amqp_link *lk);
+/* The link of connection c holding entity_id's session sid, or NULL. */
+amqp_link *amqp_session_holder(amqp_conn *c, int64_t entity_id, const char *sid);
 
 /* link_receiver.c */
 void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d);

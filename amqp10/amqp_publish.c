@@ -14,6 +14,7 @@
 #include "amqp_filter_msg.h"
 #include "amqp_rule_action.h"
 #include "amqp_internal.h"
+#include "ent_session.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
@@ -164,6 +165,8 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
         for (size_t i = 0; i < b->copies.n; i++) {
             const ent_topic_copy *cp = &b->copies.v[i];
             if ((pass == 0) != (cp->rule == NULL))
+                continue;
+            if (!ent_session_holds(cp->subscription, m->has_session_id))
                 continue;
             const uint8_t *bytes = NULL;
             size_t len = 0;

@@ -41,7 +41,7 @@ static void refuse_status(amqp_link *lk, sb_status st, const char *description)
     amqp_link_refuse(lk->pn, sb_status_condition(st), description);
 }
 
-static void accept_link(amqp_link *lk)
+void amqp_link_accept(amqp_link *lk)
 {
     pn_link_t *l = lk->pn;
     pn_terminus_copy(pn_link_source(l), pn_link_remote_source(l));
@@ -78,7 +78,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
         lk->subqueue = lk->address.dead_letter ? 1 : 0;
         bool out = lk->role == LINK_ENTITY_OUT;
         if (lk->role == LINK_MGMT_REQUESTS || lk->role == LINK_MGMT_REPLIES) {
-            accept_link(lk);
+            amqp_link_accept(lk);
         } else if (out && e->kind == ENT_KIND_TOPIC) {
             snprintf(desc, sizeof desc,
                      "Cannot receive from topic '%s': messages are received from its subscriptions "
@@ -95,13 +95,15 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
             snprintf(desc, sizeof desc, "Messaging entity '%s' is currently disabled for receiving (status %s).",
                      e->name, e->status);
             refuse_status(lk, SB_ERR_ENTITY_DISABLED, desc);
-        } else if (out && e->requires_session) {
-            snprintf(desc, sizeof desc,
-                     "The entity '%s' requires sessions, which this emulator does not support yet.", e->name);
-            refuse_status(lk, SB_ERR_NOT_IMPLEMENTED, desc);
+        } else if (out && (st = ent_session_receiver_check(e, lk->address.dead_letter, lk->session, desc,
+                                                               sizeof desc)) != SB_OK) {
+            refuse_status(lk, st, desc);
+        } else if (lk->session) {
+            lk->receive_and_delete = pn_link_remote_snd_settle_mode(lk->pn) == PN_SND_SETTLED;
+            amqp_session_attach(lk); /* answers once it has a session */
         } else {
             lk->receive_and_delete = out && pn_link_remote_snd_settle_mode(lk->pn) == PN_SND_SETTLED;
-            accept_link(lk);
+            amqp_link_accept(lk);
             if (out)
                 amqp_link_pump(lk);
         }
@@ -134,13 +136,15 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
     switch (lk->address.kind) {
     case ENT_NODE_CBS:
         lk->role = client_sends ? LINK_CBS_REQUESTS : LINK_CBS_REPLIES;
-        accept_link(lk);
+        amqp_link_accept(lk);
         return;
     case ENT_NODE_MANAGEMENT:
         lk->role = client_sends ? LINK_MGMT_REQUESTS : LINK_MGMT_REPLIES;
         break; /* looked up like an entity link: the operations need its row */
     case ENT_NODE_ENTITY:
         lk->role = client_sends ? LINK_ENTITY_IN : LINK_ENTITY_OUT;
+        if (!client_sends)
+            lk->session = amqp_session_filter_of(l, &lk->session_named, lk->session_id, sizeof lk->session_id);
         break;
     }
     char path[ENT_PATH_MAX + 32];

@@ -210,8 +210,19 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
         if (!msgs || !parsed) {
             reject_now(lk, d, SB_ERR_INTERNAL, "out of memory");
         } else {
-            /* a ForwardTo chain sends to its end, unless that end refuses sends */
             const ent_route *route = &lk->route;
+            for (size_t i = 0; i < n; i++) {
+                sb_status st = ent_session_send_check(route->send_target_requires_session, lk->entity.name,
+                                                      msgs[i].session_id != NULL, desc, sizeof desc);
+                if (st != SB_OK) {
+                    reject_now(lk, d, st, desc);
+                    free(msgs);
+                    free(parsed);
+                    free(buf);
+                    return;
+                }
+            }
+            /* a ForwardTo chain sends to its end, unless that end refuses sends */
             int64_t target = route->send_target_id;
             if (target != lk->entity.id && ent_forward_diverts(route->send_target_status)) {
                 divert(msgs, n);

@@ -136,6 +136,12 @@ void amqp_link_pump(amqp_link *lk)
             pn_link_drained(lk->pn);
         return;
     }
+    if (lk->session && (!lk->session_held || ent_clock_now_ms() >= lk->session_until_ms)) {
+        lk->parked = false; /* nothing to claim until it holds a live session lock */
+        if (pn_link_get_drain(lk->pn))
+            pn_link_drained(lk->pn);
+        return;
+    }
     claim_req *req = malloc(sizeof *req);
     if (!req)
         return;
@@ -146,10 +152,14 @@ void amqp_link_pump(amqp_link *lk)
     lk->parked = false;
     int64_t now = ent_clock_now_ms();
     amqp_conn_ref(lk->conn);
-    store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue,
-                lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK, req->asked, now,
-                ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity, lk->subqueue ? 0 : lk->claim_from,
-                on_claimed, req);
+    store_claim_mode mode = lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK;
+    if (lk->session)
+        store_claim_session(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token, mode,
+                            req->asked, now, is_activity, lk->claim_from, on_claimed, req);
+    else
+        store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue, mode, req->asked, now,
+                    ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity,
+                    lk->subqueue ? 0 : lk->claim_from, on_claimed, req);
 }
 
 /* ---- dispositions ---- */
@@ -175,6 +185,10 @@ static void on_settled(void *ctx, sb_status st)
         if ((req->kind == STORE_SETTLE_DEADLETTER || req->kind == STORE_SETTLE_ABANDON) &&
             req->lk->route.dead_letter_target_id)
             amqp_topic_pump(c->srv, req->lk->route.dead_letter_target_id);
+    } else if (st == SB_ERR_LOCK_LOST && req->lk->session &&
+               (!req->lk->session_held || ent_clock_now_ms() >= req->lk->session_until_ms)) {
+        amqp_delivery_reject(req->d, SB_ERR_SESSION_LOCK_LOST,
+                             "The session lock has expired on the MessageSession. Accept a new session.");
     } else if (st == SB_ERR_LOCK_LOST) {
         amqp_delivery_reject(req->d, st,
                              "The lock supplied is invalid. Either the lock expired, or the message has already "

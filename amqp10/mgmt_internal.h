@@ -50,6 +50,10 @@ void mgmt_update_disposition(mgmt_req *r);    /* mgmt_update_disposition.c */
 void mgmt_schedule(mgmt_req *r);              /* mgmt_schedule.c */
 void mgmt_cancel_scheduled(mgmt_req *r);      /* mgmt_schedule.c */
 void mgmt_batch_delete(mgmt_req *r);          /* mgmt_batch_delete.c */
+void mgmt_renew_session_lock(mgmt_req *r);    /* mgmt_session.c */
+void mgmt_get_session_state(mgmt_req *r);     /* mgmt_session.c */
+void mgmt_set_session_state(mgmt_req *r);     /* mgmt_session.c */
+void mgmt_get_message_sessions(mgmt_req *r);  /* mgmt_session.c */
 
 /* ---- answering (mgmt_node.c) ---- */
 

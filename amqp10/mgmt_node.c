@@ -451,6 +451,10 @@ static const struct {
     {"com.microsoft:add-rule", mgmt_add_rule},
     {"com.microsoft:remove-rule", mgmt_remove_rule},
     {"com.microsoft:enumerate-rules", mgmt_enumerate_rules},
+    {"com.microsoft:renew-session-lock", mgmt_renew_session_lock},
+    {"com.microsoft:get-session-state", mgmt_get_session_state},
+    {"com.microsoft:set-session-state", mgmt_set_session_state},
+    {"com.microsoft:get-message-sessions", mgmt_get_message_sessions},
 };
 
 void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
@@ -491,6 +495,6 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
         return;
     }
     mgmt_respond_error(r, SB_ERR_NOT_IMPLEMENTED,
-                       "The operation '%s' is not supported by this emulator (session operations are not yet).",
+                       "The operation '%s' is not supported by this emulator.",
                        r->operation);
 }

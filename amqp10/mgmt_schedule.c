@@ -18,6 +18,7 @@
 #include "ent_dead_letter.h"
 #include "ent_message_rules.h"
 #include "ent_queue.h"
+#include "ent_session.h"
 #include "mgmt_internal.h"
 
 /* Refuses what a queue's dead-letter subqueue or a send-disabled queue cannot take. */
@@ -181,6 +182,9 @@ void mgmt_schedule(mgmt_req *r)
         out->len = e->message.size;
         out->message_id = m->has_message_id ? m->message_id : e->has_message_id ? e->message_id : NULL;
         out->session_id = m->has_session_id ? m->session_id : e->has_session_id ? e->session_id : NULL;
+        if ((st = ent_session_send_check(route->send_target_requires_session, ent->name, out->session_id != NULL,
+                                         err, sizeof err)) != SB_OK)
+            break;
         /* Service Bus enqueues a scheduled message at its time: that is its
          * EnqueuedTimeUtc, and its TTL runs from then. */
         out->now_ms = r->now_ms;

@@ -180,7 +180,14 @@ static void on_settled(void *ctx, sb_status st)
     free(q->description);
     free(q->mods);
     free(q);
-    if (worst == SB_ERR_LOCK_LOST) {
+    char sid[ENT_SESSION_ID_SIZE], err[64];
+    if (worst == SB_ERR_LOCK_LOST && r->lk->entity.requires_session && !r->lk->subqueue &&
+        mgmt_arg_string(r->body, "session-id", false, sid, sizeof sid, err, sizeof err) == 0 &&
+        !amqp_session_holder(r->lk->conn, r->lk->entity.id, sid)) {
+        /* a session message whose session this connection no longer holds */
+        mgmt_respond_error(r, SB_ERR_SESSION_LOCK_LOST,
+                           "The session lock has expired on the MessageSession '%s'. Accept a new session.", sid);
+    } else if (worst == SB_ERR_LOCK_LOST) {
         mgmt_respond_error(r, worst,
                            "The lock supplied is invalid. Either the lock expired, or the message has already been "
                            "removed from the queue.");

@@ -299,6 +299,7 @@ void ent_cache_route(const ent_cache *c, const ent_entity *e, ent_route *out)
     out->send_target_id = t->id;
     out->send_target_kind = t->kind;
     out->send_target_default_ttl_ms = t->default_ttl_ms;
+    out->send_target_requires_session = t->requires_session;
     memcpy(out->send_target_status, t->status, sizeof out->send_target_status);
     out->forward_hops_exceeded = exceeded;
     out->dead_letter_target_id = dl ? dl->id : 0;

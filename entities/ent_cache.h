@@ -55,6 +55,7 @@ typedef struct ent_route {
     int64_t send_target_id;
     ent_kind send_target_kind; /* a topic routes to its subscriptions (amqp_publish) */
     int64_t send_target_default_ttl_ms;
+    bool send_target_requires_session; /* its sends must carry a SessionId */
     char send_target_status[ENT_STATUS_MAX]; /* whether the chain's end takes the send */
     bool forward_hops_exceeded;              /* the chain is longer than ENT_MAX_FORWARD_HOPS */
     /* Where its dead letters go (ForwardDeadLetteredMessagesTo); 0: its own

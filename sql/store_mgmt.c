@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store_binary.h" /* helpers shared with store_queue.c */
+#include "store_session.h"
 #include "store_statements.h"
 
 char *store_mgmt_int8_array(const int64_t *v, size_t n)
@@ -152,6 +153,23 @@ void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int
                now = be_int8(now_ms);
     int rc = store_op_stmt(op, 0, STMT_MGMT_PEEK,
                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(from), P_INT8(lim), P_INT8(now)}, 5);
+    rc |= store_touch_stmt(op, 1, entity_id, now_ms);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+void store_peek_session(store *s, int64_t entity_id, const char *session_id, int64_t from_seq, int max,
+                        int64_t now_ms, store_mgmt_msgs_cb cb, void *ctx)
+{
+    store_op *op = store_op_or_fail(2, peek_parse, msgs_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param q = be_int8(entity_id), from = be_int8(from_seq), lim = be_int8(max), now = be_int8(now_ms);
+    int rc = store_op_stmt(op, 0, STMT_SESSION_PEEK,
+                           (store_param[]){P_INT8(q), P_TEXT(session_id), P_INT8(from), P_INT8(lim), P_INT8(now)}, 5);
     rc |= store_touch_stmt(op, 1, entity_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);

@@ -58,6 +58,9 @@ typedef void (*store_mgmt_msgs_cb)(void *ctx, sb_status st, const store_mgmt_msg
  * lazy, and showing them would make a peek depend on when the sweep last ran. */
 void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
                 store_mgmt_msgs_cb cb, void *ctx);
+/* The same within one session (its active, deferred and scheduled messages). */
+void store_peek_session(store *s, int64_t entity_id, const char *session_id, int64_t from_seq, int max,
+                        int64_t now_ms, store_mgmt_msgs_cb cb, void *ctx);
 
 /* Extends the locks of n tokens (RFC order) to until_ms. until[i] answers
  * tokens[i]. SB_ERR_LOCK_LOST (and nothing renewed) when any token is unknown

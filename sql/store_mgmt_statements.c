@@ -8,6 +8,7 @@
 
 #include "store_mgmt.h"
 #include "store_rules.h"
+#include "store_session.h"
 #include "store_statements.h"
 
 
@@ -116,6 +117,78 @@ static const stmt_def mgmt_stmt_defs[] = {
      " WHERE q.entity_id = m.entity_id"
      " RETURNING 1",
      4, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_BYTEA}},
+    /* ---- sessions (store_session.c); a lock is a token and a time ---- */
+    /* $1 entity, $2 session id (NULL: the next available: the session of the
+     * oldest claimable message whose session nobody holds), $3 now, $4 token,
+     * $5 locked-until. Locks it if it is free or its lock lapsed; answers the
+     * session id, or nothing (held by another receiver, or none available).
+     * Two emulators picking the same session meet on its row: one locks it. */
+    {STMT_SESSION_LOCK,
+     "WITH pick AS (SELECT coalesce($2, (SELECT m.session_id FROM messages m"
+     "  WHERE m.entity_id = $1 AND m.subqueue = 0 AND m.state = 0 AND m.lock_token IS NULL"
+     "  AND m.session_id IS NOT NULL AND (m.expires_at IS NULL OR m.expires_at > sbemu_ts($3))"
+     "  AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.entity_id = $1 AND x.session_id = m.session_id"
+     "  AND x.locked_until > sbemu_ts($3))"
+     "  ORDER BY m.sequence_number LIMIT 1)) AS sid)"
+     " INSERT INTO sessions AS s (entity_id, session_id, lock_token, locked_until, updated_at)"
+     " SELECT $1, sid, $4, sbemu_ts($5), sbemu_ts($3) FROM pick WHERE sid IS NOT NULL"
+     " ON CONFLICT (entity_id, session_id) DO UPDATE SET lock_token = EXCLUDED.lock_token,"
+     " locked_until = EXCLUDED.locked_until WHERE s.locked_until IS NULL OR s.locked_until <= EXCLUDED.updated_at"
+     " RETURNING s.session_id",
+     5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8}},
+    /* The receiver let go ($1 entity, $2 session, $3 its token, $4 now): the
+     * session is free, and the messages it held unsettled are claimable again
+     * (delivered once more, as Service Bus counts them). A session without a
+     * state leaves no row behind. */
+    {STMT_SESSION_RELEASE,
+     "WITH d AS (DELETE FROM sessions WHERE entity_id = $1 AND session_id = $2 AND lock_token = $3"
+     "  AND state IS NULL RETURNING 1),"
+     " k AS (UPDATE sessions SET lock_token = NULL, locked_until = NULL WHERE entity_id = $1 AND session_id = $2"
+     "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
+     " m AS (UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($4)"
+     "  WHERE entity_id = $1 AND session_id = $2 AND subqueue = 0 AND state = 0 AND lock_token IS NOT NULL"
+     "  AND locked_until > sbemu_ts($4) AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k) RETURNING 1)"
+     " SELECT count(*) FROM m",
+     4, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8}},
+    /* $1 entity, $2 session, $3 token, $4 now, $5 new locked-until: the
+     * session and the messages received in it. No row: the lock is lost. */
+    {STMT_SESSION_RENEW,
+     "WITH s AS (UPDATE sessions SET locked_until = sbemu_ts($5) WHERE entity_id = $1 AND session_id = $2"
+     "  AND lock_token = $3 AND locked_until > sbemu_ts($4) RETURNING locked_until),"
+     " m AS (UPDATE messages SET locked_until = sbemu_ts($5), available_at = sbemu_ts($5)"
+     "  WHERE entity_id = $1 AND session_id = $2 AND subqueue = 0 AND state = 0 AND lock_token IS NOT NULL"
+     "  AND locked_until > sbemu_ts($4) AND EXISTS (SELECT 1 FROM s))"
+     " SELECT sbemu_ms(locked_until) FROM s",
+     5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
+    /* $1 entity, $2 session, $3 token, $4 now. No row: the lock is lost. */
+    {STMT_SESSION_GET_STATE,
+     "SELECT state FROM sessions WHERE entity_id = $1 AND session_id = $2 AND lock_token = $3"
+     " AND locked_until > sbemu_ts($4)",
+     4, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8}},
+    /* $5 the state (NULL clears it) */
+    {STMT_SESSION_SET_STATE,
+     "UPDATE sessions SET state = $5, updated_at = sbemu_ts($4) WHERE entity_id = $1 AND session_id = $2"
+     " AND lock_token = $3 AND locked_until > sbemu_ts($4) RETURNING 1",
+     5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_BYTEA}},
+    /* get-message-sessions: $1 entity, $2 updated since, $3 skip, $4 top.
+     * Sessions with messages, and sessions whose state changed since $2. */
+    {STMT_SESSION_LIST,
+     "SELECT session_id FROM (SELECT DISTINCT session_id FROM messages WHERE entity_id = $1"
+     " AND session_id IS NOT NULL AND subqueue = 0"
+     " UNION SELECT session_id FROM sessions WHERE entity_id = $1 AND state IS NOT NULL"
+     " AND updated_at >= sbemu_ts($2)) x ORDER BY session_id OFFSET $3 LIMIT $4",
+     4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
+    /* peek in a session: $1 entity, $2 session, $3 from, $4 max, $5 now */
+    {STMT_SESSION_PEEK,
+     "SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE entity_id = $1 AND session_id = $2 AND subqueue = 0"
+     " AND sequence_number >= $3 AND (state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
+     " ORDER BY sequence_number LIMIT $4",
+     5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
+    /* Rows of sessions whose lock lapsed and that have no state ($1 now). */
+    {STMT_SESSION_SWEEP,
+     "DELETE FROM sessions WHERE ctid = ANY(ARRAY(SELECT ctid FROM sessions WHERE state IS NULL"
+     " AND locked_until <= sbemu_ts($1) LIMIT 1000))",
+     1, {STORE_OID_INT8}},
     /* add-rule (store_rules.c). $1 subscription, $2 name, $3 filter_type, $4 SQL
      * filter, $5 correlation, $6 filter parameters, $7 action, $8 action
      * parameters (JSON as text), $9 now, $10 the topic's limit for filters of

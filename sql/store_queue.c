@@ -10,6 +10,7 @@
 #include "store_binary.h"
 #include "store_mgmt.h"
 #include "store_rule_json.h"
+#include "store_session.h"
 #include "store_statements.h"
 
 /* Helpers shared with store_mgmt.c live in store_binary.h. */
@@ -341,6 +342,30 @@ void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mod
     store_submit(s, op);
 }
 
+void store_claim_session(store *s, int64_t entity_id, const char *session_id, const uint8_t session_token[16],
+                         store_claim_mode mode, int max, int64_t now_ms, bool is_activity, int64_t from_seq,
+                         store_claim_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new(1 + is_activity, claim_parse, claim_done, u) : NULL;
+    if (!op) {
+        free(u);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms), lim = be_int8(max),
+               from = be_int8(from_seq);
+    int i = 0;
+    int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
+    rc |= store_op_stmt(op, i, mode == STORE_CLAIM_LOCK ? STMT_CLAIM_SESSION_LOCK : STMT_CLAIM_SESSION_DELETE,
+                        (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(now), P_INT8(from),
+                                        P_TEXT(session_id), P_UUID(session_token)},
+                        8);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
 /* ---- settle ---- */
 
 /* Every complete of a commit is one DELETE (STMT_COMPLETE_SET), every other
@@ -420,8 +445,8 @@ static void sweep_parse(store_op *op, int stmt, const void *res)
             LOG_INFO("queue '%s' was idle for its AutoDeleteOnIdle and is deleted", PQgetvalue(r, i, 1));
         return;
     }
-    if (stmt == 3 || rows == 0)
-        return;
+    if (stmt == 3 || stmt == 5 || rows == 0)
+        return; /* duplicates forgotten, lapsed sessions' rows removed */
     if (acc->n + (size_t)rows > acc->cap) {
         size_t cap = acc->n + (size_t)rows;
         int64_t *q = realloc(acc->queues, cap * sizeof *q);
@@ -445,7 +470,7 @@ static void sweep_done(store_op *op, sb_status st)
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new(5, sweep_parse, sweep_done, u) : NULL;
+    store_op *op = u ? store_op_new(6, sweep_parse, sweep_done, u) : NULL;
     /* the policy travels as text-format int8[] literals ("{1,2}") */
     char *dl = store_mgmt_int8_array(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);
     char *from = store_mgmt_int8_array(policy->forward_from, policy->n_forward);
@@ -472,6 +497,7 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     rc |= store_op_stmt(op, 2, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 3, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 4, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, 5, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now)}, 1);
     free(dl);
     free(from);
     free(to);

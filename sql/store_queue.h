@@ -66,6 +66,13 @@ typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msg
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
                  int64_t locked_until_ms, bool is_activity, int64_t from_seq, store_claim_cb cb, void *ctx);
 
+/* The same in one session of an entity that requires sessions: only
+ * session_id's messages, and only while session_token still holds the
+ * session's lock (store_session.h); they stay locked as long as it does. */
+void store_claim_session(store *s, int64_t entity_id, const char *session_id, const uint8_t session_token[16],
+                         store_claim_mode mode, int max, int64_t now_ms, bool is_activity, int64_t from_seq,
+                         store_claim_cb cb, void *ctx);
+
 /* The values are the kind codes of sbemu_settle (migration 005). */
 typedef enum store_settle_kind {
     STORE_SETTLE_COMPLETE = 0,

@@ -29,6 +29,17 @@
     " AND sequence_number >= " from                                                                            \
     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
     " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
+/* A session receiver's candidates: $7 its session, $8 its session lock
+ * token. Walks messages_session (that session's messages only), and takes
+ * nothing unless the receiver still holds the session's lock. */
+#define CLAIM_SESSION_CANDIDATES(from)                                                                            \
+    "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
+    " WHERE entity_id = $1 AND session_id = $7 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL" \
+    " AND sequence_number >= " from                                                                            \
+    " AND (expires_at IS NULL OR expires_at > sbemu_ts($3))"                                                   \
+    " AND EXISTS (SELECT 1 FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7"                       \
+    " AND s.lock_token = $8 AND s.locked_until > sbemu_ts($3))"                                                \
+    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
 /* (The candidates are named by row address, not joined: a generic plan
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
  * whole table; `ctid = ANY(...)` can only be a TID scan.) */
@@ -199,6 +210,26 @@ static const stmt_def stmt_defs[] = {
                       " greatest(accessed_at, sbemu_ts($3)) WHERE entity_id = $1 AND EXISTS (SELECT 1 FROM d))"
                       " SELECT" CLAIM_COLUMNS " FROM d m",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
+    /* The same two in a session ($7 session id, $8 session lock token): the
+     * messages are locked until the session's lock lapses ($5, the locked-until
+     * of a plain claim, is unused: declared so the parameters line up). */
+    {STMT_CLAIM_SESSION_LOCK,
+     "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = s.locked_until,"
+     " available_at = s.locked_until, delivery_count = m.delivery_count + 1"
+     " FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7 AND s.lock_token = $8"
+     " AND " CLAIM_SESSION_CANDIDATES("$6")
+     " RETURNING" CLAIM_COLUMNS,
+     8, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
+         STORE_OID_TEXT, STORE_OID_UUID}},
+    {STMT_CLAIM_SESSION_DELETE,
+     "WITH d AS (DELETE FROM messages m WHERE " CLAIM_SESSION_CANDIDATES("$6")
+     " RETURNING m.*),"
+     " u AS (UPDATE entity_runtime SET size_in_bytes = size_in_bytes -"
+     " (SELECT coalesce(sum(octet_length(message)), 0) FROM d), accessed_at ="
+     " greatest(accessed_at, sbemu_ts($3)) WHERE entity_id = $1 AND EXISTS (SELECT 1 FROM d))"
+     " SELECT" CLAIM_COLUMNS " FROM d m",
+     8, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
+         STORE_OID_TEXT, STORE_OID_UUID}},
     /* Every complete of a commit, as one statement (merged: $1 unused, then
      * tokens, entities and times). A token whose lock is gone matches nothing;
      * the ordinals that come back are the completes that took effect, so each

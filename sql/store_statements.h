@@ -15,6 +15,8 @@
 #define STMT_SEND_SET "sb_send_set"
 #define STMT_CLAIM_LOCK "sb_claim_lock"
 #define STMT_CLAIM_DELETE "sb_claim_delete"
+#define STMT_CLAIM_SESSION_LOCK "sb_claim_session_lock"
+#define STMT_CLAIM_SESSION_DELETE "sb_claim_session_delete"
 #define STMT_COMPLETE_SET "sb_complete_set"
 #define STMT_SETTLE_SET "sb_settle_set"
 #define STMT_TOUCH "sb_touch"

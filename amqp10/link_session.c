@@ -1,0 +1,253 @@
+/* Session receivers (wire-protocol §5.2): a receiver whose source carries
+ * com.microsoft:session-filter takes one session's lock (the named one, or
+ * the next available) before its attach is answered. The reply echoes the
+ * session id in the filter and carries com.microsoft:locked-until-utc (.NET
+ * ticks). A named session held by another receiver: session-cannot-be-locked.
+ * No session within the link's com.microsoft:timeout: source null, then
+ * detach with com.microsoft:timeout. A lock that lapses detaches the link with
+ * session-lock-lost; a detach lets the session go.
+ *
+ * The lock itself is a row in the database (store_session.h); the link keeps
+ * its token and expiry so the claims, the settlements and the $management
+ * operations on its connection can name it. */
+#include <proton/codec.h>
+#include <proton/terminus.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "amqp_internal.h"
+#include "ent_clock.h"
+#include "ent_log.h"
+#include "ent_message_rules.h"
+#include "mgmt_internal.h"
+#include "store_session.h"
+
+#define SESSION_FILTER "com.microsoft:session-filter"
+#define LINK_TIMEOUT "com.microsoft:timeout"
+#define LOCKED_UNTIL_UTC "com.microsoft:locked-until-utc"
+
+/* Java names the filter without the prefix (wire-protocol §5.1). */
+static bool is_session_filter_key(pn_bytes_t k)
+{
+    static const char suffix[] = "session-filter";
+    size_t n = sizeof suffix - 1;
+    return k.size >= n && !memcmp(k.start + k.size - n, suffix, n) &&
+           (k.size == n || (k.size == sizeof SESSION_FILTER - 1 && !memcmp(k.start, SESSION_FILTER, k.size)));
+}
+
+bool amqp_session_filter_of(pn_link_t *l, bool *named, char *sid, size_t sidlen)
+{
+    pn_data_t *f = pn_terminus_filter(pn_link_remote_source(l));
+    *named = false;
+    sid[0] = 0;
+    pn_data_rewind(f);
+    if (!pn_data_next(f) || pn_data_type(f) != PN_MAP)
+        return false;
+    pn_data_enter(f);
+    bool found = false;
+    while (pn_data_next(f)) {
+        pn_type_t kt = pn_data_type(f);
+        pn_bytes_t k = kt == PN_SYMBOL ? pn_data_get_symbol(f) : kt == PN_STRING ? pn_data_get_string(f)
+                                                                                  : pn_bytes(0, NULL);
+        if (!pn_data_next(f))
+            break;
+        if (!k.start || !is_session_filter_key(k))
+            continue;
+        found = true;
+        pn_type_t vt = pn_data_type(f);
+        if (vt == PN_DESCRIBED) { /* a described filter: its value */
+            pn_data_enter(f);
+            pn_data_next(f);
+            pn_data_next(f);
+            vt = pn_data_type(f);
+        }
+        if (vt == PN_STRING || vt == PN_SYMBOL) {
+            pn_bytes_t v = vt == PN_STRING ? pn_data_get_string(f) : pn_data_get_symbol(f);
+            size_t n = v.size < sidlen - 1 ? v.size : sidlen - 1;
+            memcpy(sid, v.start, n);
+            sid[n] = 0;
+            *named = true;
+        }
+        break;
+    }
+    pn_data_rewind(f);
+    return found;
+}
+
+static int64_t link_timeout_ms(pn_link_t *l)
+{
+    pn_data_t *p = pn_link_remote_properties(l);
+    pn_data_rewind(p);
+    if (!pn_data_next(p) || pn_data_type(p) != PN_MAP)
+        return 0;
+    int64_t ms = mgmt_map_seek(p, LINK_TIMEOUT) ? mgmt_get_integer(p) : 0;
+    pn_data_rewind(p);
+    return ms;
+}
+
+/* The attach reply: the session in the filter, its lock in the properties. */
+static void answer(amqp_link *lk)
+{
+    amqp_link_accept(lk);
+    pn_data_t *f = pn_terminus_filter(pn_link_source(lk->pn));
+    pn_data_clear(f);
+    pn_data_put_map(f);
+    pn_data_enter(f);
+    pn_data_put_symbol(f, pn_bytes(sizeof SESSION_FILTER - 1, SESSION_FILTER));
+    pn_data_put_string(f, pn_bytes(strlen(lk->session_id), lk->session_id));
+    pn_data_exit(f);
+    pn_data_t *props = pn_link_properties(lk->pn);
+    pn_data_clear(props);
+    pn_data_put_map(props);
+    pn_data_enter(props);
+    pn_data_put_symbol(props, pn_bytes(sizeof LOCKED_UNTIL_UTC - 1, LOCKED_UNTIL_UTC));
+    pn_data_put_long(props, ent_ticks_from_unix_ms(lk->session_until_ms));
+    pn_data_exit(props);
+}
+
+static void refuse(amqp_link *lk, sb_status st, const char *description)
+{
+    LOG_INFO("conn %llu: session receiver '%s' on '%s': %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn),
+             lk->entity.name, description);
+    amqp_link_refuse(lk->pn, sb_status_condition(st), description);
+}
+
+typedef struct lock_req {
+    amqp_link *lk;
+    int64_t until_ms;
+} lock_req;
+
+static void try_lock(amqp_link *lk);
+
+static void on_locked(void *ctx, sb_status st, const char *sid)
+{
+    lock_req *req = ctx;
+    amqp_link *lk = req->lk;
+    amqp_conn *c = lk->conn;
+    lk->session_locking = false;
+    char desc[ENT_SESSION_ID_SIZE + 256];
+    if (st == SB_OK && (lk->closed || !c->wsi)) {
+        /* the receiver left while we locked */
+        snprintf(lk->session_id, sizeof lk->session_id, "%s", sid);
+        store_session_release(c->srv->store, lk->entity.id, lk->session_id, lk->session_token, ent_clock_now_ms(),
+                              NULL, NULL);
+    } else if (lk->closed) {
+        /* nothing to answer */
+    } else if (st == SB_OK) {
+        snprintf(lk->session_id, sizeof lk->session_id, "%s", sid);
+        lk->session_waiting = false;
+        lk->session_held = true;
+        lk->session_until_ms = req->until_ms;
+        answer(lk);
+        amqp_link_pump(lk);
+    } else if (st == SB_ERR_SESSION_CANNOT_BE_LOCKED && lk->session_named) {
+        snprintf(desc, sizeof desc,
+                 "The requested session '%s' cannot be accepted. It may be locked by another receiver.",
+                 lk->session_id);
+        refuse(lk, st, desc);
+    } else if (st == SB_ERR_SESSION_CANNOT_BE_LOCKED) {
+        lk->session_waiting = true; /* tried again when messages come, and by the poll timer */
+    } else {
+        refuse(lk, st, "The emulator's store could not lock the session; retry.");
+    }
+    amqp_conn_pump(c);
+    amqp_conn_unref(c);
+    free(req);
+}
+
+static void try_lock(amqp_link *lk)
+{
+    lock_req *req = malloc(sizeof *req);
+    if (!req) {
+        refuse(lk, SB_ERR_INTERNAL, "out of memory");
+        return;
+    }
+    int64_t now = ent_clock_now_ms();
+    req->lk = lk;
+    req->until_ms = ent_lock_until_ms(now, lk->entity.lock_duration_ms);
+    /* a fresh token per attempt: a lock that lapsed unseen is never mistaken for ours */
+    if (getrandom(lk->session_token, sizeof lk->session_token, 0) != (ssize_t)sizeof lk->session_token) {
+        free(req);
+        refuse(lk, SB_ERR_INTERNAL, "no randomness for a lock token");
+        return;
+    }
+    lk->session_token[6] = (uint8_t)((lk->session_token[6] & 0x0f) | 0x40); /* a version 4 uuid */
+    lk->session_token[8] = (uint8_t)((lk->session_token[8] & 0x3f) | 0x80);
+    lk->session_locking = true;
+    amqp_conn_ref(lk->conn);
+    store_session_lock(lk->conn->srv->store, lk->entity.id, lk->session_named ? lk->session_id : NULL,
+                       lk->session_token, now, req->until_ms, on_locked, req);
+}
+
+void amqp_session_attach(amqp_link *lk)
+{
+    lk->session_deadline_ms = ent_clock_wall_ms() + ent_session_accept_timeout_ms(link_timeout_ms(lk->pn));
+    try_lock(lk);
+}
+
+void amqp_session_retry(amqp_link *lk)
+{
+    if (lk->session_waiting && !lk->session_locking && !lk->closed && lk->conn->wsi)
+        try_lock(lk);
+}
+
+void amqp_session_tick(amqp_link *lk)
+{
+    if (lk->closed)
+        return;
+    if (lk->session_waiting && !lk->session_locking && ent_clock_wall_ms() >= lk->session_deadline_ms) {
+        lk->session_waiting = false;
+        refuse(lk, SB_ERR_TIMEOUT,
+               "The operation did not complete within the allocated time: no session was available to accept.");
+    } else if (lk->session_held && ent_clock_now_ms() >= lk->session_until_ms) {
+        char desc[ENT_SESSION_ID_SIZE + 128];
+        snprintf(desc, sizeof desc, "The session lock has expired on the MessageSession '%s'. Accept a new session.",
+                 lk->session_id);
+        lk->session_held = false; /* lapsed: nothing to release, another receiver may hold it already */
+        LOG_INFO("conn %llu: %s", (unsigned long long)lk->conn->id, desc);
+        pn_condition_t *cond = pn_link_condition(lk->pn);
+        pn_condition_set_name(cond, sb_status_condition(SB_ERR_SESSION_LOCK_LOST));
+        pn_condition_set_description(cond, desc);
+        pn_link_close(lk->pn);
+        lk->closed = true;
+        lk->parked = false;
+    }
+}
+
+typedef struct let_go {
+    amqp_server *srv;
+    int64_t entity_id;
+} let_go;
+
+static void on_let_go(void *ctx, sb_status st)
+{
+    let_go *g = ctx;
+    if (st == SB_OK) { /* its unsettled messages and the session are free: wake who waits */
+        amqp_server_rewind(g->srv, g->entity_id);
+        amqp_server_wake(g->srv, g->entity_id);
+    }
+    free(g);
+}
+
+void amqp_session_let_go(amqp_link *lk)
+{
+    if (!lk->session_held)
+        return;
+    lk->session_held = false;
+    let_go *g = malloc(sizeof *g);
+    if (g) {
+        g->srv = lk->conn->srv;
+        g->entity_id = lk->entity.id;
+    }
+    store_session_release(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token,
+                          ent_clock_now_ms(), g ? on_let_go : NULL, g);
+}
+
+amqp_link *amqp_session_holder(amqp_conn *c, int64_t entity_id, const char *sid)
+{
+    for (amqp_link *lk = c->links; lk; lk = lk->next)
+        if (lk->session_held && !lk->closed && lk->entity.id == entity_id && !strcmp(lk->session_id, sid))
+            return lk;
+    return NULL;
+}

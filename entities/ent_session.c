@@ -1,0 +1,58 @@
+/* Session rules (ent_session.h). The error texts are Service Bus's own where
+ * the SDKs surface them to users. */
+#include "ent_session.h"
+
+#include <stdio.h>
+
+sb_status ent_session_receiver_check(const ent_entity *e, bool dead_letter, bool has_filter, char *err,
+                                     size_t errlen)
+{
+    if (dead_letter && has_filter) {
+        snprintf(err, errlen,
+                 "The dead-letter queue of '%s' has no sessions: receive from it without a session.", e->name);
+        return SB_ERR_NOT_ALLOWED;
+    }
+    if (dead_letter)
+        return SB_OK;
+    if (e->requires_session && !has_filter) {
+        snprintf(err, errlen,
+                 "It is not possible for an entity that requires sessions to create a non-sessionful message "
+                 "receiver. Entity: '%s'.",
+                 e->name);
+        return SB_ERR_NOT_ALLOWED;
+    }
+    if (!e->requires_session && has_filter) {
+        snprintf(err, errlen,
+                 "It is not possible for an entity that does not require sessions to create a sessionful message "
+                 "receiver (RequiresSession is false). Entity: '%s'.",
+                 e->name);
+        return SB_ERR_NOT_ALLOWED;
+    }
+    return SB_OK;
+}
+
+sb_status ent_session_send_check(bool requires_session, const char *entity_name, bool has_session_id, char *err,
+                                 size_t errlen)
+{
+    if (requires_session && !has_session_id) {
+        snprintf(err, errlen,
+                 "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have "
+                 "session support enabled can only receive messages that have the SessionId set to a valid value. "
+                 "Entity: '%s'.",
+                 entity_name);
+        return SB_ERR_NOT_ALLOWED;
+    }
+    return SB_OK;
+}
+
+bool ent_session_holds(const ent_entity *subscription, bool has_session_id)
+{
+    return has_session_id || !subscription->requires_session;
+}
+
+int64_t ent_session_accept_timeout_ms(int64_t requested_ms)
+{
+    return requested_ms > 0 ? requested_ms : ENT_SESSION_ACCEPT_TIMEOUT_DEFAULT_MS;
+}
+
+int64_t ent_ticks_from_unix_ms(int64_t ms) { return ms * 10000 + ENT_TICKS_AT_UNIX_EPOCH; }

@@ -1,0 +1,54 @@
+/* The rules of message sessions, as Service Bus applies them: who may receive
+ * from an entity with or without a session filter, which sends it takes, how
+ * long a next-available receiver waits, and the .NET ticks the SDKs read the
+ * session lock in. Pure functions (test_ent_session). */
+#ifndef ENT_SESSION_H
+#define ENT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ent_cache.h"
+#include "ent_status.h"
+
+/* A SessionId is at most 128 characters (Service Bus; the SDKs check it too). */
+#define ENT_SESSION_ID_MAX 128
+#define ENT_SESSION_ID_SIZE (ENT_SESSION_ID_MAX * 4 + 1)
+/* Whether a subscription takes a topic's copy of a message with or without a
+ * SessionId: one that requires sessions cannot hold a message without one,
+ * and does not get it (the topic's other subscriptions still do). */
+bool ent_session_holds(const ent_entity *subscription, bool has_session_id);
+
+/* How long a next-available receiver waits for a session when its link names
+ * no com.microsoft:timeout: Service Bus's own bound (1 min 5 s), which the JS
+ * SDK's comments describe. */
+#define ENT_SESSION_ACCEPT_TIMEOUT_DEFAULT_MS INT64_C(65000)
+/* .NET ticks (100 ns since 0001-01-01) of the Unix epoch. */
+#define ENT_TICKS_AT_UNIX_EPOCH INT64_C(621355968000000000)
+
+/* Whether a receiver may attach to entity e (its dead-letter subqueue when
+ * dead_letter) with (has_filter) or without a session filter. SB_OK, or the
+ * refusal with its description in err. */
+sb_status ent_session_receiver_check(const ent_entity *e, bool dead_letter, bool has_filter, char *err,
+                                     size_t errlen);
+
+/* Whether a message with (has_session_id) or without a SessionId may be
+ * stored in an entity that does (requires_session) or does not require
+ * sessions. SB_OK, or the refusal with its description in err. */
+sb_status ent_session_send_check(bool requires_session, const char *entity_name, bool has_session_id, char *err,
+                                 size_t errlen);
+
+/* Whether a subscription takes a topic's copy of a message with or without a
+ * SessionId: one that requires sessions cannot hold a message without one,
+ * and does not get it (the topic's other subscriptions still do). */
+bool ent_session_holds(const ent_entity *subscription, bool has_session_id);
+
+/* How long a next-available receiver waits: the link's com.microsoft:timeout
+ * in ms (<= 0: none given). */
+int64_t ent_session_accept_timeout_ms(int64_t requested_ms);
+
+/* A Unix time in ms as .NET ticks (com.microsoft:locked-until-utc). */
+int64_t ent_ticks_from_unix_ms(int64_t ms);
+
+#endif
