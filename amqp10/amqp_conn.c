@@ -181,6 +181,7 @@ static void conn_destroy(amqp_conn *c)
         }
     srv->nconns--;
     lws_sul_cancel(&c->tick_timer);
+    amqp_txn_free_all(c);
     pn_connection_driver_destroy(&c->driver);
     for (amqp_link *lk = c->links, *next; lk; lk = next) {
         next = lk->next;
@@ -270,6 +271,9 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
     switch (lk->role) {
     case LINK_ENTITY_IN:
         amqp_link_on_transfer(lk, d);
+        break;
+    case LINK_COORDINATOR:
+        amqp_txn_on_control(lk, d);
         break;
     case LINK_CBS_REQUESTS:
     case LINK_MGMT_REQUESTS: {
@@ -486,6 +490,7 @@ static int amqp_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, 
             lws_sul_cancel(&c->tick_timer);
             for (amqp_link *lk = c->links; lk; lk = lk->next)
                 amqp_session_let_go(lk); /* a session ends with its connection */
+            amqp_txn_free_all(c);        /* and its transactions roll back */
             pn_connection_driver_close(&c->driver);
             amqp_conn_pump(c);
             LOG_DEBUG("conn %llu: socket closed", (unsigned long long)c->id);

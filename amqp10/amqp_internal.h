@@ -22,6 +22,7 @@
 #include "ent_cache.h"
 #include "ent_session.h"
 #include "store_queue.h"
+#include "store_txn.h"
 
 /* Credit given to a client that sends to us, topped up at half. */
 #define AMQP_INBOUND_CREDIT 300
@@ -72,6 +73,7 @@ typedef enum amqp_link_role {
     LINK_MGMT_REPLIES,   /* <entity>/$management -> client */
     LINK_ENTITY_IN,      /* client sends messages to an entity */
     LINK_ENTITY_OUT,     /* client receives messages from an entity */
+    LINK_COORDINATOR,    /* client declares and discharges transactions (amqp_txn.c) */
 } amqp_link_role;
 
 typedef struct amqp_conn amqp_conn;
@@ -151,6 +153,9 @@ struct amqp_conn {
     amqp_frame_guard guard; /* what the client sends must stay AMQP */
     bool hang_up;           /* the client sent garbage: close once the write buffer drains */
     bool pumping;           /* amqp_conn_pump is dispatching this connection's events */
+    struct amqp_txn *txns;  /* transactions declared and not discharged (amqp_txn.c) */
+    int ntxns;
+    uint32_t txn_counter;
 };
 
 /* amqp_conn.c */
@@ -181,9 +186,39 @@ void amqp_sweep_start(amqp_server *srv);
 void amqp_publish(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
                   size_t n, const uint8_t (*consume)[16], store_status_cb cb, void *ctx);
 
+/* The same copies, added to a transaction's work instead (committed on its
+ * discharge). 0, or -1 (the topic is gone, or out of memory). */
+int amqp_publish_txn(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
+                     size_t n, store_txn *txn);
+
 /* amqp_topic_pump.c: routes what rests in a topic now (0: every topic). */
 void amqp_topic_pump(amqp_server *srv, int64_t topic_id);
 void amqp_topic_pumps_free(amqp_server *srv);
+
+/* amqp_txn.c: transactions (a coordinator link; transfers and dispositions
+ * that carry transactional-state join one; discharge commits or rolls back). */
+typedef struct amqp_txn amqp_txn;
+#define AMQP_TXN_STATE 0x34 /* transactional-state's descriptor */
+/* A declare or discharge on the coordinator link. */
+void amqp_txn_on_control(amqp_link *lk, pn_delivery_t *d);
+/* Whether delivery d (a transfer from the client, or its disposition of one of
+ * ours) carries transactional-state. If so *txn is its transaction, or NULL
+ * when the id is unknown here (d was then refused and settled). */
+bool amqp_txn_of(amqp_conn *c, pn_delivery_t *d, amqp_txn **txn);
+/* One operation joins txn: SB_OK, or the refusal (d was then refused and
+ * settled, and the transaction can only roll back). */
+sb_status amqp_txn_admit(amqp_txn *txn, pn_delivery_t *d);
+/* The outcome inside a disposition's transactional-state (0: none), with
+ * modified's undeliverable-here and rejected's dead-letter reason and
+ * description ("" when absent; buffers of n bytes). */
+uint64_t amqp_txn_outcome(pn_delivery_t *d, bool *undeliverable, char *reason, char *description, size_t n);
+/* Its work, to add sends and settlements to. */
+store_txn *amqp_txn_work(amqp_txn *txn);
+/* Answers d with transactional-state {txn, outcome} (outcome: the client's
+ * own for a disposition, accepted for a transfer) and settles it. */
+void amqp_txn_answer(amqp_txn *txn, pn_delivery_t *d);
+/* The connection ended: its transactions roll back. */
+void amqp_txn_free_all(amqp_conn *c);
 
 /* amqp_sasl.c */
 void amqp_sasl_install(pn_transport_t *t);

@@ -15,6 +15,7 @@
 #include "amqp_rule_action.h"
 #include "amqp_internal.h"
 #include "ent_session.h"
+#include "store_txn.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
@@ -226,6 +227,19 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
         memcpy(f->consume_token, consume, 16);
     }
     return 0;
+}
+
+int amqp_publish_txn(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
+                     size_t n, store_txn *txn)
+{
+    build b = {0};
+    const ent_entity *t = srv->cache ? ent_cache_get(srv->cache, topic->id) : NULL;
+    int rc = t ? 0 : -1;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = add_message(&b, srv->cache, t, &msgs[i], &parsed[i], NULL);
+    rc = rc ? rc : store_txn_publish(txn, t->id, b.rows, b.n); /* copies the rows */
+    build_free(&b);
+    return rc;
 }
 
 static void on_published(void *ctx, sb_status st)

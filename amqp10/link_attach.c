@@ -126,6 +126,11 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
     pn_link_set_context(l, lk);
 
     bool client_sends = pn_link_is_receiver(l);
+    if (client_sends && pn_terminus_get_type(pn_link_remote_target(l)) == PN_COORDINATOR) {
+        lk->role = LINK_COORDINATOR; /* transactions: amqp_txn.c */
+        amqp_link_accept(lk);
+        return;
+    }
     const char *addr = pn_terminus_get_address(client_sends ? pn_link_remote_target(l) : pn_link_remote_source(l));
     char desc[600];
     if (ent_address_parse(addr, &lk->address)) {

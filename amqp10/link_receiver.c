@@ -27,6 +27,7 @@ typedef struct pending_send {
 } pending_send;
 
 static void divert(store_new_message *msgs, size_t n);
+static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char *description);
 static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf, store_new_message *msgs,
                    amqp_msg *parsed, size_t n);
 
@@ -111,6 +112,25 @@ static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf
         free(msgs);
         free(parsed);
     }
+}
+
+/* A send that joins a transaction: added to its work (copied) and answered
+ * at once with transactional-state; the store sees it at the commit. */
+static void send_in_txn(amqp_link *lk, pn_delivery_t *d, amqp_txn *txn, int64_t target,
+                        const store_new_message *msgs, const amqp_msg *parsed, size_t n)
+{
+    amqp_server *srv = lk->conn->srv;
+    int rc;
+    if (target == lk->route.send_target_id && lk->route.send_target_kind == ENT_KIND_TOPIC) {
+        const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, target) : NULL;
+        rc = topic ? amqp_publish_txn(srv, topic, msgs, parsed, n, amqp_txn_work(txn)) : -1;
+    } else {
+        rc = store_txn_send(amqp_txn_work(txn), target, msgs, n);
+    }
+    if (rc)
+        reject_now(lk, d, SB_ERR_INTERNAL, "The send could not join the transaction (out of memory).");
+    else
+        amqp_txn_answer(txn, d);
 }
 
 /* What Service Bus does with a message its ForwardTo end will not take. */
@@ -228,8 +248,15 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
                 divert(msgs, n);
                 target = lk->entity.id;
             }
-            submit(lk, d, target, buf, msgs, parsed, n); /* takes buf, msgs and parsed */
-            return;
+            amqp_txn *txn;
+            if (amqp_txn_of(lk->conn, d, &txn)) {
+                /* part of a transaction: stored only when it commits */
+                if (txn && amqp_txn_admit(txn, d) == SB_OK)
+                    send_in_txn(lk, d, txn, target, msgs, parsed, n);
+            } else {
+                submit(lk, d, target, buf, msgs, parsed, n); /* takes buf, msgs and parsed */
+                return;
+            }
         }
         free(msgs);
         free(parsed);

@@ -207,15 +207,26 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     if (lk->receive_and_delete || pn_delivery_get_context(d))
         return; /* pre-settled, or a settlement already in the store */
     uint64_t outcome = pn_delivery_remote_state(d);
+    bool undeliverable = pn_disposition_is_undeliverable(pn_delivery_remote(d));
+    char reason[AMQP_DEAD_LETTER_TEXT_MAX + 1], description[AMQP_DEAD_LETTER_TEXT_MAX + 1];
+    const char *r = NULL, *ds = NULL;
+    bool in_txn = outcome == AMQP_TXN_STATE;
+    if (in_txn) { /* the outcome is inside the transactional-state */
+        outcome = amqp_txn_outcome(d, &undeliverable, reason, description, sizeof reason);
+        r = reason[0] ? reason : NULL;
+        ds = description[0] ? description : NULL;
+    }
     store_settle_kind kind;
     switch (outcome) {
     case PN_ACCEPTED: kind = STORE_SETTLE_COMPLETE; break;
     case PN_REJECTED: kind = STORE_SETTLE_DEADLETTER; break;
     case PN_RELEASED: kind = STORE_SETTLE_RELEASE; break;
-    case PN_MODIFIED:
-        kind = pn_disposition_is_undeliverable(pn_delivery_remote(d)) ? STORE_SETTLE_DEFER : STORE_SETTLE_ABANDON;
-        break;
+    case PN_MODIFIED: kind = undeliverable ? STORE_SETTLE_DEFER : STORE_SETTLE_ABANDON; break;
     default:
+        if (in_txn) {
+            amqp_delivery_reject(d, SB_ERR_ARGUMENT, "The transactional-state carries no outcome.");
+            pn_delivery_settle(d);
+        }
         return; /* no terminal outcome yet */
     }
     pn_delivery_tag_t tag = pn_delivery_tag(d);
@@ -226,9 +237,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     }
     uint8_t token[16];
     ent_lock_token_swap((const uint8_t *)tag.start, token);
-    char reason[AMQP_DEAD_LETTER_TEXT_MAX + 1], description[AMQP_DEAD_LETTER_TEXT_MAX + 1];
-    const char *r = NULL, *ds = NULL;
-    if (kind == STORE_SETTLE_DEADLETTER) {
+    if (kind == STORE_SETTLE_DEADLETTER && !in_txn) {
         pn_condition_t *cond = pn_disposition_condition(pn_delivery_remote(d));
         r = amqp_map_string(pn_condition_info(cond), "DeadLetterReason", reason, sizeof reason);
         ds = amqp_map_string(pn_condition_info(cond), "DeadLetterErrorDescription", description, sizeof description);
@@ -236,6 +245,22 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
             snprintf(description, sizeof description, "%s", pn_condition_get_description(cond));
             ds = description;
         }
+    }
+    amqp_txn *txn;
+    if (amqp_txn_of(lk->conn, d, &txn)) {
+        /* part of a transaction: settled when it commits; until then the message stays locked */
+        if (txn && amqp_txn_admit(txn, d) == SB_OK) {
+            store_settlement x = {kind, lk->entity.id, {0}, r, ds, lk->route.dead_letter_target_id,
+                                  ent_clock_now_ms()};
+            memcpy(x.lock_token, token, 16);
+            if (store_txn_settle(amqp_txn_work(txn), &x)) {
+                amqp_delivery_reject(d, SB_ERR_INTERNAL, "The settlement could not join the transaction.");
+                pn_delivery_settle(d);
+            } else {
+                amqp_txn_answer(txn, d);
+            }
+        }
+        return;
     }
     settle_req *req = malloc(sizeof *req);
     if (!req)

@@ -391,6 +391,31 @@ static char *build_array(store_op **ops, int n, int col, int total_rows, int *le
     return (char *)a;
 }
 
+int store_op_stmt_rows(store_op *op, int i, store_op *rows)
+{
+    merge_rows *m = rows->merge;
+    int rc = -1;
+    if (op && m && rows->status == SB_OK && m->filled == m->nrows && m->def->ncols + 1 <= STORE_MAX_PARAMS) {
+        unsigned char key[8];
+        for (int b = 0; b < 8; b++)
+            key[b] = (unsigned char)((uint64_t)m->key >> (56 - 8 * b));
+        store_param params[STORE_MAX_PARAMS] = {{key, 8, 1}};
+        bool ok = true;
+        for (int c = 0; c < m->def->ncols && ok; c++) {
+            int len = 0;
+            char *a = build_array(&rows, 1, c, m->nrows, &len);
+            params[c + 1] = (store_param){a, len, 1};
+            ok = a != NULL;
+        }
+        rc = ok ? store_op_stmt(op, i, m->def->prepared, params, m->def->ncols + 1) : -1;
+        for (int c = 1; c <= m->def->ncols; c++)
+            free((void *)params[c].value);
+    }
+    rows->done = NULL;
+    op_finish(rows, SB_OK);
+    return op ? rc : -1;
+}
+
 /* Sends one statement per (def, key) group of the batch's merged ops. */
 static bool send_merged(store *s, store_op *first)
 {
@@ -596,7 +621,8 @@ static void batch_complete(store *s)
 }
 
 /* Statements raise SQLSTATEs of class SB (sbemu_raise) for outcomes that are
- * Service Bus answers: SBN.. entity gone, SBQ.. quota exceeded. */
+ * Service Bus answers: SBN.. entity gone, SBQ.. quota exceeded, SBD..
+ * entity disabled, SBL.. a lock lost. */
 static sb_status status_of_sqlstate(const char *state)
 {
     if (!state || strncmp(state, "SB", 2))
@@ -605,6 +631,7 @@ static sb_status status_of_sqlstate(const char *state)
     case 'N': return SB_ERR_NOT_FOUND;
     case 'Q': return SB_ERR_QUOTA_EXCEEDED;
     case 'D': return SB_ERR_ENTITY_DISABLED;
+    case 'L': return SB_ERR_LOCK_LOST;
     default: return SB_ERR_INTERNAL;
     }
 }

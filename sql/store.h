@@ -119,6 +119,12 @@ typedef struct store_merge_def {
 store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows, store_done_fn done, void *ctx);
 /* Row i's column values (copied), as the element types of the def say. */
 int store_op_row(store_op *op, int i, const store_param *cols);
+/* Statement i of a plain op, from the rows of a merged op built for it (never
+ * submitted; freed here): the merged statement run for these rows alone, in
+ * the op's own transaction and order. For work that must commit or fail as
+ * one (a Service Bus transaction) rather than beside other ops' rows. With
+ * op NULL it only frees rows (and answers -1). */
+int store_op_stmt_rows(store_op *op, int i, store_op *rows);
 /* How many answers the op's rows got (in done: 0 for a complete whose lock was lost). */
 int store_op_answered(const store_op *op);
 

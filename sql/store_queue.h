@@ -92,6 +92,20 @@ void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], sto
                   const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
                   store_status_cb cb, void *ctx);
 
+/* One settlement, as store_settle takes it. */
+typedef struct store_settlement {
+    store_settle_kind kind;
+    int64_t entity_id;
+    uint8_t lock_token[16];
+    const char *reason, *description;
+    int64_t dead_letter_target;
+    int64_t now_ms;
+} store_settlement;
+/* The merged statements behind store_settle (completes, and the other
+ * kinds), and row i of an op of one of them. */
+extern const store_merge_def store_complete_set, store_settle_set;
+int store_settle_row(store_op *op, int i, const store_settlement *x);
+
 /* The merged send behind store_send, for other ops that insert messages
  * (schedule): row i of op. */
 extern const store_merge_def store_send_set;

@@ -257,6 +257,15 @@ static const stmt_def stmt_defs[] = {
      " SELECT ord FROM m WHERE sbemu_settle(kind, entity_id, sequence_number, exhausted, target, reason,"
      "  description, sbemu_ts(now))",
      8, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
+    /* A Service Bus transaction's settlements must all find their locks, or
+     * none takes effect: this runs first in the commit and raises SBL01
+     * (SB_ERR_LOCK_LOST, failing the whole commit) unless every token of $1
+     * (text uuid[]) names a message locked past $2, which it then holds. */
+    {STMT_TXN_GUARD,
+     "SELECT sbemu_raise('SBL01', 'A lock of the transaction was lost: the lock expired, or the message was settled"
+     " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE lock_token = ANY($1::uuid[])"
+     " AND locked_until > sbemu_ts($2) FOR UPDATE) x) y WHERE y.n < cardinality($1::uuid[])",
+     2, {STORE_OID_TEXT, STORE_OID_INT8}},
     /* ---- the background sweep; $1 now ---- */
     /* Expired messages that nobody holds a lock on: dead-lettered or dropped. $2 reason, $3 description */
     /* $4 the entities whose expired messages dead-letter

@@ -20,6 +20,7 @@
 #define STMT_COMPLETE_SET "sb_complete_set"
 #define STMT_SETTLE_SET "sb_settle_set"
 #define STMT_TOUCH "sb_touch"
+#define STMT_TXN_GUARD "sb_txn_guard"
 #define STMT_SWEEP_EXPIRED "sb_sweep_expired"
 #define STMT_SWEEP_LAPSED "sb_sweep_lapsed"
 #define STMT_SWEEP_IDLE "sb_sweep_idle"

@@ -46,15 +46,11 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
     return store_op_row(op, i, cols);
 }
 
-void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n, store_status_cb cb, void *ctx)
+static store_op *publish_op(int64_t topic_id, const store_copy *rows, size_t n, store_done_fn done, void *ctx)
 {
-    user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new_merged(&publish_set, topic_id, (int)n, store_status_done, u) : NULL;
-    if (!op) {
-        free(u);
-        cb(ctx, SB_ERR_INTERNAL);
-        return;
-    }
+    store_op *op = store_op_new_merged(&publish_set, topic_id, (int)n, done, ctx);
+    if (!op)
+        return NULL;
     /* receivers of every subscription of the topic are woken (amqp_server_wake) */
     store_op_set_notify(op, topic_id);
     size_t first = 0; /* the row that starts the current message */
@@ -66,5 +62,22 @@ void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n,
             break;
         }
     }
+    return op;
+}
+
+void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n, store_status_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? publish_op(topic_id, rows, n, store_status_done, u) : NULL;
+    if (!op) {
+        free(u);
+        cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
     store_submit(s, op);
+}
+
+store_op *store_publish_rows(int64_t topic_id, const store_copy *rows, size_t n)
+{
+    return publish_op(topic_id, rows, n, NULL, NULL);
 }

@@ -36,5 +36,8 @@ typedef struct store_copy {
  * topic is full (MaxSizeInMegabytes over all its subscriptions),
  * SB_ERR_NOT_FOUND when it was deleted. */
 void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n, store_status_cb cb, void *ctx);
+/* The same rows as a merged op that is not submitted (for store_txn.h; NULL
+ * when out of memory or a row could not be encoded). */
+store_op *store_publish_rows(int64_t topic_id, const store_copy *rows, size_t n);
 
 #endif

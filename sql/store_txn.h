@@ -1,0 +1,34 @@
+/* A Service Bus transaction's work, committed as one PostgreSQL transaction
+ * or not at all. The emulator collects the work of a transaction as its
+ * client does it (sends and publishes, settlements) and commits it on
+ * discharge: one op whose statements are, in order, a guard that every
+ * settlement still holds its lock (else SB_ERR_LOCK_LOST and nothing
+ * happens), the completes, the other settlements, then each send or publish
+ * as the same merged statement a send outside a transaction uses, for its
+ * own rows only. Nothing is visible to anyone before the commit.
+ *
+ * Ownership: the caller owns a store_txn until store_txn_commit (which takes
+ * it) or store_txn_free. Everything added is copied. */
+#ifndef STORE_TXN_H
+#define STORE_TXN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "store_queue.h"
+#include "store_topic.h"
+
+typedef struct store_txn store_txn;
+
+store_txn *store_txn_new(void);
+void store_txn_free(store_txn *t);
+/* 0, or -1 when out of memory (the transaction is then unusable: free it). */
+int store_txn_send(store_txn *t, int64_t entity_id, const store_new_message *msgs, size_t n);
+int store_txn_publish(store_txn *t, int64_t topic_id, const store_copy *rows, size_t n);
+int store_txn_settle(store_txn *t, const store_settlement *x);
+/* Entities the commit adds messages to (their receivers are woken after). */
+size_t store_txn_targets(const store_txn *t, const int64_t **ids);
+void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb, void *ctx);
+
+#endif
