@@ -102,6 +102,9 @@ typedef struct amqp_link {
      * the wall clock). It then holds the session's lock as session_token
      * until session_until_ms on the emulator's clock, and lets go when it
      * detaches. */
+    /* Send-via: the client sends to this entity (its sends land there) through
+     * the entity it attached to (com.microsoft:transfer-destination-address). */
+    char via_destination[ENT_PATH_MAX + 1];
     bool session;
     bool session_named;
     bool session_waiting;
@@ -205,13 +208,16 @@ void amqp_txn_on_control(amqp_link *lk, pn_delivery_t *d);
  * ours) carries transactional-state. If so *txn is its transaction, or NULL
  * when the id is unknown here (d was then refused and settled). */
 bool amqp_txn_of(amqp_conn *c, pn_delivery_t *d, amqp_txn **txn);
-/* One operation joins txn: SB_OK, or the refusal (d was then refused and
+/* n operations (a settlement, or the messages of a send) join txn: SB_OK, or the refusal (d was then refused and
  * settled, and the transaction can only roll back). */
-sb_status amqp_txn_admit(amqp_txn *txn, pn_delivery_t *d);
+sb_status amqp_txn_admit(amqp_txn *txn, pn_delivery_t *d, int n);
 /* The outcome inside a disposition's transactional-state (0: none), with
  * modified's undeliverable-here and rejected's dead-letter reason and
  * description ("" when absent; buffers of n bytes). */
 uint64_t amqp_txn_outcome(pn_delivery_t *d, bool *undeliverable, char *reason, char *description, size_t n);
+/* The same for an operation that is not a delivery of its own (an item of a
+ * $management request): SB_OK, or the refusal with its description. */
+sb_status amqp_txn_admit_op(amqp_txn *txn, char *err, size_t errlen);
 /* Its work, to add sends and settlements to. */
 store_txn *amqp_txn_work(amqp_txn *txn);
 /* Answers d with transactional-state {txn, outcome} (outcome: the client's

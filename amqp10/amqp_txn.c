@@ -109,15 +109,20 @@ bool amqp_txn_of(amqp_conn *c, pn_delivery_t *d, amqp_txn **txn)
     return true;
 }
 
-sb_status amqp_txn_admit(amqp_txn *txn, pn_delivery_t *d)
+sb_status amqp_txn_admit(amqp_txn *txn, pn_delivery_t *d, int n)
 {
     char err[256];
-    sb_status st = ent_txn_admit(&txn->state, ent_clock_wall_ms(), err, sizeof err);
+    sb_status st = ent_txn_admit(&txn->state, n, ent_clock_wall_ms(), err, sizeof err);
     if (st != SB_OK) {
         LOG_INFO("conn %llu: transaction operation refused: %s", (unsigned long long)txn->conn->id, err);
         refuse(d, sb_status_condition(st), err);
     }
     return st;
+}
+
+sb_status amqp_txn_admit_op(amqp_txn *txn, char *err, size_t errlen)
+{
+    return ent_txn_admit(&txn->state, 1, ent_clock_wall_ms(), err, errlen);
 }
 
 store_txn *amqp_txn_work(amqp_txn *txn) { return txn->work; }

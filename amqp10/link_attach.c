@@ -57,6 +57,43 @@ void amqp_link_accept(amqp_link *lk)
         pn_link_flow(l, AMQP_INBOUND_CREDIT);
 }
 
+#define VIA_PROPERTY "com.microsoft:transfer-destination-address"
+
+/* Send-via: the destination entity named by the sender's link properties
+ * ("" when none). -1 when it is there but not an entity path. */
+static int via_destination_of(pn_link_t *l, char *out, size_t n)
+{
+    out[0] = 0;
+    pn_data_t *p = pn_link_remote_properties(l);
+    if (!p) /* the attach has no properties */
+        return 0;
+    pn_data_rewind(p);
+    int rc = 0;
+    if (pn_data_next(p) && pn_data_type(p) == PN_MAP) {
+        pn_data_enter(p);
+        while (pn_data_next(p)) {
+            pn_type_t kt = pn_data_type(p);
+            pn_bytes_t k = kt == PN_SYMBOL ? pn_data_get_symbol(p) : kt == PN_STRING ? pn_data_get_string(p)
+                                                                                      : pn_bytes(0, NULL);
+            if (!pn_data_next(p))
+                break;
+            if (k.size != sizeof VIA_PROPERTY - 1 || memcmp(k.start, VIA_PROPERTY, k.size))
+                continue;
+            ent_address a;
+            char addr[ENT_PATH_MAX * 2 + 64];
+            pn_bytes_t v = pn_data_type(p) == PN_STRING ? pn_data_get_string(p) : pn_bytes(0, NULL);
+            snprintf(addr, sizeof addr, "%.*s", (int)v.size, v.start ? v.start : "");
+            if (!v.size || ent_address_parse(addr, &a) || a.kind != ENT_NODE_ENTITY || a.dead_letter)
+                rc = -1;
+            else
+                snprintf(out, n, "%s", a.entity);
+            break;
+        }
+    }
+    pn_data_rewind(p);
+    return rc;
+}
+
 static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_route *route)
 {
     amqp_link *lk = ctx;
@@ -72,6 +109,22 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
         refuse_status(lk, st, desc);
     } else if (st != SB_OK) {
         refuse_status(lk, st, "The emulator's store could not look up the entity; retry.");
+    } else if (lk->role == LINK_ENTITY_IN && lk->via_destination[0]) {
+        /* send-via: the via entity exists; the link sends to the destination */
+        char dest[ENT_PATH_MAX + 1];
+        snprintf(dest, sizeof dest, "%s", lk->via_destination);
+        lk->via_destination[0] = 0;
+        if (!amqp_cbs_authorized(c, dest)) {
+            snprintf(desc, sizeof desc,
+                     "Unauthorized access. 'Send' claim(s) are required to perform this operation. Resource: "
+                     "'sb://%s/%s' (the transfer destination of a send-via link).",
+                     host_of(c), dest);
+            refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
+        } else {
+            snprintf(lk->address.entity, sizeof lk->address.entity, "%s", dest);
+            amqp_conn_ref(c);
+            amqp_entity_lookup(c->srv, dest, on_lookup, lk); /* answers the attach */
+        }
     } else {
         lk->entity = *e;
         lk->route = *route;
@@ -148,6 +201,11 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         break; /* looked up like an entity link: the operations need its row */
     case ENT_NODE_ENTITY:
         lk->role = client_sends ? LINK_ENTITY_IN : LINK_ENTITY_OUT;
+        if (client_sends && via_destination_of(l, lk->via_destination, sizeof lk->via_destination)) {
+            snprintf(desc, sizeof desc, "The link's %s is not a Service Bus entity path.", VIA_PROPERTY);
+            refuse_status(lk, SB_ERR_ARGUMENT, desc);
+            return;
+        }
         if (!client_sends)
             lk->session = amqp_session_filter_of(l, &lk->session_named, lk->session_id, sizeof lk->session_id);
         break;

@@ -251,7 +251,7 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
             amqp_txn *txn;
             if (amqp_txn_of(lk->conn, d, &txn)) {
                 /* part of a transaction: stored only when it commits */
-                if (txn && amqp_txn_admit(txn, d) == SB_OK)
+                if (txn && amqp_txn_admit(txn, d, (int)n) == SB_OK)
                     send_in_txn(lk, d, txn, target, msgs, parsed, n);
             } else {
                 submit(lk, d, target, buf, msgs, parsed, n); /* takes buf, msgs and parsed */

@@ -249,7 +249,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     amqp_txn *txn;
     if (amqp_txn_of(lk->conn, d, &txn)) {
         /* part of a transaction: settled when it commits; until then the message stays locked */
-        if (txn && amqp_txn_admit(txn, d) == SB_OK) {
+        if (txn && amqp_txn_admit(txn, d, 1) == SB_OK) {
             store_settlement x = {kind, lk->entity.id, {0}, r, ds, lk->route.dead_letter_target_id,
                                   ent_clock_now_ms()};
             memcpy(x.lock_token, token, 16);

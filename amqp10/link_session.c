@@ -78,6 +78,8 @@ bool amqp_session_filter_of(pn_link_t *l, bool *named, char *sid, size_t sidlen)
 static int64_t link_timeout_ms(pn_link_t *l)
 {
     pn_data_t *p = pn_link_remote_properties(l);
+    if (!p) /* the attach has no properties */
+        return 0;
     pn_data_rewind(p);
     if (!pn_data_next(p) || pn_data_type(p) != PN_MAP)
         return 0;

@@ -38,6 +38,7 @@ typedef struct mgmt_req {
     int64_t now_ms;      /* the emulator's clock when the request arrived */
     bool held;           /* mgmt_hold took a connection reference */
     unsigned flags;      /* for the operation's own use */
+    amqp_txn *txn;       /* the request carried transactional-state: its transaction */
 } mgmt_req;
 
 typedef void (*mgmt_handler)(mgmt_req *r);

@@ -460,8 +460,18 @@ static const struct {
 void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
 {
     pn_message_t *msg = amqp_request_decode(bytes, len);
-    pn_delivery_update(d, PN_ACCEPTED);
-    pn_delivery_settle(d);
+    amqp_txn *txn = NULL;
+    if (amqp_txn_of(lk->conn, d, &txn)) {
+        if (!txn) { /* unknown id: refused and settled */
+            if (msg)
+                pn_message_free(msg);
+            return;
+        }
+        amqp_txn_answer(txn, d);
+    } else {
+        pn_delivery_update(d, PN_ACCEPTED);
+        pn_delivery_settle(d);
+    }
     if (!msg) {
         LOG_WARN("conn %llu: $management request is not an AMQP message", (unsigned long long)lk->conn->id);
         return;
@@ -475,6 +485,7 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
     r->msg = msg;
     r->body = pn_message_body(msg);
     r->now_ms = ent_clock_now_ms();
+    r->txn = txn;
     r->operation = amqp_request_app_string(msg, "operation", r->op_buf, sizeof r->op_buf);
     if (!r->operation) {
         r->operation = "(none)";
@@ -491,6 +502,13 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
             return;
         }
         LOG_DEBUG("conn %llu: %s on '%s'", (unsigned long long)lk->conn->id, r->operation, lk->entity.name);
+        if (r->txn && operations[i].handler != mgmt_update_disposition) {
+            mgmt_respond_error(r, SB_ERR_NOT_IMPLEMENTED,
+                               "The operation '%s' cannot be part of a transaction in this emulator "
+                               "(update-disposition can).",
+                               r->operation);
+            return;
+        }
         operations[i].handler(r);
         return;
     }

@@ -245,6 +245,33 @@ static void on_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
     amqp_buf_free(&out);
 }
 
+/* In a transaction: the settlements join it (one operation each) and take
+ * effect at its commit; properties-to-modify cannot (it rewrites the message
+ * at once). */
+static void settle_in_txn(mgmt_req *r, store_settle_kind kind, const uint8_t (*tokens)[16], size_t n,
+                          const char *reason, const char *description)
+{
+    if (mgmt_map_find(r->body, "properties-to-modify") && pn_data_type(r->body) != PN_NULL) {
+        mgmt_respond_error(r, SB_ERR_NOT_IMPLEMENTED,
+                           "'properties-to-modify' cannot be part of a transaction in this emulator.");
+        return;
+    }
+    char err[256];
+    for (size_t i = 0; i < n; i++) {
+        sb_status st = amqp_txn_admit_op(r->txn, err, sizeof err);
+        store_settlement x = {kind, r->lk->entity.id, {0}, reason, description, r->lk->route.dead_letter_target_id,
+                              r->now_ms};
+        memcpy(x.lock_token, tokens[i], 16);
+        if (st == SB_OK && store_txn_settle(amqp_txn_work(r->txn), &x))
+            st = SB_ERR_INTERNAL;
+        if (st != SB_OK) {
+            mgmt_respond_error(r, st, "%s", st == SB_ERR_INTERNAL ? "out of memory" : err);
+            return;
+        }
+    }
+    mgmt_send(r, mgmt_response(r, SB_OK));
+}
+
 static int kind_of(const char *status, store_settle_kind *kind)
 {
     static const struct {
@@ -285,6 +312,11 @@ void mgmt_update_disposition(mgmt_req *r)
                            "The request body's 'disposition-status' must be completed, abandoned, suspended or "
                            "defered, not '%s'.",
                            status);
+        return;
+    }
+    if (r->txn) {
+        settle_in_txn(r, kind, tokens, n, has_reason == 0 ? reason : NULL, has_description == 0 ? description : NULL);
+        free(tokens);
         return;
     }
     disp_req *q = calloc(1, sizeof *q);

@@ -5,7 +5,7 @@
 
 static bool expired(const ent_txn_state *t, int64_t now_ms) { return now_ms - t->declared_ms > ENT_TXN_TIMEOUT_MS; }
 
-sb_status ent_txn_admit(ent_txn_state *t, int64_t now_ms, char *err, size_t errlen)
+sb_status ent_txn_admit(ent_txn_state *t, int n, int64_t now_ms, char *err, size_t errlen)
 {
     if (t->doomed != SB_OK) {
         snprintf(err, errlen, "The transaction was rolled back: an earlier operation in it failed.");
@@ -16,11 +16,11 @@ sb_status ent_txn_admit(ent_txn_state *t, int64_t now_ms, char *err, size_t errl
                  (long long)(ENT_TXN_TIMEOUT_MS / 1000));
         return t->doomed = SB_ERR_TIMEOUT;
     }
-    if (t->ops >= ENT_TXN_MAX_OPS) {
+    if (n > ENT_TXN_MAX_OPS - t->ops) {
         snprintf(err, errlen, "Cannot have more than %d operations in a single transaction.", ENT_TXN_MAX_OPS);
         return t->doomed = SB_ERR_QUOTA_EXCEEDED;
     }
-    t->ops++;
+    t->ops += n;
     return SB_OK;
 }
 

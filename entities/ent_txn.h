@@ -23,9 +23,10 @@ typedef struct ent_txn_state {
     sb_status doomed;     /* SB_OK, or why the transaction can only roll back */
 } ent_txn_state;
 
-/* Whether one more operation may join: SB_OK (and it is counted), or the
- * refusal with its description (and the transaction is doomed). */
-sb_status ent_txn_admit(ent_txn_state *t, int64_t now_ms, char *err, size_t errlen);
+/* Whether n more operations may join (a batch send is one per message): SB_OK
+ * (and they are counted), or the refusal with its description (and the
+ * transaction is doomed). */
+sb_status ent_txn_admit(ent_txn_state *t, int n, int64_t now_ms, char *err, size_t errlen);
 
 /* What a discharge does: SB_OK to commit (fail false, not doomed, in time),
  * SB_NO_CONTENT to roll back as asked (fail true), or the error of a commit

@@ -152,6 +152,12 @@ class Emulator:
         if not os.path.exists(self.cert_path):
             self.fail("no certificate at %s" % self.cert_path)
 
+    def psql(self, sql):
+        """Runs sql on the emulator's embedded database; its unaligned output."""
+        return subprocess.run(["psql", "-h", os.path.join(self.data_dir, "pg", "run"), "-U", "sbemu", "-d", "sbemu",
+                               "-v", "ON_ERROR_STOP=1", "-Atc", sql], check=True, capture_output=True,
+                              text=True).stdout
+
     def dump_log(self, reason=""):
         try:
             with open(self.log_path, errors="replace") as f:

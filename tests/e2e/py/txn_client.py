@@ -136,6 +136,28 @@ class RawClient:
         dlv.settle()
         return state, data, cond
 
+    # ---- $management ----
+
+    def mgmt(self, entity, operation, body, txn=None):
+        """A $management request (in txn when given); the response message."""
+        if not hasattr(self, "_mgmt"):
+            self._mgmt = {}
+        if entity not in self._mgmt:
+            node = entity + "/$management"
+            reply_to = "mgmt-reply-%s" % uuid.uuid4()
+            rcv = self.ssn.receiver(reply_to)
+            rcv.source.address = node
+            rcv.target.address = reply_to
+            self._open(rcv, "management reply link")
+            rcv.flow(100)
+            self._mgmt[entity] = (self.sender(node), rcv, reply_to)
+        snd, rcv, reply_to = self._mgmt[entity]
+        self._tags += 1
+        req = Message(id=self._tags, reply_to=reply_to, properties={"operation": operation}, body=body)
+        self.send(snd, req, txn)
+        [d] = self.receive(rcv, 1)
+        return d.message
+
     # ---- receiving and settling ----
 
     def receive(self, link, n):
