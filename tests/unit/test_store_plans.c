@@ -23,6 +23,7 @@
 
 #include "emu_pgembed.h"
 #include "store_migrate.h"
+#include "store_session.h"
 #include "store_statements.h"
 
 /* Rows in the backlog: large enough that a scan costs far more than an index
@@ -121,6 +122,13 @@ static const struct {
     {STMT_SWEEP_LAPSED, "messages_lock_expiry"},
     {STMT_SWEEP_EXPIRED, "messages_expiry"},
     {STMT_SWEEP_SCHEDULED, "messages_scheduled"},
+    {STMT_CLAIM_SESSION_LOCK, "messages_session"},
+    {STMT_CLAIM_SESSION_DELETE, "messages_session"},
+    {STMT_SESSION_LOCK, "messages_ready"}, /* next available: the oldest claimable message */
+    {STMT_SESSION_RENEW, "messages_session"},
+    {STMT_SESSION_RELEASE, "messages_session"},
+    {STMT_SESSION_PEEK, "messages_session"},
+    {STMT_TXN_GUARD, "messages_lock_token"},
 };
 
 /* True when the plan probes messages_pkey with a condition on entity_id but not
@@ -178,7 +186,7 @@ static void fill_backlog(void)
             " ON CONFLICT DO NOTHING");
     snprintf(sql, sizeof sql,
              "INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
-             " expires_at, lock_token, locked_until, message_id, message)"
+             " expires_at, lock_token, locked_until, message_id, session_id, message)"
              " SELECT (SELECT id FROM queues WHERE name = 'big'), g,"
              "  CASE WHEN g %% 50 = 0 THEN 1 ELSE 0 END,"
              "  CASE WHEN g %% 40 = 1 THEN 1 WHEN g %% 40 = 2 THEN 2 ELSE 0 END,"
@@ -186,7 +194,8 @@ static void fill_backlog(void)
              "  CASE WHEN g %% 3 = 0 THEN now() + interval '1 hour' END,"
              "  CASE WHEN g %% 5 = 0 THEN gen_random_uuid() END,"
              "  CASE WHEN g %% 5 = 0 THEN now() + interval '1 minute' END,"
-             "  'm' || g, '\\x0102030405'::bytea FROM generate_series(1, %d) g",
+             "  'm' || g, CASE WHEN g %% 7 = 0 THEN 's' || (g %% 1000) END,"
+             "  '\\x0102030405'::bytea FROM generate_series(1, %d) g",
              PLANS_BACKLOG);
     exec_ok(sql);
     /* completed messages at the head of the ready range: dead rows a claim must not pay for */
