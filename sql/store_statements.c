@@ -31,7 +31,10 @@
     " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
 /* A session receiver's candidates: $7 its session, $8 its session lock
  * token. Walks messages_session (that session's messages only), and takes
- * nothing unless the receiver still holds the session's lock. */
+ * nothing unless the receiver still holds the session's lock, nor while a
+ * message of the session still carries a lock that lapsed (a previous
+ * holder's, until the sweep returns it): taking the messages after it first
+ * would break the session's order. */
 #define CLAIM_SESSION_CANDIDATES(from)                                                                            \
     "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
     " WHERE entity_id = $1 AND session_id = $7 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL" \
@@ -39,6 +42,8 @@
     " AND (expires_at IS NULL OR expires_at > sbemu_ts($3))"                                                   \
     " AND EXISTS (SELECT 1 FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7"                       \
     " AND s.lock_token = $8 AND s.locked_until > sbemu_ts($3))"                                                \
+    " AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.entity_id = $1 AND x.session_id = $7"                   \
+    " AND x.subqueue = 0 AND x.lock_token IS NOT NULL AND x.locked_until <= sbemu_ts($3))"                     \
     " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
 /* (The candidates are named by row address, not joined: a generic plan
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
