@@ -223,6 +223,8 @@ store_txn *amqp_txn_work(amqp_txn *txn);
 /* Answers d with transactional-state {txn, outcome} (outcome: the client's
  * own for a disposition, accepted for a transfer) and settles it. */
 void amqp_txn_answer(amqp_txn *txn, pn_delivery_t *d);
+/* Whether txn is still open on connection c (a store callback may outlive it). */
+bool amqp_txn_alive(const amqp_conn *c, const amqp_txn *txn);
 /* The connection ended: its transactions roll back. */
 void amqp_txn_free_all(amqp_conn *c);
 

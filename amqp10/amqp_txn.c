@@ -52,8 +52,18 @@ static void txn_unlink_free(amqp_txn *t)
             c->ntxns--;
             break;
         }
+    if (t->work) /* rolled back: what it scheduled goes */
+        store_txn_discard(c->srv->store, t->work);
     store_txn_free(t->work);
     free(t);
+}
+
+bool amqp_txn_alive(const amqp_conn *c, const amqp_txn *txn)
+{
+    for (const amqp_txn *t = c->txns; t; t = t->next)
+        if (t == txn)
+            return true;
+    return false;
 }
 
 void amqp_txn_free_all(amqp_conn *c)

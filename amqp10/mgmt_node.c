@@ -502,10 +502,10 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
             return;
         }
         LOG_DEBUG("conn %llu: %s on '%s'", (unsigned long long)lk->conn->id, r->operation, lk->entity.name);
-        if (r->txn && operations[i].handler != mgmt_update_disposition) {
+        if (r->txn && operations[i].handler != mgmt_update_disposition && operations[i].handler != mgmt_schedule) {
             mgmt_respond_error(r, SB_ERR_NOT_IMPLEMENTED,
                                "The operation '%s' cannot be part of a transaction in this emulator "
-                               "(update-disposition can).",
+                               "(update-disposition and schedule-message can).",
                                r->operation);
             return;
         }

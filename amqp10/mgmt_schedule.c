@@ -19,6 +19,7 @@
 #include "ent_message_rules.h"
 #include "ent_queue.h"
 #include "ent_session.h"
+#include "ent_txn.h"
 #include "mgmt_internal.h"
 
 /* Refuses what a queue's dead-letter subqueue or a send-disabled queue cannot take. */
@@ -117,6 +118,47 @@ static int read_entry(pn_data_t *d, size_t i, sched_entry *e, char *err, size_t 
     return 0;
 }
 
+/* ---- in a transaction: stored now, invisible, scheduled at the commit ---- */
+
+typedef struct txn_schedule {
+    mgmt_req *r;
+    int64_t target;
+} txn_schedule;
+
+static void on_scheduled_in_txn(void *ctx, sb_status st, const int64_t *seqs, size_t n)
+{
+    txn_schedule *x = ctx;
+    mgmt_req *r = x->r;
+    int64_t target = x->target;
+    free(x);
+    if (st == SB_OK && !amqp_txn_alive(r->lk->conn, r->txn))
+        mgmt_respond_error(r, SB_ERR_NOT_FOUND, "The transaction ended while the messages were scheduled.");
+    else if (st == SB_OK && store_txn_activate(amqp_txn_work(r->txn), target, seqs, n))
+        mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
+    else
+        on_scheduled(r, st, seqs, n);
+}
+
+static void schedule_in_txn(mgmt_req *r, int64_t target, store_new_message *msgs, size_t n)
+{
+    char err[256];
+    sb_status st = SB_OK;
+    for (size_t i = 0; i < n && st == SB_OK; i++)
+        st = amqp_txn_admit_op(r->txn, err, sizeof err);
+    txn_schedule *x = st == SB_OK ? malloc(sizeof *x) : NULL;
+    if (!x) {
+        mgmt_respond_error(r, st == SB_OK ? SB_ERR_INTERNAL : st, "%s", st == SB_OK ? "out of memory" : err);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        msgs[i].state = ENT_TXN_PENDING_STATE;
+    x->r = r;
+    x->target = target;
+    /* the sweep deletes them if the transaction never ends (its emulator stopped) */
+    store_schedule_pending(r->lk->conn->srv->store, target, msgs, n, r->now_ms + 2 * ENT_TXN_TIMEOUT_MS,
+                           on_scheduled_in_txn, x);
+}
+
 void mgmt_schedule(mgmt_req *r)
 {
     char err[512];
@@ -212,9 +254,12 @@ void mgmt_schedule(mgmt_req *r)
         mgmt_respond_error(r, st, "%s", err);
         return;
     }
+    int64_t target = diverted ? ent->id : route->send_target_id;
     mgmt_hold(r);
-    store_schedule(r->lk->conn->srv->store, diverted ? ent->id : route->send_target_id, msgs, n, r->now_ms, on_scheduled,
-                   r); /* copies the bytes */
+    if (r->txn)
+        schedule_in_txn(r, target, msgs, n);
+    else
+        store_schedule(r->lk->conn->srv->store, target, msgs, n, r->now_ms, on_scheduled, r); /* copies the bytes */
     free(entries);
     free(msgs);
 }

@@ -16,6 +16,9 @@
 /* Transactions one connection may have open at once (a bound on what a client
  * can make the emulator hold; Service Bus names none). */
 #define ENT_TXN_MAX_OPEN 100
+/* The stored state of a message scheduled in a transaction that has not
+ * committed: invisible to everyone (store_txn.h). */
+#define ENT_TXN_PENDING_STATE 3
 
 typedef struct ent_txn_state {
     int ops;              /* operations taken so far */

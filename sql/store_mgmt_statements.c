@@ -39,7 +39,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      " ORDER BY sequence_number LIMIT $4)"
      " UNION ALL "
      "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND (state <> 0 OR lock_token IS NOT NULL) AND sequence_number >= $3"
+     " AND (state <> 0 OR lock_token IS NOT NULL) AND state <> 3 AND sequence_number >= $3"
      " AND (subqueue = 1 OR state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
      " ORDER BY sequence_number LIMIT $4)"
      ") AS p ORDER BY 1 LIMIT $4",
@@ -91,7 +91,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      " AND state = 0 AND lock_token IS NULL AND enqueued_at < sbemu_ts($4) ORDER BY sequence_number LIMIT $3)"
      " UNION ALL "
      "(SELECT ctid, sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND (state <> 0 OR lock_token IS NOT NULL) AND (lock_token IS NULL OR locked_until <= sbemu_ts($5))"
+     " AND (state <> 0 OR lock_token IS NOT NULL) AND state <> 3 AND (lock_token IS NULL OR locked_until <= sbemu_ts($5))"
      " AND enqueued_at < sbemu_ts($4) ORDER BY sequence_number LIMIT $3)"
      ") AS u ORDER BY sequence_number LIMIT $3)) FOR UPDATE SKIP LOCKED),"
      " d AS (DELETE FROM messages m WHERE m.ctid = ANY(ARRAY(SELECT ctid FROM c))"
@@ -174,14 +174,14 @@ static const stmt_def mgmt_stmt_defs[] = {
      * Sessions with messages, and sessions whose state changed since $2. */
     {STMT_SESSION_LIST,
      "SELECT session_id FROM (SELECT DISTINCT session_id FROM messages WHERE entity_id = $1"
-     " AND session_id IS NOT NULL AND subqueue = 0"
+     " AND session_id IS NOT NULL AND subqueue = 0 AND state <> 3"
      " UNION SELECT session_id FROM sessions WHERE entity_id = $1 AND state IS NOT NULL"
      " AND updated_at >= sbemu_ts($2)) x ORDER BY session_id OFFSET $3 LIMIT $4",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* peek in a session: $1 entity, $2 session, $3 from, $4 max, $5 now */
     {STMT_SESSION_PEEK,
      "SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE entity_id = $1 AND session_id = $2 AND subqueue = 0"
-     " AND sequence_number >= $3 AND (state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
+     " AND sequence_number >= $3 AND state <> 3 AND (state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
      " ORDER BY sequence_number LIMIT $4",
      5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* Rows of sessions whose lock lapsed and that have no state ($1 now). */

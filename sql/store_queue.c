@@ -455,8 +455,8 @@ static void sweep_parse(store_op *op, int stmt, const void *res)
             LOG_INFO("queue '%s' was idle for its AutoDeleteOnIdle and is deleted", PQgetvalue(r, i, 1));
         return;
     }
-    if (stmt == 3 || stmt == 5 || rows == 0)
-        return; /* duplicates forgotten, lapsed sessions' rows removed */
+    if (stmt == 3 || stmt == 5 || stmt == 6 || rows == 0)
+        return; /* duplicates forgotten, lapsed sessions' rows, dead transactions' schedules removed */
     if (acc->n + (size_t)rows > acc->cap) {
         size_t cap = acc->n + (size_t)rows;
         int64_t *q = realloc(acc->queues, cap * sizeof *q);
@@ -480,7 +480,7 @@ static void sweep_done(store_op *op, sb_status st)
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new(6, sweep_parse, sweep_done, u) : NULL;
+    store_op *op = u ? store_op_new(7, sweep_parse, sweep_done, u) : NULL;
     /* the policy travels as text-format int8[] literals ("{1,2}") */
     char *dl = store_mgmt_int8_array(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);
     char *from = store_mgmt_int8_array(policy->forward_from, policy->n_forward);
@@ -508,6 +508,7 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     rc |= store_op_stmt(op, 3, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 4, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 5, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, 6, STMT_SWEEP_TXN_PENDING, (store_param[]){P_INT8(now)}, 1);
     free(dl);
     free(from);
     free(to);

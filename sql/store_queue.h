@@ -23,7 +23,7 @@ typedef struct store_new_message {
     size_t len;
     const char *message_id; /* NULL: none */
     const char *session_id; /* NULL: none */
-    int state;              /* 0 active, 2 scheduled */
+    int state;              /* 0 active, 2 scheduled, 3 scheduled in an open transaction (store_txn.h) */
     int64_t now_ms;       /* the send: activity and the duplicate-detection window count from it */
     int64_t available_ms; /* also the EnqueuedTimeUtc: later than now for a scheduled message */
     int64_t expires_ms; /* 0: never */

@@ -271,7 +271,36 @@ static const stmt_def stmt_defs[] = {
      " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE lock_token = ANY($1::uuid[])"
      " AND locked_until > sbemu_ts($2) FOR UPDATE) x) y WHERE y.n < cardinality($1::uuid[])",
      2, {STORE_OID_TEXT, STORE_OID_INT8}},
+    /* Messages scheduled inside a transaction are stored at once, invisible
+     * (state 3, until locked_until: the transaction's timeout), so that the
+     * schedule can answer their sequence numbers; the commit makes them
+     * scheduled ($1 entity, $2 their sequence numbers as text int8[]), and
+     * raises SBL02 if any is gone (the transaction outlived its timeout). */
+    {STMT_TXN_PENDING_STAMP,
+     "UPDATE messages SET locked_until = sbemu_ts($2) WHERE entity_id = $1 AND state = 3 AND locked_until IS NULL",
+     2, {STORE_OID_INT8, STORE_OID_INT8}},
+    {STMT_TXN_ACTIVATE,
+     "WITH u AS (UPDATE messages SET state = 2, locked_until = NULL WHERE entity_id = $1"
+     " AND sequence_number = ANY($2::int8[]) AND state = 3 RETURNING 1)"
+     " SELECT sbemu_raise('SBL02', 'A message the transaction scheduled is gone: the transaction timed out.')"
+     " WHERE (SELECT count(*) FROM u) < cardinality($2::int8[])",
+     2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    /* A rolled-back transaction's scheduled messages ($1 entity, $2 sequence numbers). */
+    {STMT_TXN_DISCARD,
+     "WITH d AS (DELETE FROM messages WHERE entity_id = $1 AND sequence_number = ANY($2::int8[]) AND state = 3"
+     " RETURNING octet_length(message) AS n)"
+     " UPDATE entity_runtime SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d)"
+     " WHERE entity_id = $1",
+     2, {STORE_OID_INT8, STORE_OID_TEXT}},
     /* ---- the background sweep; $1 now ---- */
+    /* Messages scheduled in a transaction that never committed (the
+     * emulator that held it ended, or it timed out). */
+    {STMT_SWEEP_TXN_PENDING,
+     "WITH d AS (DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE state = 3"
+     " AND locked_until <= sbemu_ts($1) LIMIT 1000)) RETURNING entity_id, octet_length(message) AS n)"
+     " UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
+     " FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id",
+     1, {STORE_OID_INT8}},
     /* Expired messages that nobody holds a lock on: dead-lettered or dropped. $2 reason, $3 description */
     /* $4 the entities whose expired messages dead-letter
      * (DeadLetteringOnMessageExpiration), $5/$6 where each entity's dead
@@ -279,7 +308,7 @@ static const stmt_def stmt_defs[] = {
      * entity cache (store_sweep_policy). The rest are dropped. */
     {STMT_SWEEP_EXPIRED,
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
-     " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state <> 1"
+     " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state NOT IN (1, 3)"
      " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))"
      " ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE CASE WHEN entity_id = ANY($4)"

@@ -3,6 +3,7 @@
  * into one statement of the commit op (store_op_stmt_rows). */
 #include "store_txn.h"
 
+#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ struct store_txn {
     size_t nsettles, capsettles;
     int64_t *targets;
     size_t ntargets, captargets;
+    struct pending { int64_t entity_id; char *seqs; } *pending; /* seqs: text int8[] */
+    size_t npending, cappending;
 };
 
 store_txn *store_txn_new(void) { return calloc(1, sizeof(store_txn)); }
@@ -35,6 +38,9 @@ void store_txn_free(store_txn *t)
         store_op_stmt_rows(NULL, 0, t->rows[i]);
     for (size_t i = 0; i < t->nsettles; i++)
         settlement_free(&t->settles[i]);
+    for (size_t i = 0; i < t->npending; i++)
+        free(t->pending[i].seqs);
+    free(t->pending);
     free(t->rows);
     free(t->settles);
     free(t->targets);
@@ -125,10 +131,107 @@ static store_op *settle_rows(const store_txn *t, bool completes)
     return op;
 }
 
+int store_txn_activate(store_txn *t, int64_t entity_id, const int64_t *seqs, size_t n)
+{
+    char *list = store_mgmt_int8_array(seqs, n);
+    if (!list || grow((void **)&t->pending, &t->cappending, t->npending, sizeof *t->pending)) {
+        free(list);
+        return -1;
+    }
+    t->pending[t->npending++] = (struct pending){entity_id, list};
+    return 0;
+}
+
+void store_txn_discard(store *s, store_txn *t)
+{
+    for (size_t i = 0; i < t->npending; i++) {
+        store_op *op = store_op_new(1, NULL, NULL, NULL);
+        int8_param q = be_int8(t->pending[i].entity_id);
+        if (!op)
+            continue; /* the sweep deletes them once their time is up */
+        if (store_op_stmt(op, 0, STMT_TXN_DISCARD, (store_param[]){P_INT8(q), P_TEXT(t->pending[i].seqs)}, 2))
+            store_op_set_status(op, SB_ERR_INTERNAL);
+        store_submit(s, op);
+    }
+}
+
+/* ---- scheduling in a transaction ---- */
+
+typedef struct pending_result {
+    size_t n;
+    int64_t *seqs;
+} pending_result;
+
+static void pending_free(void *p)
+{
+    pending_result *r = p;
+    free(r->seqs);
+    free(r);
+}
+
+/* Statement 0 answers (ordinal, sequence number) per message stored. */
+static void pending_parse(store_op *op, int stmt, const void *res)
+{
+    pending_result *r = store_op_result(op);
+    if (stmt != 0 || !r)
+        return;
+    for (int i = 0; i < PQntuples(res); i++) {
+        int64_t ord = col_i64(res, i, 0);
+        if (ord >= 1 && (size_t)ord <= r->n)
+            r->seqs[ord - 1] = col_i64(res, i, 1);
+    }
+}
+
+static void pending_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    pending_result *r = store_op_result(op);
+    if (st == SB_OK && r)
+        ((store_txn_seqs_cb)u->fn)(u->ctx, SB_OK, r->seqs, r->n);
+    else
+        ((store_txn_seqs_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
+    free(u);
+}
+
+void store_schedule_pending(store *s, int64_t entity_id, const store_new_message *msgs, size_t n,
+                            int64_t pending_until_ms, store_txn_seqs_cb cb, void *ctx)
+{
+    store_op *op = store_op_or_fail(2, pending_parse, pending_done, user_new((void (*)(void))cb, ctx));
+    pending_result *r = op ? calloc(1, sizeof *r) : NULL;
+    if (r && !(r->seqs = calloc(n ? n : 1, sizeof *r->seqs))) {
+        free(r);
+        r = NULL;
+    }
+    if (!op || !r) {
+        free(r);
+        if (op) {
+            store_op_set_status(op, SB_ERR_INTERNAL);
+            store_submit(s, op);
+        } else {
+            cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        }
+        return;
+    }
+    r->n = n;
+    store_op_set_result(op, r, pending_free);
+    store_op *rows = store_op_new_merged(&store_send_set, entity_id, (int)n, NULL, NULL);
+    int rc = rows ? 0 : -1;
+    for (size_t i = 0; rows && i < n; i++)
+        rc |= store_send_row(rows, (int)i, &msgs[i]);
+    rc |= rows ? store_op_stmt_rows(op, 0, rows) : -1;
+    int8_param q = be_int8(entity_id), until = be_int8(pending_until_ms);
+    rc |= store_op_stmt(op, 1, STMT_TXN_PENDING_STAMP, (store_param[]){P_INT8(q), P_INT8(until)}, 2);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- commit ---- */
+
 void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb, void *ctx)
 {
     store_op *complete = settle_rows(t, true), *other = settle_rows(t, false);
-    int nstmt = (t->nsettles > 0) + (complete != NULL) + (other != NULL) + (int)t->nrows;
+    int nstmt = (t->nsettles > 0) + (complete != NULL) + (other != NULL) + (int)t->nrows + (int)t->npending;
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = store_op_or_fail(nstmt, NULL, store_status_done, u);
     int rc = op ? 0 : -1;
@@ -150,6 +253,10 @@ void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb
     for (size_t k = 0; k < t->nrows; k++)
         rc |= op ? store_op_stmt_rows(op, i++, t->rows[k]) : store_op_stmt_rows(NULL, 0, t->rows[k]);
     t->nrows = 0;
+    for (size_t k = 0; op && k < t->npending; k++) {
+        int8_param q = be_int8(t->pending[k].entity_id);
+        rc |= store_op_stmt(op, i++, STMT_TXN_ACTIVATE, (store_param[]){P_INT8(q), P_TEXT(t->pending[k].seqs)}, 2);
+    }
     if (op && t->ntargets)
         store_op_set_notify(op, t->targets[0]); /* the others are woken by this emulator, and polled by the rest */
     store_txn_free(t);

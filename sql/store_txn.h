@@ -27,6 +27,16 @@ void store_txn_free(store_txn *t);
 int store_txn_send(store_txn *t, int64_t entity_id, const store_new_message *msgs, size_t n);
 int store_txn_publish(store_txn *t, int64_t topic_id, const store_copy *rows, size_t n);
 int store_txn_settle(store_txn *t, const store_settlement *x);
+/* Scheduling in a transaction: the messages (state 3, see store_queue.h) are
+ * stored at once, invisible until pending_until_ms, and cb answers their
+ * sequence numbers; store_txn_activate makes them part of the commit, which
+ * turns them into scheduled messages; store_txn_discard deletes them. */
+typedef void (*store_txn_seqs_cb)(void *ctx, sb_status st, const int64_t *seqs, size_t n);
+void store_schedule_pending(store *s, int64_t entity_id, const store_new_message *msgs, size_t n,
+                            int64_t pending_until_ms, store_txn_seqs_cb cb, void *ctx);
+int store_txn_activate(store_txn *t, int64_t entity_id, const int64_t *seqs, size_t n);
+/* A rollback: deletes what the transaction scheduled (t stays the caller's). */
+void store_txn_discard(store *s, store_txn *t);
 /* Entities the commit adds messages to (their receivers are woken after). */
 size_t store_txn_targets(const store_txn *t, const int64_t **ids);
 void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb, void *ctx);

@@ -10,6 +10,10 @@
 -- 3. Session messages get one index of their own, partial, so queues without
 --    sessions pay nothing for it; a session's claim, renewal, release and
 --    peek walk only that session's messages.
+-- 4. A message scheduled inside a transaction is stored at once with state 3
+--    (invisible to everyone) so that its sequence number can be answered;
+--    the commit makes it state 2 (scheduled), a rollback deletes it, and the
+--    sweep deletes those whose transaction never ended, after locked_until.
 
 CREATE TABLE sessions (
     entity_id       bigint NOT NULL REFERENCES entity_runtime (entity_id) ON DELETE CASCADE,
@@ -23,3 +27,5 @@ CREATE TABLE sessions (
 
 CREATE INDEX messages_session ON messages (entity_id, session_id, sequence_number)
     WHERE session_id IS NOT NULL;
+
+CREATE INDEX messages_txn_pending ON messages (locked_until) WHERE state = 3;

@@ -18,10 +18,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import start_module_emulator, stop_module_emulator  # noqa: E402
 from txn_client import ACCEPTED, MODIFIED, REJECTED, TXN_STATE, RawClient  # noqa: E402
 
-from proton import Delivery, Described, Message, symbol, ulong  # noqa: E402
+from proton import Delivery, Described, Message, symbol, timestamp, ulong  # noqa: E402
 
 QUEUES = ["tx-commit", "tx-rollback", "tx-src", "tx-dst", "tx-lock-b", "tx-via", "tx-via-dest", "tx-limit",
-          "tx-conn", "tx-kinds", "tx-mgmt", "tx-unknown", "tx-symbolic",
+          "tx-conn", "tx-kinds", "tx-mgmt", "tx-unknown", "tx-symbolic", "tx-sched",
           {"name": "tx-lock", "properties": {"LockDuration": "PT5S"}}]
 TOPICS = [{"name": "tx-topic", "subscriptions": [{"name": "s1"}, {"name": "s2"}]}]
 emu = None
@@ -221,9 +221,45 @@ class TxnTest(unittest.TestCase):
         self.assertEqual(counts("tx-mgmt"), (1, 0))
         resp = self.c.mgmt("tx-mgmt", "com.microsoft:peek-message",
                            {"from-sequence-number": 1, "message-count": 1}, txn)
-        self.assertEqual(resp.properties["statusCode"], 501, "only update-disposition joins a transaction")
+        self.assertEqual(resp.properties["statusCode"], 501, "peek cannot join a transaction")
         self.assertEqual(self.c.discharge(txn), (True, None))
         self.assertEqual(counts("tx-mgmt"), (0, 0))
+
+    def test_schedule_message_in_a_transaction(self):
+        """schedule-message answers its sequence numbers at once; the message is invisible (peek shows
+        nothing) until the commit makes it scheduled; a rolled-back schedule leaves nothing behind."""
+        def schedule(txn, mid):
+            body = Message(id=mid, body="later", annotations={symbol("x-opt-scheduled-enqueue-time"):
+                                                               timestamp(int(time.time() * 1000) + 3600000)})
+            resp = self.c.mgmt("tx-sched", "com.microsoft:schedule-message",
+                               {"messages": [{"message-id": mid, "message": body.encode()}]}, txn)
+            self.assertEqual(resp.properties["statusCode"], 200, resp.properties)
+            return list(resp.body["sequence-numbers"])
+
+        def peek():
+            resp = self.c.mgmt("tx-sched", "com.microsoft:peek-message",
+                               {"from-sequence-number": 1, "message-count": 10})
+            return resp.properties["statusCode"], resp.body
+
+        txn = self.c.declare()
+        [seq] = schedule(txn, "s1")
+        self.assertGreater(seq, 0)
+        self.assertEqual(peek()[0], 204, "not visible before the commit")
+        self.assertEqual(self.c.discharge(txn), (True, None))
+        status, body = peek()
+        self.assertEqual(status, 200)
+        self.assertEqual(len(body["messages"]), 1)
+        row = emu.psql("SELECT m.sequence_number, m.state FROM messages m JOIN entities e ON e.id = m.entity_id"
+                       " WHERE e.path = 'tx-sched'").strip()
+        self.assertEqual(row, "%d|2" % seq)
+        txn = self.c.declare()
+        schedule(txn, "s2")
+        self.assertEqual(counts("tx-sched"), (2, 0), "stored at once, invisible")
+        self.assertEqual(self.c.discharge(txn, fail=True), (True, None))
+        deadline = time.monotonic() + 5
+        while counts("tx-sched") != (1, 0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(counts("tx-sched"), (1, 0), "a rollback deletes what the transaction scheduled")
 
     def test_a_topic_send_in_a_transaction_fans_out_on_commit(self):
         s = self.c.sender("tx-topic")
