@@ -15,11 +15,6 @@
 /* A SessionId is at most 128 characters (Service Bus; the SDKs check it too). */
 #define ENT_SESSION_ID_MAX 128
 #define ENT_SESSION_ID_SIZE (ENT_SESSION_ID_MAX * 4 + 1)
-/* Whether a subscription takes a topic's copy of a message with or without a
- * SessionId: one that requires sessions cannot hold a message without one,
- * and does not get it (the topic's other subscriptions still do). */
-bool ent_session_holds(const ent_entity *subscription, bool has_session_id);
-
 /* How long a next-available receiver waits for a session when its link names
  * no com.microsoft:timeout: Service Bus's own bound (1 min 5 s), which the JS
  * SDK's comments describe. */

@@ -280,18 +280,18 @@ static const stmt_def stmt_defs[] = {
      "UPDATE messages SET locked_until = sbemu_ts($2) WHERE entity_id = $1 AND state = 3 AND locked_until IS NULL",
      2, {STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_TXN_ACTIVATE,
-     "WITH u AS (UPDATE messages SET state = 2, locked_until = NULL WHERE entity_id = $1"
-     " AND sequence_number = ANY($2::int8[]) AND state = 3 RETURNING 1)"
+     "WITH u AS (UPDATE messages m SET state = 2, locked_until = NULL FROM unnest($2) AS s(seq)"
+     " WHERE m.entity_id = $1 AND m.sequence_number = s.seq AND m.state = 3 RETURNING 1)"
      " SELECT sbemu_raise('SBL02', 'A message the transaction scheduled is gone: the transaction timed out.')"
-     " WHERE (SELECT count(*) FROM u) < cardinality($2::int8[])",
-     2, {STORE_OID_INT8, STORE_OID_TEXT}},
+     " WHERE (SELECT count(*) FROM u) < cardinality($2)",
+     2, {STORE_OID_INT8, STORE_OID_INT8_ARRAY}},
     /* A rolled-back transaction's scheduled messages ($1 entity, $2 sequence numbers). */
     {STMT_TXN_DISCARD,
-     "WITH d AS (DELETE FROM messages WHERE entity_id = $1 AND sequence_number = ANY($2::int8[]) AND state = 3"
-     " RETURNING octet_length(message) AS n)"
+     "WITH d AS (DELETE FROM messages m USING unnest($2) AS s(seq) WHERE m.entity_id = $1"
+     " AND m.sequence_number = s.seq AND m.state = 3 RETURNING octet_length(m.message) AS n)"
      " UPDATE entity_runtime SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d)"
      " WHERE entity_id = $1",
-     2, {STORE_OID_INT8, STORE_OID_TEXT}},
+     2, {STORE_OID_INT8, STORE_OID_INT8_ARRAY}},
     /* ---- the background sweep; $1 now ---- */
     /* Messages scheduled in a transaction that never committed (the
      * emulator that held it ended, or it timed out). */

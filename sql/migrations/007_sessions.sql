@@ -28,4 +28,4 @@ CREATE TABLE sessions (
 CREATE INDEX messages_session ON messages (entity_id, session_id, sequence_number)
     WHERE session_id IS NOT NULL;
 
-CREATE INDEX messages_txn_pending ON messages (locked_until) WHERE state = 3;
+CREATE INDEX messages_txn_pending ON messages (entity_id, sequence_number) WHERE state = 3;

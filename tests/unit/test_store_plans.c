@@ -129,6 +129,9 @@ static const struct {
     {STMT_SESSION_RELEASE, "messages_session"},
     {STMT_SESSION_PEEK, "messages_session"},
     {STMT_TXN_GUARD, "messages_lock_token"},
+    {STMT_TXN_ACTIVATE, "messages_txn_pending"},
+    {STMT_TXN_DISCARD, "messages_txn_pending"},
+    {STMT_SWEEP_TXN_PENDING, "messages_txn_pending"},
 };
 
 /* True when the plan probes messages_pkey with a condition on entity_id but not
