@@ -25,9 +25,27 @@
  *                   --rcv-settle-mode first.
  *   receive-delete  receive-and-delete: snd-settle-mode settled; a message
  *                   counts on arrival.
+ *   receive-session peek-lock from a queue that requires sessions, as the SDKs'
+ *                   next-available session receiver does: a link whose source
+ *                   filter is {com.microsoft:session-filter: null}; the broker
+ *                   answers the attach once it has locked a session. The link
+ *                   takes that session's count/SESSIONS messages (credit never
+ *                   beyond them: a session is emptied before moving on),
+ *                   completes each as `receive` does, closes once the last
+ *                   complete is confirmed and attaches the next session. The
+ *                   first attach is set-up; every later one is measured.
+ *
+ * Options for sbemu's sessions and transactions (the SDKs' ways):
+ *   --sessions N    send: message i of the run gets group-id (SessionId)
+ *                   s<i % N>, 8 digits ("s00000042"), so N sessions of count/N
+ *                   messages each; receive-session: the N sessions to empty.
+ *   --txn-batch K   one transaction at a time per connection: declare on a
+ *                   coordinator link, K sends with transactional-state (the
+ *                   window applies within them), discharge once all K are
+ *                   answered; the K sends count when the discharge is accepted.
  *
  * Output: one line, `LABEL mode=.. count=.. size=.. conns=.. window=..
- * [complete=..] secs=.. rate=N msg/s`.
+ * [sessions=..] [txn-batch=..] [complete=..] secs=.. rate=N msg/s`.
  * Exit status: 0 done, 1 protocol error (reason on stderr), 2 timeout (the line
  * shows what was done), 3 bad usage.
  *
@@ -51,6 +69,7 @@
 #include <proton/condition.h>
 #include <proton/connection.h>
 #include <proton/delivery.h>
+#include <proton/disposition.h>
 #include <proton/event.h>
 #include <proton/link.h>
 #include <proton/message.h>
@@ -61,7 +80,9 @@
 #include <proton/transport.h>
 
 enum exit_code { EXIT_OK = 0, EXIT_PROTOCOL = 1, EXIT_TIMEOUT = 2, EXIT_USAGE = 3 };
-enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE };
+enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE, MODE_RECEIVE_SESSION };
+/* A connection's transaction, one at a time (--txn-batch). */
+enum txn_phase { TXN_IDLE, TXN_DECLARING, TXN_OPEN, TXN_DISCHARGING };
 
 #define DEFAULT_URL         "amqp://127.0.0.1:5672"
 #define DEFAULT_PORT        "5672"
@@ -85,6 +106,19 @@ enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE };
 #define RECV_CHUNK          65536
 #define STATUS_ACCEPTED     202          /* .NET accepts 200 and 202 from $cbs */
 #define STATUS_OK           200
+#define MAX_SESSIONS        99999999     /* fits SESSION_ID_DIGITS */
+#define SESSION_ID_DIGITS   8            /* "s00000042": fixed width, patched in place */
+#define SESSION_FILTER      "com.microsoft:session-filter"
+#define LINK_TIMEOUT        "com.microsoft:timeout"
+#define SESSION_WAIT_MS     10000        /* how long the broker may look for a free session */
+#define MAX_TXN_BATCH       100          /* Service Bus: 100 operations per transaction */
+#define TXN_CAPABILITY      "amqp:local-transactions"
+#define TXN_DECLARE         0x31         /* AMQP 1.0 part 4: declare, discharge, */
+#define TXN_DISCHARGE       0x32         /* declared, transactional-state */
+#define TXN_DECLARED        0x33
+#define TXN_STATE           0x34
+#define TXN_ID_MAX          32           /* sbemu's are 8 bytes; AMQP allows 32 */
+#define CONTROL_MAX         128          /* an encoded declare or discharge */
 
 struct options {
     const char *url, *address, *label;
@@ -95,6 +129,8 @@ struct options {
     uint64_t count;
     size_t size;
     int window, connections, timeout_s;
+    int sessions;   /* send: group-ids s0..s<N-1>; receive-session: sessions to empty */
+    int txn_batch;  /* send: sends per transaction, 0 = none */
     char host[HOST_MAX], port[HOST_MAX];
 };
 
@@ -105,12 +141,23 @@ struct conn {
     pn_connection_t *pn;
     pn_session_t *session;
     pn_link_t *cbs_sender, *cbs_reply, *work;
+    pn_link_t *coordinator;    /* --txn-batch */
     char cbs_reply_addr[64];
     bool token_sent, ready, kicked, closing, closed;
     bool confirmed;        /* peek-lock: broker echoed rcv-settle-mode second */
+    bool work_attached, coordinator_attached;
     uint64_t target;       /* this connection's share of --count */
+    uint64_t first;        /* send: global index of this connection's first message */
     uint64_t sent, acked;  /* send */
     uint64_t granted, arrived; /* receive: credit issued so far, messages come */
+    /* receive-session: the session the work link holds */
+    unsigned session_links;    /* links opened so far, to name each apart */
+    uint64_t session_granted, session_done;
+    /* send --txn-batch: the transaction under way */
+    enum txn_phase txn_phase;
+    char txn_id[TXN_ID_MAX];
+    size_t txn_id_len;
+    uint64_t txn_size, txn_sent, txn_answered, control_tag;
     char cbs_buf[CBS_REPLY_MAX];
     size_t cbs_len;
 };
@@ -126,12 +173,25 @@ static uint64_t n_overrun;   /* messages the broker sent beyond the credit given
 static struct timespec t_launch, t_start, t_end;
 static char *msg_buf;     /* the encoded message, its id patched before each send */
 static size_t msg_len, msg_id_offset;
+static size_t msg_group_offset;  /* --sessions: where the group-id digits are */
+static uint64_t per_session;     /* receive-session: messages in each session */
 static uint32_t run_nonce;
 static char recv_scratch[RECV_CHUNK];
 
 static const char *mode_name(enum mode m)
 {
-    return m == MODE_SEND ? "send" : m == MODE_RECEIVE ? "receive" : "receive-delete";
+    switch (m) {
+    case MODE_SEND: return "send";
+    case MODE_RECEIVE: return "receive";
+    case MODE_RECEIVE_DELETE: return "receive-delete";
+    case MODE_RECEIVE_SESSION: return "receive-session";
+    }
+    return "?";
+}
+
+static bool peek_lock(void)
+{
+    return opt.mode == MODE_RECEIVE || opt.mode == MODE_RECEIVE_SESSION;
 }
 
 static double elapsed(const struct timespec *a, const struct timespec *b)
@@ -148,15 +208,20 @@ static void print_result(const char *note)
     double secs = started ? elapsed(&t_start, end) : 0.0;
     uint64_t done = n_done;
     const char *complete = "";
-    if (opt.mode == MODE_RECEIVE) {
+    char extra[64] = "";
+    if (opt.sessions > 0)
+        snprintf(extra, sizeof extra, " sessions=%d", opt.sessions);
+    if (opt.txn_batch > 0)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " txn-batch=%d", opt.txn_batch);
+    if (peek_lock()) {
         int confirmed = 0;
         for (int i = 0; i < opt.connections; i++)
             confirmed += conns[i].confirmed;
         complete = confirmed == opt.connections ? " complete=confirmed"
                  : confirmed == 0 ? " complete=sent" : " complete=mixed";
     }
-    printf("%s mode=%s count=%" PRIu64 " size=%zu conns=%d window=%d%s secs=%.3f rate=%.0f msg/s",
-           opt.label, mode_name(opt.mode), done, opt.size, opt.connections, opt.window, complete,
+    printf("%s mode=%s count=%" PRIu64 " size=%zu conns=%d window=%d%s%s secs=%.3f rate=%.0f msg/s",
+           opt.label, mode_name(opt.mode), done, opt.size, opt.connections, opt.window, extra, complete,
            secs, secs > 0 ? (double)done / secs : 0.0);
     if (note)
         printf(" %s after %.0f s (wanted %" PRIu64 ")", note, elapsed(&t_launch, &now), opt.count);
@@ -326,10 +391,33 @@ static void check_put_token_reply(struct conn *c)
 
 /* ---- the measured work ---- */
 
+/* Next available session, as the SDKs ask: a null session-filter lets the
+ * broker pick one, and com.microsoft:timeout (ms) bounds how long it looks
+ * before it refuses the attach (which fails the run: a session was missing). */
+static void ask_for_a_session(pn_link_t *l)
+{
+    pn_data_t *f = pn_terminus_filter(pn_link_source(l));
+    pn_data_put_map(f);
+    pn_data_enter(f);
+    pn_data_put_symbol(f, pn_bytes(strlen(SESSION_FILTER), SESSION_FILTER));
+    pn_data_put_null(f);
+    pn_data_exit(f);
+    pn_data_t *p = pn_link_properties(l);
+    pn_data_put_map(p);
+    pn_data_enter(p);
+    pn_data_put_symbol(p, pn_bytes(strlen(LINK_TIMEOUT), LINK_TIMEOUT));
+    pn_data_put_uint(p, SESSION_WAIT_MS);
+    pn_data_exit(p);
+}
+
 static void open_work_link(struct conn *c)
 {
     char name[64];
-    snprintf(name, sizeof name, "sbbench-%s-%d", mode_name(opt.mode), c->index);
+    if (opt.mode == MODE_RECEIVE_SESSION)  /* a link per session, each named apart */
+        snprintf(name, sizeof name, "sbbench-%s-%d-%u", mode_name(opt.mode), c->index, c->session_links++);
+    else
+        snprintf(name, sizeof name, "sbbench-%s-%d", mode_name(opt.mode), c->index);
+    c->work_attached = false;
     if (opt.mode == MODE_SEND) {
         c->work = pn_sender(c->session, name);
         pn_terminus_set_address(pn_link_target(c->work), opt.address);
@@ -337,7 +425,7 @@ static void open_work_link(struct conn *c)
         c->work = pn_receiver(c->session, name);
         pn_terminus_set_address(pn_link_source(c->work), opt.address);
         pn_terminus_set_address(pn_link_target(c->work), name);
-        if (opt.mode == MODE_RECEIVE) {
+        if (peek_lock()) {
             /* What the SDKs ask for in peek-lock: the broker confirms each settlement. */
             pn_link_set_snd_settle_mode(c->work, PN_SND_UNSETTLED);
             pn_link_set_rcv_settle_mode(c->work, opt.peek_lock_settle);
@@ -346,8 +434,36 @@ static void open_work_link(struct conn *c)
             pn_link_set_snd_settle_mode(c->work, PN_SND_SETTLED);
             pn_link_set_rcv_settle_mode(c->work, PN_RCV_FIRST);
         }
+        if (opt.mode == MODE_RECEIVE_SESSION) {
+            ask_for_a_session(c->work);
+            c->session_granted = c->session_done = 0;
+        }
     }
     pn_link_open(c->work);
+}
+
+/* The transaction controller, as .NET attaches it: a sender whose target is
+ * a coordinator offering local transactions. */
+static void open_coordinator(struct conn *c)
+{
+    char name[64];
+    snprintf(name, sizeof name, "sbbench-txn-%d", c->index);
+    c->coordinator = pn_sender(c->session, name);
+    pn_terminus_t *t = pn_link_target(c->coordinator);
+    pn_terminus_set_type(t, PN_COORDINATOR);
+    pn_data_t *caps = pn_terminus_capabilities(t);
+    pn_data_put_array(caps, false, PN_SYMBOL);
+    pn_data_enter(caps);
+    pn_data_put_symbol(caps, pn_bytes(strlen(TXN_CAPABILITY), TXN_CAPABILITY));
+    pn_data_exit(caps);
+    pn_link_open(c->coordinator);
+}
+
+static void open_links(struct conn *c)
+{
+    open_work_link(c);
+    if (opt.txn_batch > 0)
+        open_coordinator(c);
 }
 
 /* COUNT messages are done: stop the clock, print, and have every connection
@@ -361,25 +477,181 @@ static void finish(void)
         pn_connection_wake(conns[i].pn);
 }
 
-static void count_done(void)
+/* n more done: a transaction's sends all count at once, when it commits. */
+static void count_done(uint64_t n)
 {
-    if (++n_done == opt.count)
+    n_done += n;
+    if (!finished && n_done >= opt.count)
         finish();
+}
+
+/* The session is empty, its last complete confirmed: detach so the broker
+ * lets it go. The next is asked for once the broker has answered (Proton
+ * would write a new attach before this detach), as an SDK awaits a session
+ * receiver's close before accepting the next session. */
+static void let_session_go(struct conn *c)
+{
+    c->work_attached = false;
+    pn_link_close(c->work);
+}
+
+/* The broker answered our detach: the next session, while this connection's
+ * share lasts. */
+static void on_session_gone(struct conn *c)
+{
+    pn_link_free(c->work);
+    c->work = NULL;
+    if (!finished && c->granted < c->target)
+        open_work_link(c);
+}
+
+/* A message received and completed (the complete confirmed, or sent). */
+static void receive_done(struct conn *c)
+{
+    count_done(1);
+    if (opt.mode == MODE_RECEIVE_SESSION && ++c->session_done == per_session)
+        let_session_go(c);
+}
+
+static const char *state_name(uint64_t state)
+{
+    switch (state) {
+    case 0: return "nothing";
+    case TXN_DECLARED: return "declared";
+    case TXN_STATE: return "transactional-state";
+    default: return pn_disposition_type_name(state);
+    }
+}
+
+/* A disposition's fields (Proton keeps those of the states it does not know,
+ * declared and transactional-state, as a list): positioned on the first. */
+static bool first_field(pn_data_t *data)
+{
+    pn_data_rewind(data);
+    if (!pn_data_next(data) || pn_data_type(data) != PN_LIST)
+        return false;
+    pn_data_enter(data);
+    return pn_data_next(data);
+}
+
+/* declared {txn-id}: keeps the id for the sends and the discharge. */
+static bool read_txn_id(struct conn *c, pn_data_t *data)
+{
+    bool ok = first_field(data) && pn_data_type(data) == PN_BINARY;
+    if (ok) {
+        pn_bytes_t id = pn_data_get_binary(data);
+        ok = id.size > 0 && id.size <= sizeof c->txn_id;
+        if (ok) {
+            memcpy(c->txn_id, id.start, id.size);
+            c->txn_id_len = id.size;
+        }
+    }
+    pn_data_rewind(data);
+    return ok;
+}
+
+/* transactional-state {txn-id, outcome}: the outcome's descriptor, 0 if none. */
+static uint64_t txn_outcome(pn_data_t *data)
+{
+    uint64_t code = 0;
+    if (first_field(data) && pn_data_next(data) && pn_data_type(data) == PN_DESCRIBED) {
+        pn_data_enter(data);
+        if (pn_data_next(data) && pn_data_type(data) == PN_ULONG)
+            code = pn_data_get_ulong(data);
+    }
+    pn_data_rewind(data);
+    return code;
+}
+
+/* declare = described(0x31, []), discharge = described(0x32, [txn-id, false]),
+ * each the amqp-value body of a message on the coordinator link. */
+static void send_control(struct conn *c, uint64_t code)
+{
+    char buf[CONTROL_MAX];
+    size_t len = sizeof buf;
+    pn_message_t *m = pn_message();
+    pn_data_t *b = pn_message_body(m);
+    pn_data_put_described(b);
+    pn_data_enter(b);
+    pn_data_put_ulong(b, code);
+    pn_data_put_list(b);
+    if (code == TXN_DISCHARGE) {
+        pn_data_enter(b);
+        pn_data_put_binary(b, pn_bytes(c->txn_id_len, c->txn_id));
+        pn_data_put_bool(b, false);  /* fail=false: commit */
+        pn_data_exit(b);
+    }
+    pn_data_exit(b);
+    if (pn_message_encode(m, buf, &len) != 0)
+        fail("connection %d: cannot encode a transaction control message", c->index);
+    pn_message_free(m);
+    uint64_t tag = c->control_tag++;
+    pn_delivery(c->coordinator, pn_dtag((const char *)&tag, sizeof tag));
+    if (pn_link_send(c->coordinator, buf, len) < 0)
+        fail("connection %d: pn_link_send failed on the coordinator", c->index);
+    pn_link_advance(c->coordinator);
+}
+
+/* Moves this connection's transaction on: declare when none is open and work
+ * is left, discharge once every send in it is answered. Without coordinator
+ * credit yet, its flow event calls again. */
+static void txn_step(struct conn *c)
+{
+    if (finished || pn_link_credit(c->coordinator) <= 0)
+        return;
+    if (c->txn_phase == TXN_IDLE && c->acked < c->target) {
+        send_control(c, TXN_DECLARE);
+        c->txn_phase = TXN_DECLARING;
+    } else if (c->txn_phase == TXN_OPEN && c->txn_answered == c->txn_size) {
+        send_control(c, TXN_DISCHARGE);
+        c->txn_phase = TXN_DISCHARGING;
+    }
+}
+
+/* The send joins the transaction: transactional-state {txn-id} as the
+ * transfer's state. Proton writes the transfer frame later, when the batch is
+ * processed, with the delivery's local state in it. */
+static void join_txn(struct conn *c, pn_delivery_t *d)
+{
+    pn_data_t *s = pn_disposition_data(pn_delivery_local(d));
+    pn_data_clear(s);
+    pn_data_put_list(s);
+    pn_data_enter(s);
+    pn_data_put_binary(s, pn_bytes(c->txn_id_len, c->txn_id));
+    pn_data_exit(s);
+    pn_delivery_update(d, TXN_STATE);
+}
+
+static bool may_send(struct conn *c)
+{
+    if (c->sent >= c->target || c->sent - c->acked >= (uint64_t)opt.window)
+        return false;
+    return opt.txn_batch == 0 || (c->txn_phase == TXN_OPEN && c->txn_sent < c->txn_size);
 }
 
 static void pump_sends(struct conn *c)
 {
-    char id[ID_HEX_LEN + 1];
+    char id[ID_HEX_LEN + 1], group[32];
     pn_link_t *l = c->work;
-    while (pn_link_credit(l) > 0 && c->sent < c->target && c->sent - c->acked < (uint64_t)opt.window) {
+    while (pn_link_credit(l) > 0 && may_send(c)) {
         uint64_t tag = c->sent;
         /* A fresh message-id per send, as the SDKs set one, patched in place so
          * the body is encoded once. */
         snprintf(id, sizeof id, "%08" PRIx32 "%04x%016" PRIx64, run_nonce, (unsigned)c->index, tag);
         memcpy(msg_buf + msg_id_offset, id, ID_HEX_LEN);
-        pn_delivery(l, pn_dtag((const char *)&tag, sizeof tag));
+        if (opt.sessions > 0) {
+            /* Round robin by global index: each session gets count/SESSIONS. */
+            unsigned k = (unsigned)((c->first + c->sent) % (uint64_t)opt.sessions);
+            snprintf(group, sizeof group, "%0*u", SESSION_ID_DIGITS, k);
+            memcpy(msg_buf + msg_group_offset, group, SESSION_ID_DIGITS);
+        }
+        pn_delivery_t *d = pn_delivery(l, pn_dtag((const char *)&tag, sizeof tag));
         if (pn_link_send(l, msg_buf, msg_len) < 0)
             fail("connection %d: pn_link_send failed", c->index);
+        if (opt.txn_batch > 0) {
+            join_txn(c, d);
+            c->txn_sent++;
+        }
         pn_link_advance(l);
         c->sent++;
     }
@@ -388,19 +660,26 @@ static void pump_sends(struct conn *c)
 /* Keeps the receiver's credit near the window, but never asks for more than
  * this connection's share: extra credit would take messages the next run needs
  * (and, in receive-and-delete, lose them). Topping up at half the window lets
- * the broker claim messages in batches rather than one by one. */
+ * the broker claim messages in batches rather than one by one. A session link
+ * gets no more than its session holds, so the session is emptied (and let go)
+ * before the next is asked for. */
 static void top_up_credit(struct conn *c)
 {
+    if (!c->work_attached)  /* a session link still waiting for its session */
+        return;
     int credit = pn_link_credit(c->work);
     if (credit > opt.window / 2)
         return;
     uint64_t room = c->target - c->granted;
+    if (opt.mode == MODE_RECEIVE_SESSION && per_session - c->session_granted < room)
+        room = per_session - c->session_granted;
     uint64_t add = (uint64_t)(opt.window - credit);
     if (add > room)
         add = room;
     if (add > 0) {
         pn_link_flow(c->work, (int)add);
         c->granted += add;
+        c->session_granted += add;
     }
 }
 
@@ -428,26 +707,87 @@ static void kick(struct conn *c)
     if (!started || c->kicked)
         return;
     c->kicked = true;
-    if (opt.mode == MODE_SEND)
+    if (opt.mode == MODE_SEND && opt.txn_batch > 0)
+        txn_step(c);
+    else if (opt.mode == MODE_SEND)
         pump_sends(c);
     else
         top_up_credit(c);
+}
+
+/* A send in a transaction is answered transactional-state {txn-id, outcome}:
+ * taken, but stored only when the discharge commits. A plain `accepted` would
+ * mean the transfer's state never reached the broker: stored outside the
+ * transaction, the run would measure plain sends. */
+static void on_txn_send_update(struct conn *c, pn_delivery_t *d)
+{
+    uint64_t state = pn_delivery_remote_state(d);
+    char buf[TEXT_MAX];
+    if (state == 0 && !pn_delivery_settled(d))
+        return;
+    if (state == PN_ACCEPTED)
+        fail("connection %d: a transactional send answered accepted, not transactional-state: "
+             "its state did not reach the broker", c->index);
+    if (state != TXN_STATE)
+        fail("connection %d: a transactional send answered %s: %s", c->index, state_name(state),
+             cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
+    uint64_t outcome = txn_outcome(pn_disposition_data(pn_delivery_remote(d)));
+    if (outcome != PN_ACCEPTED)
+        fail("connection %d: a transactional send answered %s in its transactional-state", c->index,
+             outcome ? state_name(outcome) : "no outcome");
+    pn_delivery_settle(d);
+    c->txn_answered++;
+    txn_step(c);
 }
 
 static void on_send_update(struct conn *c, pn_delivery_t *d)
 {
     uint64_t state = pn_delivery_remote_state(d);
     char buf[TEXT_MAX];
-    if (state == PN_ACCEPTED || (state == 0 && pn_delivery_settled(d))) {
+    if (opt.txn_batch > 0) {
+        on_txn_send_update(c, d);
+    } else if (state == PN_ACCEPTED || (state == 0 && pn_delivery_settled(d))) {
         /* Settled without an outcome means the broker took it (the default outcome). */
         pn_delivery_settle(d);
         c->acked++;
-        count_done();
+        count_done(1);
         if (!finished)
             pump_sends(c);
     } else if (state == PN_REJECTED || state == PN_RELEASED || state == PN_MODIFIED) {
         fail("connection %d: send %s: %s", c->index, pn_disposition_type_name(state),
              cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
+    }
+}
+
+/* The coordinator's answers: declared {txn-id} to a declare; accepted to a
+ * committing discharge (rejected: rolled back, the reason in its error). */
+static void on_control_update(struct conn *c, pn_delivery_t *d)
+{
+    uint64_t state = pn_delivery_remote_state(d);
+    pn_disposition_t *remote = pn_delivery_remote(d);
+    char buf[TEXT_MAX];
+    if (state == 0 && !pn_delivery_settled(d))
+        return;
+    if (c->txn_phase == TXN_DECLARING) {
+        if (state != TXN_DECLARED || !read_txn_id(c, pn_disposition_data(remote)))
+            fail("connection %d: declare answered %s%s: %s", c->index, state_name(state),
+                 state == TXN_DECLARED ? " without a txn-id" : "",
+                 cond_text(pn_disposition_condition(remote), buf, sizeof buf));
+        pn_delivery_settle(d);
+        uint64_t left = c->target - c->acked;
+        c->txn_size = left < (uint64_t)opt.txn_batch ? left : (uint64_t)opt.txn_batch;
+        c->txn_sent = c->txn_answered = 0;
+        c->txn_phase = TXN_OPEN;
+        pump_sends(c);
+    } else if (c->txn_phase == TXN_DISCHARGING) {
+        if (state != PN_ACCEPTED)
+            fail("connection %d: discharge (commit) answered %s: %s", c->index, state_name(state),
+                 cond_text(pn_disposition_condition(remote), buf, sizeof buf));
+        pn_delivery_settle(d);
+        c->acked += c->txn_size;
+        c->txn_phase = TXN_IDLE;
+        count_done(c->txn_size);
+        txn_step(c);
     }
 }
 
@@ -476,14 +816,14 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
             pn_delivery_settle(d);
         } else if (presettled) {
             pn_delivery_settle(d);
-            count_done();
+            receive_done(c);
         } else if (c->confirmed) {
             pn_delivery_update(d, PN_ACCEPTED);  /* settled once the broker has */
             n_pending++;
         } else {
             pn_delivery_update(d, PN_ACCEPTED);
             pn_delivery_settle(d);
-            count_done();
+            receive_done(c);
         }
         if (!finished)
             top_up_credit(c);
@@ -496,7 +836,7 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
                  cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
         pn_delivery_settle(d);
         n_pending--;
-        count_done();
+        receive_done(c);
     }
 }
 
@@ -513,7 +853,7 @@ static void on_cbs_reply(struct conn *c, pn_delivery_t *d)
     pn_delivery_update(d, PN_ACCEPTED);
     pn_delivery_settle(d);
     check_put_token_reply(c);
-    open_work_link(c);
+    open_links(c);
 }
 
 /* ---- connection set-up ---- */
@@ -544,24 +884,43 @@ static void on_connection_init(struct conn *c)
         pn_link_open(c->cbs_reply);
         pn_link_flow(c->cbs_reply, 1);
     } else {
-        open_work_link(c);
+        open_links(c);
     }
+}
+
+/* Ready once its links are attached; the clock starts when all are. */
+static void check_ready(struct conn *c)
+{
+    if (c->ready || !c->work_attached || (opt.txn_batch > 0 && !c->coordinator_attached))
+        return;
+    c->ready = true;
+    if (++n_ready == opt.connections)
+        start_run();
 }
 
 static void on_work_attached(struct conn *c)
 {
-    if (c->ready)
-        return;
     pn_terminus_t *remote = opt.mode == MODE_SEND ? pn_link_remote_target(c->work)
                                                   : pn_link_remote_source(c->work);
-    /* A refused attach comes back with no terminus, then a detach with the reason. */
+    /* A refused attach comes back with no terminus, then a detach with the
+     * reason (for a session link: no session came free in time). */
     if (pn_terminus_get_type(remote) == PN_UNSPECIFIED)
         return;
-    if (opt.mode == MODE_RECEIVE)
+    c->work_attached = true;
+    if (peek_lock())
         c->confirmed = pn_link_remote_rcv_settle_mode(c->work) == PN_RCV_SECOND;
-    c->ready = true;
-    if (++n_ready == opt.connections)
-        start_run();
+    if (c->ready)  /* the next session, mid-run */
+        top_up_credit(c);
+    else
+        check_ready(c);
+}
+
+static void on_coordinator_attached(struct conn *c)
+{
+    if (pn_terminus_get_type(pn_link_remote_target(c->coordinator)) == PN_UNSPECIFIED)
+        return;
+    c->coordinator_attached = true;
+    check_ready(c);
 }
 
 static void handle(pn_event_t *e)
@@ -581,12 +940,16 @@ static void handle(pn_event_t *e)
     case PN_LINK_REMOTE_OPEN:
         if (l == c->work)
             on_work_attached(c);
+        else if (l == c->coordinator)
+            on_coordinator_attached(c);
         break;
     case PN_LINK_FLOW:
         if (l == c->cbs_sender && !c->token_sent && pn_link_credit(l) > 0)
             send_put_token(c);
         else if (l == c->work && c->kicked && opt.mode == MODE_SEND && !finished)
             pump_sends(c);
+        else if (l == c->coordinator && c->kicked)
+            txn_step(c);
         break;
     case PN_DELIVERY: {
         pn_delivery_t *d = pn_event_delivery(e);
@@ -596,12 +959,18 @@ static void handle(pn_event_t *e)
             pn_delivery_settle(d);
         else if (l == c->work && opt.mode == MODE_SEND && pn_delivery_updated(d))
             on_send_update(c, d);
+        else if (l == c->coordinator && pn_delivery_updated(d))
+            on_control_update(c, d);
         else if (l == c->work && opt.mode != MODE_SEND)
             on_receive(c, d);
         break;
     }
     case PN_LINK_REMOTE_CLOSE:
     case PN_LINK_REMOTE_DETACH:
+        if (l == c->work && (pn_link_state(l) & PN_LOCAL_CLOSED)) {
+            on_session_gone(c);  /* only session links are closed before the end */
+            break;
+        }
         if (!finished)
             fail("connection %d: broker closed link %s: %s", c->index, pn_link_name(l),
                  cond_text(pn_link_remote_condition(l), buf, sizeof buf));
@@ -701,6 +1070,10 @@ static void build_message(void)
     pn_message_set_durable(m, true);
     pn_msgid_t mid = {.type = PN_STRING, .u.as_bytes = pn_bytes(ID_HEX_LEN, id)};
     pn_message_set_id(m, mid);
+    char group[SESSION_ID_DIGITS + 2];  /* "s" and the digits, patched per send */
+    snprintf(group, sizeof group, "s%0*d", SESSION_ID_DIGITS, 0);
+    if (opt.sessions > 0)
+        pn_message_set_group_id(m, group);
     pn_message_set_inferred(m, true);  /* a binary body goes out as a data section */
     pn_data_put_binary(pn_message_body(m), pn_bytes(opt.size, body));
     msg_len = opt.size + MSG_OVERHEAD;
@@ -713,6 +1086,14 @@ static void build_message(void)
     if (!at)
         die(EXIT_USAGE, "message-id not found in the encoded message");
     msg_id_offset = (size_t)(at - msg_buf);
+    if (opt.sessions > 0) {
+        /* The properties come before the body, so the first match is the
+         * group-id (a hex message-id has no 's'). */
+        at = memmem(msg_buf, msg_len, group, SESSION_ID_DIGITS + 1);
+        if (!at)
+            die(EXIT_USAGE, "group-id not found in the encoded message");
+        msg_group_offset = (size_t)(at - msg_buf) + 1;
+    }
 }
 
 static long parse_long(const char *name, const char *s, long min, long max)
@@ -731,12 +1112,16 @@ static void usage(FILE *f)
         "  --url amqp://[user:pass@]host:port   broker (default %s)\n"
         "  --address NAME          queue address (sbemu: NAME; RabbitMQ 3.10: /queue/NAME)\n"
         "  --mode MODE             send | receive (peek-lock + complete) | receive-delete\n"
+        "                          | receive-session (peek-lock, next-available sessions)\n"
         "  --count N               messages in all (default %d)\n"
         "  --size BYTES            body size of sent messages (default %d)\n"
         "  --window N              unsettled sends / receiver credit per connection (default %d)\n"
         "  --rcv-settle-mode M     receive: second (the broker confirms each complete; default)\n"
         "                          or first (a complete is done when the client settles)\n"
         "  --connections N         connections in parallel, each doing count/N (default 1)\n"
+        "  --sessions N            send: group-id s<i %% N> on message i (N sessions of count/N);\n"
+        "                          receive-session: the N sessions to empty (required)\n"
+        "  --txn-batch K           send: K sends per transaction, committed by discharge (0 = none)\n"
         "  --sas-key-name NAME     with --sas-key (default %s)\n"
         "  --sas-key KEY           SASL ANONYMOUS then a CBS put-token signed with KEY\n"
         "  --user U --password P   SASL PLAIN\n"
@@ -747,10 +1132,27 @@ static void usage(FILE *f)
         DEFAULT_TIMEOUT_S);
 }
 
+static void check_combinations(void)
+{
+    if (opt.sessions > 0 && opt.mode != MODE_SEND && opt.mode != MODE_RECEIVE_SESSION)
+        die(EXIT_USAGE, "--sessions goes with --mode send or receive-session");
+    if (opt.txn_batch > 0 && opt.mode != MODE_SEND)
+        die(EXIT_USAGE, "--txn-batch goes with --mode send");
+    if (opt.mode != MODE_RECEIVE_SESSION)
+        return;
+    /* Every session is emptied by one link, so each holds the same count and
+     * belongs to one connection. */
+    if (opt.sessions == 0 || opt.count % (uint64_t)opt.sessions != 0)
+        die(EXIT_USAGE, "receive-session wants --sessions N with --count a multiple of N");
+    if (opt.connections > opt.sessions)
+        die(EXIT_USAGE, "receive-session wants no more --connections than --sessions");
+    per_session = opt.count / (uint64_t)opt.sessions;
+}
+
 static void parse_options(int argc, char **argv)
 {
     enum { O_URL = 256, O_ADDRESS, O_MODE, O_COUNT, O_SIZE, O_WINDOW, O_CONNS, O_SKN, O_SK,
-           O_USER, O_PASSWORD, O_LABEL, O_TIMEOUT, O_RCV_SETTLE, O_HELP };
+           O_USER, O_PASSWORD, O_LABEL, O_TIMEOUT, O_RCV_SETTLE, O_SESSIONS, O_TXN_BATCH, O_HELP };
     static const struct option longopts[] = {
         {"url", required_argument, NULL, O_URL},
         {"address", required_argument, NULL, O_ADDRESS},
@@ -766,6 +1168,8 @@ static void parse_options(int argc, char **argv)
         {"label", required_argument, NULL, O_LABEL},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"rcv-settle-mode", required_argument, NULL, O_RCV_SETTLE},
+        {"sessions", required_argument, NULL, O_SESSIONS},
+        {"txn-batch", required_argument, NULL, O_TXN_BATCH},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -783,7 +1187,9 @@ static void parse_options(int argc, char **argv)
             if (strcmp(optarg, "send") == 0) opt.mode = MODE_SEND;
             else if (strcmp(optarg, "receive") == 0) opt.mode = MODE_RECEIVE;
             else if (strcmp(optarg, "receive-delete") == 0) opt.mode = MODE_RECEIVE_DELETE;
-            else die(EXIT_USAGE, "--mode is send, receive or receive-delete, not '%s'", optarg);
+            else if (strcmp(optarg, "receive-session") == 0) opt.mode = MODE_RECEIVE_SESSION;
+            else die(EXIT_USAGE, "--mode is send, receive, receive-delete or receive-session, not '%s'",
+                     optarg);
             break;
         case O_COUNT: opt.count = (uint64_t)parse_long("count", optarg, 0, LONG_MAX); break;
         case O_SIZE: opt.size = (size_t)parse_long("size", optarg, 0, MAX_SIZE); break;
@@ -800,6 +1206,8 @@ static void parse_options(int argc, char **argv)
             else if (strcmp(optarg, "second") == 0) opt.peek_lock_settle = PN_RCV_SECOND;
             else die(EXIT_USAGE, "--rcv-settle-mode is first or second, not '%s'", optarg);
             break;
+        case O_SESSIONS: opt.sessions = (int)parse_long("sessions", optarg, 0, MAX_SESSIONS); break;
+        case O_TXN_BATCH: opt.txn_batch = (int)parse_long("txn-batch", optarg, 0, MAX_TXN_BATCH); break;
         case 'h':
         case O_HELP: usage(stdout); exit(EXIT_OK);
         default: usage(stderr); exit(EXIT_USAGE);
@@ -809,7 +1217,15 @@ static void parse_options(int argc, char **argv)
         usage(stderr);
         exit(EXIT_USAGE);
     }
+    check_combinations();
     parse_url();
+}
+
+/* Connection i's part of n, split as evenly as it goes. */
+static uint64_t share(uint64_t n, int i)
+{
+    uint64_t k = (uint64_t)opt.connections;
+    return n / k + ((uint64_t)i < n % k);
 }
 
 int main(int argc, char **argv)
@@ -826,10 +1242,15 @@ int main(int argc, char **argv)
         die(EXIT_USAGE, "out of memory");
     char addr[2 * HOST_MAX];
     pn_proactor_addr(addr, sizeof addr, opt.host, opt.port);
+    uint64_t first = 0;
     for (int i = 0; i < opt.connections; i++) {
         struct conn *c = &conns[i];
         c->index = i;
-        c->target = opt.count / (uint64_t)opt.connections + ((uint64_t)i < opt.count % (uint64_t)opt.connections);
+        c->target = share(opt.count, i);
+        if (opt.mode == MODE_RECEIVE_SESSION)  /* whole sessions */
+            c->target = share((uint64_t)opt.sessions, i) * per_session;
+        c->first = first;
+        first += c->target;
         c->pn = pn_connection();
         pn_connection_set_context(c->pn, c);
         pn_transport_t *t = pn_transport();
