@@ -44,6 +44,7 @@ QUEUES = [
     {"name": "py-s-abandon", "properties": dict(S, MaxDeliveryCount=2)},
     {"name": "py-s-peek", "properties": S},
     {"name": "py-s-refuse", "properties": S},
+    {"name": "py-s-list", "properties": S},
     {"name": "py-plain"},
 ]
 TOPICS = [{"name": "py-s-topic", "subscriptions": [{"name": "sess", "properties": S}, {"name": "all"}]}]
@@ -291,3 +292,28 @@ class TestSessions(SessionsTestCase):
                 r.receive_messages(max_message_count=1, max_wait_time=WAIT)
         self.assertIn("does not require sessions", str(cm.exception),
                       "session receiver on a plain queue: %s: %s" % (type(cm.exception).__name__, cm.exception))
+
+
+class MessageSessionsTest(SessionsTestCase):
+    """com.microsoft:get-message-sessions (no SDK here exposes it: a raw client asks)."""
+
+    def test_get_message_sessions_pages_in_id_order(self):
+        from proton import timestamp
+        from txn_client import RawClient
+        with self.client.get_queue_sender("py-s-list") as s:
+            s.send_messages([ServiceBusMessage("x", session_id=sid) for sid in ("g2", "g1", "g3", "g1")])
+        c = RawClient(self.emu.amqp_port)
+        try:
+            def page(skip, top):
+                resp = c.mgmt("py-s-list", "com.microsoft:get-message-sessions",
+                              {"last-updated-time": timestamp(0), "skip": skip, "top": top})
+                return resp.properties["statusCode"], resp.body
+            status, body = page(0, 2)
+            self.assertEqual(status, 200)
+            self.assertEqual(list(body["sessions-ids"]), ["g1", "g2"])
+            self.assertEqual(body["skip"], 2)
+            status, body = page(2, 2)
+            self.assertEqual((status, list(body["sessions-ids"])), (200, ["g3"]))
+            self.assertEqual(page(3, 2)[0], 204)
+        finally:
+            c.close()
