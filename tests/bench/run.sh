@@ -28,6 +28,8 @@ conns_list=${BENCH_CONNS:-"1 10"}
 timeout=${BENCH_TIMEOUT:-120}            # per sbbench run, seconds
 with_rabbitmq=${BENCH_RABBITMQ:-1}
 topic_subs=${BENCH_TOPIC_SUBS:-"1 5 20"}  # subscriptions per topic in the publish cases (all match)
+sessions_list=${BENCH_SESSIONS:-"1 1000"}  # sessions per queue in the session receive cases
+txn_batch=${BENCH_TXN_BATCH:-10}         # sends per transaction in the txn send cases
 # The raw line writes the columns below; the entity column is found by name
 # (the schema renamed queue_id to entity_id once and may again).
 RAW_ENTITY_COLUMNS=${RAW_ENTITY_COLUMNS:-"entity_id queue_id"}
@@ -89,6 +91,12 @@ for r in $(seq "$rounds"); do for n in $topic_subs; do
   subs=""; for i in $(seq "$n"); do subs="$subs${subs:+,}{\"Name\":\"s$i\",\"Properties\":{}}"; done
   topics="$topics${topics:+,}{\"Name\":\"$(tname "$n" "$r")\",\"Properties\":{},\"Subscriptions\":[$subs]}"
 done; done
+sname() { echo "ses${1}r${2}"; }   # sessions, round
+xname() { echo "txn${1}r${2}"; }   # connections, round
+for r in $(seq "$rounds"); do
+  for n in $sessions_list; do queues="$queues,{\"Name\":\"$(sname "$n" "$r")\",\"Properties\":{\"RequiresSession\":true}}"; done
+  for c in $conns_list; do queues="$queues,{\"Name\":\"$(xname "$c" "$r")\",\"Properties\":{}}"; done
+done
 cat > "$work/config.json" <<JSON
 {"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":[$queues],"Topics":[$topics]}],"Logging":{"Type":"Console"}}}
 JSON
@@ -167,6 +175,7 @@ quiesce() {
   sync
 }
 
+bench_opts=()   # more sbbench options for the next bench (see bench_with)
 bench() {  # broker case address mode count size conns window [timeout]
   local broker=$1 case=$2 address=$3 mode=$4 count=$5 size=$6 conns=$7 window=$8 t=${9:-$timeout}
   quiesce
@@ -179,7 +188,7 @@ bench() {  # broker case address mode count size conns window [timeout]
   fi
   local out rc=0
   out=$("$work/sbbench" "${url_args[@]}" "${auth[@]}" --mode "$mode" --count "$count" --size "$size" \
-        --connections "$conns" --window "$window" --timeout "$t" --label "$broker" 2>&1) || rc=$?
+        --connections "$conns" --window "$window" --timeout "$t" --label "$broker" "${bench_opts[@]}" 2>&1) || rc=$?
   if [ "$case" = - ]; then
     [ $rc = 0 ] || printf '  (fill) %s\n' "${out//$'\n'/$'\n  (fill) '}"
     return 0
@@ -190,6 +199,12 @@ bench() {  # broker case address mode count size conns window [timeout]
   elif [ $rc = 2 ]; then record "$broker" "$case" timeout
   else record "$broker" "$case" failed
   fi
+}
+
+bench_with() {  # "SBBENCH OPTIONS" broker case ...: bench with these options too
+  read -ra bench_opts <<<"$1"; shift
+  bench "$@"
+  bench_opts=()
 }
 
 # ---- raw PostgreSQL: COPY batches of `window` rows, one transaction each, from
@@ -298,6 +313,32 @@ for r in $(seq "$rounds"); do
   bench sbemu "receive 1KiB x1, 1 of $last subs" "$(tname "$last" "$r")/Subscriptions/s1" receive "$count_small" 1024 1 "$window_small"
 done
 
+# Sessions (sbemu only: the peer has no Service Bus sessions): fill a queue
+# that requires sessions with send --sessions N (message i to session i % N,
+# so N sessions of count/N), then receive-session empties them with peek-lock,
+# one next-available session link at a time (detach, then accept the next).
+# The count is rounded down to a multiple of N (every session as full).
+for r in $(seq "$rounds"); do
+  for n in $sessions_list; do
+    q=$(sname "$n" "$r"); scount=$((count_small / n * n))
+    label="$n sessions"; [ "$n" = 1 ] && label="1 session"
+    if [ "$scount" = 0 ]; then echo "  session receive, $label: skipped, BENCH_COUNT $count_small < $n"; continue; fi
+    bench_with "--sessions $n" sbemu - "$q" send "$scount" 1024 1 "$window_small"
+    bench_with "--sessions $n" sbemu "session receive 1KiB x1, $label" "$q" receive-session "$scount" 1024 1 "$window_small"
+  done
+done
+
+# Transactions (sbemu only: RabbitMQ 3.10's AMQP 1.0 plugin has no
+# coordinator): each connection declares, sends BENCH_TXN_BATCH messages in
+# the transaction, discharges once all are answered, and declares the next;
+# a message counts when its transaction commits. Compare with `send 1KiB xN`.
+for r in $(seq "$rounds"); do
+  for c in $conns_list; do
+    bench_with "--txn-batch $txn_batch" sbemu "txn send 1KiB x$c, $txn_batch per txn" "$(xname "$c" "$r")" send \
+      "$count_small" 1024 "$c" "$window_small"
+  done
+done
+
 # Receiving from a large backlog: fill once (10 connections), then each round
 # takes count messages from the front with peek-lock; the queue never drops
 # below the backlog.
@@ -329,11 +370,11 @@ median() {  # rates... -> their median, or the failure if most rounds failed
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/ && b > 0) printf "%.2f", a/b; else print "-" }'; }
 echo
 echo "median of $rounds round(s), messages per second (higher is better)"
-printf '%-34s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
+printf '%-40s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
 for c in "${case_order[@]}"; do
   read -ra rs <<<"${results[sbemu|$c]-}"; read -ra rm <<<"${results[rabbitmq|$c]-}"; read -ra rw <<<"${results[raw|$c]-}"
   s=$(median "${rs[@]}"); m=$(median "${rm[@]}"); w=$(median "${rw[@]}")
-  printf '%-34s %10s %10s %10s %15s %10s\n' "$c" "$s" "$m" "$w" "$(ratio "$s" "$m")" "$(ratio "$s" "$w")"
+  printf '%-40s %10s %10s %10s %15s %10s\n' "$c" "$s" "$m" "$w" "$(ratio "$s" "$m")" "$(ratio "$s" "$w")"
 done
 echo
 echo "sbemu peak RSS (VmHWM): $(awk '/^VmHWM/{print $2, $3}' "/proc/$pid/status")"
