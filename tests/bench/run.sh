@@ -30,6 +30,7 @@ with_rabbitmq=${BENCH_RABBITMQ:-1}
 topic_subs=${BENCH_TOPIC_SUBS:-"1 5 20"}  # subscriptions per topic in the publish cases (all match)
 sessions_list=${BENCH_SESSIONS:-"1 1000"}  # sessions per queue in the session receive cases
 txn_batch=${BENCH_TXN_BATCH:-10}         # sends per transaction in the txn send cases
+many_sessions=${BENCH_MANY_SESSIONS:-10000}  # sessions of one message each in the memory case (0: none)
 # The raw line writes the columns below; the entity column is found by name
 # (the schema renamed queue_id to entity_id once and may again).
 RAW_ENTITY_COLUMNS=${RAW_ENTITY_COLUMNS:-"entity_id queue_id"}
@@ -97,6 +98,7 @@ for r in $(seq "$rounds"); do
   for n in $sessions_list; do queues="$queues,{\"Name\":\"$(sname "$n" "$r")\",\"Properties\":{\"RequiresSession\":true}}"; done
   for c in $conns_list; do queues="$queues,{\"Name\":\"$(xname "$c" "$r")\",\"Properties\":{}}"; done
 done
+queues="$queues,{\"Name\":\"sesmany\",\"Properties\":{\"RequiresSession\":true}}"
 cat > "$work/config.json" <<JSON
 {"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":[$queues],"Topics":[$topics]}],"Logging":{"Type":"Console"}}}
 JSON
@@ -328,6 +330,20 @@ for r in $(seq "$rounds"); do
   done
 done
 
+# Idle sessions cost nothing: 10,000 sessions of one message each, received by
+# next-available (10 connections), with sbemu's resident memory before the fill
+# and after the receive (the session lock is a database row, taken and let go).
+if [ "$many_sessions" -gt 0 ]; then
+  rss() { awk '/^VmRSS/{print $2}' "/proc/$pid/status"; }
+  rss_before=$(rss)
+  bench_with "--sessions $many_sessions" sbemu - sesmany send "$many_sessions" 1024 10 "$window_small"
+  rss_filled=$(rss)
+  bench_with "--sessions $many_sessions" sbemu "session receive 1KiB x10, $many_sessions sessions of 1" sesmany \
+    receive-session "$many_sessions" 1024 10 "$window_small"
+  echo "  sbemu RSS: $rss_before kB before, $rss_filled kB with $many_sessions sessions waiting," \
+       "$(rss) kB after receiving them all"
+fi
+
 # Transactions (sbemu only: RabbitMQ 3.10's AMQP 1.0 plugin has no
 # coordinator): each connection declares, sends BENCH_TXN_BATCH messages in
 # the transaction, discharges once all are answered, and declares the next;
@@ -370,11 +386,11 @@ median() {  # rates... -> their median, or the failure if most rounds failed
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/ && b > 0) printf "%.2f", a/b; else print "-" }'; }
 echo
 echo "median of $rounds round(s), messages per second (higher is better)"
-printf '%-40s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
+printf '%-46s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
 for c in "${case_order[@]}"; do
   read -ra rs <<<"${results[sbemu|$c]-}"; read -ra rm <<<"${results[rabbitmq|$c]-}"; read -ra rw <<<"${results[raw|$c]-}"
   s=$(median "${rs[@]}"); m=$(median "${rm[@]}"); w=$(median "${rw[@]}")
-  printf '%-40s %10s %10s %10s %15s %10s\n' "$c" "$s" "$m" "$w" "$(ratio "$s" "$m")" "$(ratio "$s" "$w")"
+  printf '%-46s %10s %10s %10s %15s %10s\n' "$c" "$s" "$m" "$w" "$(ratio "$s" "$m")" "$(ratio "$s" "$w")"
 done
 echo
 echo "sbemu peak RSS (VmHWM): $(awk '/^VmHWM/{print $2, $3}' "/proc/$pid/status")"
