@@ -76,16 +76,22 @@ static void on_released(void *ctx, sb_status st)
     free(r);
 }
 
-/* Gives back a lock nobody will settle (its receiver left while it claimed). */
-static void release_for_others(amqp_server *srv, int64_t entity_id, const uint8_t token[16])
+amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id)
 {
     released *r = malloc(sizeof *r);
     if (r) {
         r->srv = srv;
         r->entity_id = entity_id;
     }
-    store_settle(srv->store, entity_id, token, STORE_SETTLE_RELEASE, NULL, NULL, 0, ent_clock_now_ms(),
-                 r ? on_released : NULL, r);
+    return (amqp_after_release){r ? on_released : NULL, r};
+}
+
+/* Gives back a lock nobody will settle (its receiver left while it claimed). */
+static void release_for_others(amqp_server *srv, int64_t entity_id, const uint8_t token[16])
+{
+    amqp_after_release then = amqp_after_release_of(srv, entity_id);
+    store_settle(srv->store, entity_id, token, STORE_SETTLE_RELEASE, NULL, NULL, 0, ent_clock_now_ms(), then.cb,
+                 then.ctx);
 }
 
 static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_t n)

@@ -217,33 +217,15 @@ void amqp_session_tick(amqp_link *lk)
     }
 }
 
-typedef struct let_go {
-    amqp_server *srv;
-    int64_t entity_id;
-} let_go;
-
-static void on_let_go(void *ctx, sb_status st)
-{
-    let_go *g = ctx;
-    if (st == SB_OK) { /* its unsettled messages and the session are free: wake who waits */
-        amqp_server_rewind(g->srv, g->entity_id);
-        amqp_server_wake(g->srv, g->entity_id);
-    }
-    free(g);
-}
-
 void amqp_session_let_go(amqp_link *lk)
 {
     if (!lk->session_held)
         return;
     lk->session_held = false;
-    let_go *g = malloc(sizeof *g);
-    if (g) {
-        g->srv = lk->conn->srv;
-        g->entity_id = lk->entity.id;
-    }
+    /* its unsettled messages and the session are free: wake who waits */
+    amqp_after_release then = amqp_after_release_of(lk->conn->srv, lk->entity.id);
     store_session_release(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                          ent_clock_now_ms(), g ? on_let_go : NULL, g);
+                          ent_clock_now_ms(), then.cb, then.ctx);
 }
 
 amqp_link *amqp_session_holder(amqp_conn *c, int64_t entity_id, const char *sid)

@@ -315,23 +315,34 @@ static void claim_done(store_op *op, sb_status st)
     free(u);
 }
 
-void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, store_claim_cb cb, void *ctx)
+/* A claim op: the activity stamp first when is_activity, then the claim
+ * statement (its index in *i); NULL after failing cb when out of memory. */
+static store_op *claim_op(int64_t entity_id, int64_t now_ms, bool is_activity, int *i, int *rc, store_claim_cb cb,
+                          void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new(1 + is_activity, claim_parse, claim_done, u) : NULL;
     if (!op) {
         free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
-        return;
+        return NULL;
     }
+    *i = 0;
+    *rc = is_activity ? store_touch_stmt(op, (*i)++, entity_id, now_ms) : 0;
+    return op;
+}
+
+void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
+                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, store_claim_cb cb, void *ctx)
+{
+    int i, rc;
+    store_op *op = claim_op(entity_id, now_ms, is_activity, &i, &rc, cb, ctx);
+    if (!op)
+        return;
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
                until = be_int8(locked_until_ms), from = be_int8(from_seq);
-    int i = 0;
-    int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
     if (mode == STORE_CLAIM_LOCK)
-        rc |= store_op_stmt(op, i,
-                            STMT_CLAIM_LOCK,
+        rc |= store_op_stmt(op, i, STMT_CLAIM_LOCK,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from)},
                             6);
     else
@@ -346,17 +357,12 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
                          store_claim_mode mode, int max, int64_t now_ms, bool is_activity, int64_t from_seq,
                          store_claim_cb cb, void *ctx)
 {
-    user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new(1 + is_activity, claim_parse, claim_done, u) : NULL;
-    if (!op) {
-        free(u);
-        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+    int i, rc;
+    store_op *op = claim_op(entity_id, now_ms, is_activity, &i, &rc, cb, ctx);
+    if (!op)
         return;
-    }
     int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms), lim = be_int8(max),
                from = be_int8(from_seq);
-    int i = 0;
-    int rc = is_activity ? store_op_stmt(op, i++, STMT_TOUCH, (store_param[]){P_INT8(q), P_INT8(now)}, 2) : 0;
     rc |= store_op_stmt(op, i, mode == STORE_CLAIM_LOCK ? STMT_CLAIM_SESSION_LOCK : STMT_CLAIM_SESSION_DELETE,
                         (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(now), P_INT8(from),
                                         P_TEXT(session_id), P_UUID(session_token)},

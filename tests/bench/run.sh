@@ -164,18 +164,24 @@ human_size() { [ "$1" -ge 1024 ] && echo "$(($1 / 1024))KiB" || echo "${1}B"; }
 # that landed in the next case, whoever's it was: sbemu's peek-lock receive,
 # two fsynced commits per round trip, fell from ~50k to 8-16k msg/s when it ran
 # right after RabbitMQ's cases. Quiet: the page cache written back, and
-# beam.smp using no CPU for half a second (at most 30 s of waiting).
+# beam.smp using no CPU and writing nothing for half a second (at most 30 s of
+# waiting).
 quiesce() {
   sync
   [ -n "${beam_pid:-}" ] && [ -r "/proc/$beam_pid/stat" ] || return 0
-  local a b i
+  local a b wa wb i
   for i in $(seq 60); do
-    a=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat"); sleep 0.5
-    b=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat")
-    [ $((b - a)) -le 1 ] && break
+    a=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat"); wa=$(beam_writes); sleep 0.5
+    b=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat"); wb=$(beam_writes)
+    [ $((b - a)) -le 1 ] && [ "$wa" = "$wb" ] && break
   done
   sync
 }
+# Bytes beam.smp has written so far: RabbitMQ compacts its message store in
+# the background after the 64 KiB cases, writing for tens of seconds with
+# little CPU, and every fsync of sbemu's commits waits behind it (the later
+# cases of a run fell to a tenth; without RabbitMQ they did not).
+beam_writes() { awk '/^write_bytes/{print $2}' "/proc/$beam_pid/io" 2>/dev/null || echo 0; }
 
 bench_opts=()   # more sbbench options for the next bench (see bench_with)
 bench() {  # broker case address mode count size conns window [timeout]

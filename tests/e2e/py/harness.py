@@ -5,6 +5,7 @@ gets --amqps-port 5671 and the client must trust <data-dir>/tls/cert.pem through
 connection_verify=. Other ports are free ones. The emulator's output goes to
 <tmp>/sbemu.log, printed when something fails.
 """
+import datetime
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -151,6 +153,26 @@ class Emulator:
             time.sleep(0.1)
         if not os.path.exists(self.cert_path):
             self.fail("no certificate at %s" % self.cert_path)
+
+    def _clock(self, method, path):
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.http_port, path), method=method,
+                                     data=b"" if method == "POST" else None)
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                status, raw = r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read().decode()
+        if status != 200:
+            raise AssertionError("%s %s: expected HTTP 200, got %d %s" % (method, path, status, raw))
+        return datetime.datetime.fromisoformat(json.loads(raw)["now"].replace("Z", "+00:00"))
+
+    def clock_now(self):
+        """The emulator's now on its movable clock (aware UTC datetime)."""
+        return self._clock("GET", "/$sbemu/clock")
+
+    def advance(self, by):
+        """Moves the emulator's clock forward by an ISO 8601 duration ("PT20S"); the new now."""
+        return self._clock("POST", "/$sbemu/clock/advance?by=" + by)
 
     def psql(self, sql):
         """Runs sql on the emulator's embedded database; its unaligned output."""

@@ -6,13 +6,10 @@ nothing here waits minutes. The moves add up to well under an hour (a SAS token'
 lifetime). Run with /usr/bin/python3 (see run.py); this module has its own emulator.
 """
 import datetime
-import json
 import os
 import sys
 import time
 import unittest
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import EmulatorTestCase, body, start_module_emulator, stop_module_emulator, text  # noqa: E402,F401
@@ -61,29 +58,6 @@ def tearDownModule():
 
 
 
-def _clock(method, path):
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (EMU.http_port, path), method=method,
-                                 data=b"" if method == "POST" else None)
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            status, raw = r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        status, raw = e.code, e.read().decode()
-    if status != 200:
-        raise AssertionError("%s %s: expected HTTP 200, got %d %s" % (method, path, status, raw))
-    j = json.loads(raw)
-    return datetime.datetime.fromisoformat(j["now"].replace("Z", "+00:00")), j["offsetMs"]
-
-
-def clock_now():
-    """The emulator's now (aware UTC datetime)."""
-    return _clock("GET", "/$sbemu/clock")[0]
-
-
-def advance(iso):
-    return _clock("POST", "/$sbemu/clock/advance?by=" + iso)
-
-
 class QsTestCase(EmulatorTestCase):
 
     def poll(self, receiver, n, timeout):
@@ -120,7 +94,7 @@ class TestQueueSemantics(QsTestCase):
         self.send("py-expire-dlq", ServiceBusMessage("dies", message_id="x-dies",
                                                      time_to_live=datetime.timedelta(seconds=10)),
                   ServiceBusMessage("lives", message_id="x-lives"))
-        advance("PT20S")
+        EMU.advance("PT20S")
         with self.client.get_queue_receiver("py-expire-dlq", max_wait_time=WAIT) as r:
             got = self.poll(r, 2, 4)
             self.assertEqual(self.ids(got), ["x-lives"], "only the live message may be delivered after 20 s")
@@ -139,7 +113,7 @@ class TestQueueSemantics(QsTestCase):
     def test_3_expiry_without_dead_lettering_drops(self):
         self.send("py-expire-drop", ServiceBusMessage("dies", message_id="drop-1",
                                                       time_to_live=datetime.timedelta(seconds=10)))
-        advance("PT20S")
+        EMU.advance("PT20S")
         time.sleep(SWEEP_GRACE)
         with self.client.get_queue_receiver("py-expire-drop", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE,
                                             max_wait_time=2) as r:
@@ -151,7 +125,7 @@ class TestQueueSemantics(QsTestCase):
                              "DeadLetteringOnMessageExpiration is false: the DLQ must stay empty")
 
     def test_4_scheduled_enqueue_time_becomes_visible_after_advancing(self):
-        at = clock_now() + datetime.timedelta(minutes=10)
+        at = EMU.clock_now() + datetime.timedelta(minutes=10)
         self.send("py-sched",
                   ServiceBusMessage("later", message_id="sched-1", scheduled_enqueue_time_utc=at),
                   ServiceBusMessage("now", message_id="sched-now"))
@@ -159,7 +133,7 @@ class TestQueueSemantics(QsTestCase):
             got = self.poll(r, 2, 4)
             self.assertEqual(self.ids(got), ["sched-now"], "the message scheduled 10 min ahead must not arrive yet")
             r.complete_message(got[0])
-            advance("PT11M")
+            EMU.advance("PT11M")
             got = self.poll(r, 1, 5)
             self.assertEqual(self.ids(got), ["sched-1"], "the scheduled message should arrive once its time passed")
             m = got[0]
@@ -175,7 +149,7 @@ class TestQueueSemantics(QsTestCase):
             r.complete_message(m)
 
     def test_5_schedule_messages_returns_sequence_numbers_and_activates(self):
-        at = clock_now() + datetime.timedelta(minutes=10)
+        at = EMU.clock_now() + datetime.timedelta(minutes=10)
         with self.client.get_queue_sender("py-sched-mgmt") as s:
             seqs = s.schedule_messages([ServiceBusMessage("m%d" % i, message_id="sm-%d" % i) for i in range(2)], at)
         self.assertEqual(len(seqs), 2, "schedule_messages should return one sequence number per message: %r" % (seqs,))
@@ -183,7 +157,7 @@ class TestQueueSemantics(QsTestCase):
         with self.client.get_queue_receiver("py-sched-mgmt", max_wait_time=WAIT) as r:
             self.assertEqual(self.ids(r.receive_messages(max_message_count=5, max_wait_time=2)), [],
                              "scheduled messages must be invisible before their time")
-            advance("PT11M")
+            EMU.advance("PT11M")
             got = self.poll(r, 2, 5)
             self.assertEqual(self.ids(got), ["sm-0", "sm-1"])
             for m in got:
@@ -199,7 +173,7 @@ class TestQueueSemantics(QsTestCase):
             self.assertEqual([(m.message_id, body(m)) for m in got], [("d1", b"first")],
                              "a duplicate MessageId within the window must be dropped")
             r.complete_message(got[0])
-        advance("PT2M")
+        EMU.advance("PT2M")
         self.send("py-dedup", ServiceBusMessage("third", message_id="d1"))
         with self.client.get_queue_receiver("py-dedup", max_wait_time=WAIT) as r:
             got = self.poll(r, 1, 5)
@@ -262,7 +236,7 @@ class TestQueueSemantics(QsTestCase):
                       "expected ServiceBusQuotaExceededError, got %s: %s" % (type(refused[1]).__name__, refused[1]))
 
     def test_12_auto_delete_on_idle_deletes_the_queue(self):
-        advance("PT6M")
+        EMU.advance("PT6M")
         time.sleep(SWEEP_GRACE)
         with self.assertRaises(ServiceBusError) as ctx:
             with self.client.get_queue_sender("py-idle") as s:

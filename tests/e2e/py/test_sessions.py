@@ -13,12 +13,9 @@ session that is not there. Time moves through the emulator's clock (POST
 Run with /usr/bin/python3 (see run.py); this module has its own emulator.
 """
 import datetime
-import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import EmulatorTestCase, body, start_module_emulator, stop_module_emulator, text  # noqa: E402
@@ -62,28 +59,6 @@ def tearDownModule():
     stop_module_emulator(EMU)
 
 
-def _clock(method, path):
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (EMU.http_port, path), method=method,
-                                 data=b"" if method == "POST" else None)
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            status, raw = r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        status, raw = e.code, e.read().decode()
-    if status != 200:
-        raise AssertionError("%s %s: expected HTTP 200, got %d %s" % (method, path, status, raw))
-    return datetime.datetime.fromisoformat(json.loads(raw)["now"].replace("Z", "+00:00"))
-
-
-def clock_now():
-    """The emulator's now (aware UTC datetime)."""
-    return _clock("GET", "/$sbemu/clock")
-
-
-def advance(by):
-    return _clock("POST", "/$sbemu/clock/advance?by=" + by)
-
-
 def utc(d):
     """The SDK's datetimes are naive UTC or aware; make them aware."""
     return d if d.tzinfo else d.replace(tzinfo=datetime.timezone.utc)
@@ -111,7 +86,7 @@ class SessionsTestCase(EmulatorTestCase):
         """The session lock the attach reported (ticks) is the emulator's now + LockDuration."""
         until = receiver.session.locked_until_utc
         self.assertIsNotNone(until, "%s: the attach carried no com.microsoft:locked-until-utc" % what)
-        expected = clock_now() + datetime.timedelta(seconds=lock_seconds)
+        expected = EMU.clock_now() + datetime.timedelta(seconds=lock_seconds)
         self.assertLess(abs((utc(until) - expected).total_seconds()), 5,
                         "%s: session locked until %s, expected about %s" % (what, until, expected))
 
@@ -200,14 +175,14 @@ class TestSessions(SessionsTestCase):
             [m] = self.receive_exact(r, 1)
             self.assert_locked_until(r, 30, "on attach")
             before = utc(r.session.locked_until_utc)
-            advance("PT10S")
+            EMU.advance("PT10S")
             renewed = utc(r.session.renew_lock())
             self.assertGreaterEqual((renewed - before).total_seconds(), 9,
                                     "renewed to %s from %s after 10 s" % (renewed, before))
             self.assertEqual(utc(r.session.locked_until_utc), renewed, "the session object keeps the renewal")
             self.assert_locked_until(r, 30, "after renew")
             # 25 s on: past the first lock, within the renewed one; the session still settles
-            advance("PT25S")
+            EMU.advance("PT25S")
             r.complete_message(m)
             self.expect_nothing(r, "after complete")
 
