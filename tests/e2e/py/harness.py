@@ -176,9 +176,12 @@ class Emulator:
 
     def psql(self, sql):
         """Runs sql on the emulator's embedded database; its unaligned output."""
-        return subprocess.run(["psql", "-h", os.path.join(self.data_dir, "pg", "run"), "-U", "sbemu", "-d", "sbemu",
-                               "-v", "ON_ERROR_STOP=1", "-Atc", sql], check=True, capture_output=True,
-                              text=True).stdout
+        # the socket directory as the postmaster wrote it (line 5 of postmaster.pid): <data>/pg/run,
+        # or a short one in /tmp when that path is too long for a Unix socket (run.py nests temp dirs)
+        with open(os.path.join(self.data_dir, "pg", "data", "postmaster.pid")) as f:
+            sockdir = f.read().splitlines()[4]
+        return subprocess.run(["psql", "-h", sockdir, "-U", "sbemu", "-d", "sbemu", "-v", "ON_ERROR_STOP=1", "-Atc",
+                               sql], check=True, capture_output=True, text=True).stdout
 
     def dump_log(self, reason=""):
         try:
