@@ -201,6 +201,35 @@ void amqp_conn_unref(amqp_conn *c)
 
 amqp_link *amqp_link_of(pn_link_t *l) { return pn_link_get_context(l); }
 
+/* Unlinks and frees a finished link nobody refers to, and lets Proton free its
+ * own (events still queued for it find no context). */
+static void link_free(amqp_link *lk)
+{
+    amqp_conn *c = lk->conn;
+    for (amqp_link **pp = &c->links; *pp; pp = &(*pp)->next)
+        if (*pp == lk) {
+            *pp = lk->next;
+            break;
+        }
+    pn_link_set_context(lk->pn, NULL);
+    pn_link_free(lk->pn);
+    free(lk);
+}
+
+void amqp_link_hold(amqp_link *lk)
+{
+    lk->refs++;
+    amqp_conn_ref(lk->conn);
+}
+
+void amqp_link_drop(amqp_link *lk)
+{
+    amqp_conn *c = lk->conn;
+    if (--lk->refs == 0 && lk->finished)
+        link_free(lk);
+    amqp_conn_unref(c);
+}
+
 /* ---- events ---- */
 
 static void on_link_closed(pn_link_t *l)
@@ -213,6 +242,11 @@ static void on_link_closed(pn_link_t *l)
     }
     if (!(pn_link_state(l) & PN_LOCAL_CLOSED))
         pn_link_close(l);
+    if (lk) {
+        lk->finished = true;
+        if (lk->refs == 0)
+            link_free(lk);
+    }
 }
 
 /* A message that outgrew --max-message-size while it arrived: its bytes are

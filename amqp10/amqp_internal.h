@@ -78,11 +78,17 @@ typedef enum amqp_link_role {
 
 typedef struct amqp_conn amqp_conn;
 
-/* One per Proton link; owned by its connection (freed with it). */
+/* One per Proton link; owned by its connection's list. It is freed (with its
+ * Proton link) once both ends have detached and no store operation refers to
+ * it (refs == 0), or with its connection: a connection that attaches and
+ * detaches receivers all day (a session receiver per session) must not keep
+ * them all. A store callback holds it with amqp_link_hold. */
 typedef struct amqp_link {
     struct amqp_link *next;
     amqp_conn *conn;
     pn_link_t *pn;
+    int refs;             /* store operations in flight that refer to it */
+    bool finished;        /* both ends detached: freed when refs drops to 0 */
     amqp_link_role role;
     ent_address address;
     bool open;            /* attach answered with a live link */
@@ -166,7 +172,11 @@ void amqp_conn_ref(amqp_conn *c);
 void amqp_conn_unref(amqp_conn *c);
 /* Processes Proton events and asks lws for a write if Proton has bytes to send. */
 void amqp_conn_pump(amqp_conn *c);
-amqp_link *amqp_link_of(pn_link_t *l);
+amqp_link *amqp_link_of(pn_link_t *l); /* NULL once the link was freed */
+/* A store operation refers to lk until amqp_link_drop (which may free it, and
+ * its connection): they also hold and drop the connection. */
+void amqp_link_hold(amqp_link *lk);
+void amqp_link_drop(amqp_link *lk);
 
 /* amqp_entities.c: links find their entity in the cache; a miss refills the
  * cache once (for every look-up waiting) and looks again, so an entity made a

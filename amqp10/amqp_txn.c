@@ -301,7 +301,7 @@ static void on_committed(void *ctx, sb_status st)
     /* abandons and lapsed work make messages claimable again */
     amqp_server_wake_all(c->srv);
     amqp_conn_pump(c);
-    amqp_conn_unref(c);
+    amqp_link_drop(q->lk);
     free(q->targets);
     free(q);
 }
@@ -343,7 +343,7 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
     store_txn *w = t->work;
     t->work = NULL;
     txn_unlink_free(t);
-    amqp_conn_ref(c);
+    amqp_link_hold(lk);
     store_txn_commit(c->srv->store, w, ent_clock_now_ms(), on_committed, q); /* takes w */
 }
 

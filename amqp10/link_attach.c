@@ -122,7 +122,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
             refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
         } else {
             snprintf(lk->address.entity, sizeof lk->address.entity, "%s", dest);
-            amqp_conn_ref(c);
+            amqp_link_hold(lk);
             amqp_entity_lookup(c->srv, dest, on_lookup, lk); /* answers the attach */
         }
     } else {
@@ -162,7 +162,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
         }
     }
     amqp_conn_pump(c);
-    amqp_conn_unref(c);
+    amqp_link_drop(lk);
 }
 
 void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
@@ -221,7 +221,7 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
         return;
     }
-    amqp_conn_ref(c);
+    amqp_link_hold(lk);
     amqp_entity_lookup(c->srv, lk->address.entity, on_lookup, lk); /* may answer at once */
 }
 

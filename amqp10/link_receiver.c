@@ -40,7 +40,7 @@ static void on_sent(void *ctx, sb_status st)
         /* the ForwardTo end is full: ForwardingFailed in the source, same delivery */
         divert(ps->msgs, ps->n);
         submit(ps->lk, ps->d, ps->lk->entity.id, ps->buf, ps->msgs, ps->parsed, ps->n);
-        amqp_conn_unref(c);
+        amqp_link_drop(ps->lk);
         free(ps);
         return;
     }
@@ -65,7 +65,7 @@ static void on_sent(void *ctx, sb_status st)
     if (ps->lk->starved)
         amqp_link_top_up(ps->lk);
     amqp_conn_pump(c);
-    amqp_conn_unref(c);
+    amqp_link_drop(ps->lk);
     free(ps->buf);
     free(ps->msgs);
     free(ps->parsed);
@@ -96,7 +96,7 @@ static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf
         ps->parsed = parsed;
         ps->n = n;
     }
-    amqp_conn_ref(lk->conn);
+    amqp_link_hold(lk);
     amqp_server *srv = lk->conn->srv;
     if (target == lk->route.send_target_id && lk->route.send_target_kind == ENT_KIND_TOPIC) {
         const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, target) : NULL;

@@ -123,7 +123,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         }
     }
     amqp_conn_pump(c);
-    amqp_conn_unref(c);
+    amqp_link_drop(lk);
     free(req);
 }
 
@@ -157,7 +157,7 @@ void amqp_link_pump(amqp_link *lk)
     lk->claiming = true;
     lk->parked = false;
     int64_t now = ent_clock_now_ms();
-    amqp_conn_ref(lk->conn);
+    amqp_link_hold(lk);
     store_claim_mode mode = lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK;
     if (lk->session)
         store_claim_session(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token, mode,
@@ -204,7 +204,7 @@ static void on_settled(void *ctx, sb_status st)
     }
     pn_delivery_settle(req->d);
     amqp_conn_pump(c);
-    amqp_conn_unref(c);
+    amqp_link_drop(req->lk);
     free(req);
 }
 
@@ -276,7 +276,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     req->outcome = outcome;
     req->kind = kind;
     pn_delivery_set_context(d, req);
-    amqp_conn_ref(lk->conn);
+    amqp_link_hold(lk);
     store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->route.dead_letter_target_id,
                  ent_clock_now_ms(), on_settled, req);
 }

@@ -154,7 +154,7 @@ static void on_locked(void *ctx, sb_status st, const char *sid)
         refuse(lk, st, "The emulator's store could not lock the session; retry.");
     }
     amqp_conn_pump(c);
-    amqp_conn_unref(c);
+    amqp_link_drop(lk);
     free(req);
 }
 
@@ -177,7 +177,7 @@ static void try_lock(amqp_link *lk)
     lk->session_token[6] = (uint8_t)((lk->session_token[6] & 0x0f) | 0x40); /* a version 4 uuid */
     lk->session_token[8] = (uint8_t)((lk->session_token[8] & 0x3f) | 0x80);
     lk->session_locking = true;
-    amqp_conn_ref(lk->conn);
+    amqp_link_hold(lk);
     store_session_lock(lk->conn->srv->store, lk->entity.id, lk->session_named ? lk->session_id : NULL,
                        lk->session_token, now, req->until_ms, on_locked, req);
 }

@@ -61,20 +61,20 @@ pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *d
 
 static void req_free(mgmt_req *r)
 {
-    amqp_conn *c = r->lk->conn;
+    amqp_link *lk = r->lk;
     bool held = r->held;
     pn_message_free(r->msg);
     free(r);
     if (held) {
-        amqp_conn_pump(c);
-        amqp_conn_unref(c);
+        amqp_conn_pump(lk->conn);
+        amqp_link_drop(lk);
     }
 }
 
 void mgmt_hold(mgmt_req *r)
 {
     if (!r->held) {
-        amqp_conn_ref(r->lk->conn);
+        amqp_link_hold(r->lk);
         r->held = true;
     }
 }
