@@ -27,6 +27,13 @@ sizes=${BENCH_SIZES:-"1024 65536"}
 conns_list=${BENCH_CONNS:-"1 10"}
 timeout=${BENCH_TIMEOUT:-120}            # per sbbench run, seconds
 with_rabbitmq=${BENCH_RABBITMQ:-1}
+# Extra Erlang VM flags for RabbitMQ. By default its schedulers do not busy-wait: on 2 cores
+# shared with sbemu, PostgreSQL and the client, Erlang's spinning schedulers took the CPU
+# that sbemu's latency-bound cases need (peek-lock from a subscription 9,133 -> 45,744 msg/s,
+# one session 13,527 -> 39,590 with "+sbwt none ..."), while RabbitMQ's own numbers did not
+# move (receive 43,278 -> 41,043, send 55,735 -> 57,362). Set BENCH_RABBITMQ_ERL_ARGS= to
+# measure with Erlang's defaults.
+rabbit_erl_args=${BENCH_RABBITMQ_ERL_ARGS-"+sbwt none +sbwtdcpu none +sbwtdio none"}
 topic_subs=${BENCH_TOPIC_SUBS:-"1 5 20"}  # subscriptions per topic in the publish cases (all match)
 sessions_list=${BENCH_SESSIONS:-"1 1000"}  # sessions per queue in the session receive cases
 txn_batch=${BENCH_TXN_BATCH:-10}         # sends per transaction in the txn send cases
@@ -123,7 +130,7 @@ if [ "$with_rabbitmq" = 1 ] && command -v rabbitmq-server >/dev/null; then
   RABBITMQ_NODE_PORT=$(port); RABBITMQ_DIST_PORT=$(port)
   export RABBITMQ_NODENAME=sbemu-bench-$$@localhost RABBITMQ_NODE_PORT RABBITMQ_DIST_PORT
   export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 ERL_EPMD_PORT=$epmd_port ERL_EPMD_ADDRESS=127.0.0.1
-  export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+  export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1} $rabbit_erl_args"
   export RABBITMQ_MNESIA_BASE="$work/rmq" RABBITMQ_LOG_BASE="$work/rmq-log" RABBITMQ_ENABLED_PLUGINS_FILE="$work/plugins"
   echo '[rabbitmq_amqp1_0].' > "$work/plugins"
   mkdir -p "$work/rmq" "$work/rmq-log"
@@ -164,16 +171,17 @@ human_size() { [ "$1" -ge 1024 ] && echo "$(($1 / 1024))KiB" || echo "${1}B"; }
 # that landed in the next case, whoever's it was: sbemu's peek-lock receive,
 # two fsynced commits per round trip, fell from ~50k to 8-16k msg/s when it ran
 # right after RabbitMQ's cases. Quiet: the page cache written back, and
-# beam.smp using no CPU and writing nothing for half a second (at most 30 s of
-# waiting).
+# beam.smp using no CPU and writing nothing for three half-seconds in a row (at
+# most 30 s of waiting).
 quiesce() {
   sync
   [ -n "${beam_pid:-}" ] && [ -r "/proc/$beam_pid/stat" ] || return 0
-  local a b wa wb i
+  local a b wa wb i quiet=0
   for i in $(seq 60); do
     a=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat"); wa=$(beam_writes); sleep 0.5
     b=$(awk '{print $14 + $15}' "/proc/$beam_pid/stat"); wb=$(beam_writes)
-    [ $((b - a)) -le 1 ] && [ "$wa" = "$wb" ] && break
+    if [ $((b - a)) -le 1 ] && [ "$wa" = "$wb" ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    [ $quiet -ge 3 ] && break
   done
   sync
 }
