@@ -24,6 +24,7 @@ const queues = [
   { name: "s-refuse", properties: S },
   { name: "plain" },
   { name: "s-empty", properties: S },
+  { name: "s-restart", properties: S },
 ];
 const topics = [{
   name: "s-topic",
@@ -212,5 +213,25 @@ emulatorSuite("js sessions", { queues, topics }, (ctx) => {
     assert.deepEqual(got.map((x) => x.body).sort(), ["with", "without"]);
     await all.close();
     assert.equal(psql(ctx.emu, "SELECT count(*) FROM sessions WHERE lock_token IS NOT NULL"), "0");
+  });
+
+  ctx.test("session state and a session's messages survive a restart of the emulator", async () => {
+    const sb = ctx.client();
+    await sb.createSender("s-restart").sendMessages([{ body: "m1", sessionId: "R" }, { body: "m2", sessionId: "R" }]);
+    const r = await sb.acceptSession("s-restart", "R", PEEK_LOCK);
+    await r.setSessionState("kept");
+    const [m] = await receiveExact(r, 1);
+    await r.completeMessage(m);
+    await r.close();
+    await sb.close();
+    await ctx.emu.stop();
+    await ctx.emu.start();
+    const after = ctx.client();
+    const r2 = await after.acceptSession("s-restart", "R", PEEK_LOCK);
+    assert.equal(Buffer.from(await r2.getSessionState()).toString(), "kept");
+    const [m2] = await receiveExact(r2, 1);
+    assert.equal(m2.body, "m2");
+    await r2.completeMessage(m2);
+    await r2.close();
   });
 });
