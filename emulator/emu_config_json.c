@@ -681,11 +681,10 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
     return rc;
 }
 
-int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t errlen)
+/* Applies cfg (and frees it); source names it in the log and in errors. */
+static int apply_config(PGconn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
 {
-    ent_config cfg;
-    if (emu_config_load(path, &cfg, err, errlen))
-        return -1;
+    ent_config cfg = *cfg_in;
     size_t nsubs = 0, nrules = 0;
     for (size_t i = 0; i < cfg.ntopics; i++) {
         nsubs += cfg.topics[i].nsubscriptions;
@@ -701,4 +700,20 @@ int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t 
                  cfg.ntopics, nsubs, nrules);
     ent_config_free(&cfg);
     return rc;
+}
+
+int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t errlen)
+{
+    ent_config cfg;
+    if (emu_config_load(path, &cfg, err, errlen))
+        return -1;
+    return apply_config(conn, &cfg, path, err, errlen);
+}
+
+int emu_config_parse_and_apply(PGconn *conn, const char *text, const char *source, char *err, size_t errlen)
+{
+    ent_config cfg;
+    if (emu_config_parse(text, strlen(text), source, &cfg, err, errlen))
+        return -1;
+    return apply_config(conn, &cfg, source, err, errlen);
 }

@@ -56,5 +56,7 @@ char *emu_config_strip_comments(const char *text, size_t len, char *err, size_t 
 
 /* emu_config_load + store_config_apply, for main.c: 0 or -1 with err set. */
 int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t errlen);
+/* The same for a Config.json held in memory; source names it (logs, errors). */
+int emu_config_parse_and_apply(PGconn *conn, const char *text, const char *source, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,8 @@
 /* Options: one table, flags > environment > defaults (see emu_options.h). */
 #include "emu_options.h"
 
+#include "emu_default_config.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -28,40 +30,41 @@ typedef struct opt_def {
     const char *metavar; /* shown in usage */
     const char *def;     /* parsed like any value; NULL = unset */
     const char *help;
+    const char *alt_env; /* also read from this variable (Microsoft's image's name for it), after SBEMU_* */
 } opt_def;
 
 #define F(field) offsetof(emu_options, field)
 
 static const opt_def opt_table[] = {
     { "config", OPT_STRING, F(config_file), "FILE", NULL,
-      "the emulator's Config.json: entities to create at start" },
+      "the emulator's Config.json: entities to create at start (see below)", NULL },
     { "postgres", OPT_STRING, F(postgres), "URL", NULL,
-      "PostgreSQL: libpq conninfo or postgres:// URL (default: embedded cluster in DATA-DIR/pg)" },
+      "PostgreSQL: libpq conninfo or postgres:// URL (default: embedded cluster in DATA-DIR/pg)", NULL },
     { "data-dir", OPT_STRING, F(data_dir), "DIR", "./.sbemu",
-      "state directory: embedded PostgreSQL, generated TLS certificate" },
+      "state directory: embedded PostgreSQL, generated TLS certificate", NULL },
     { "amqp-port", OPT_PORT, F(amqp_port), "PORT", "5672",
-      "AMQP 1.0 without TLS" },
+      "AMQP 1.0 without TLS", NULL },
     { "amqps-port", OPT_PORT_OFF, F(amqps_port), "PORT", "5671",
-      "AMQP 1.0 over TLS; 0 disables it" },
+      "AMQP 1.0 over TLS; 0 disables it", NULL },
     { "http-port", OPT_PORT, F(http_port), "PORT", "5300",
-      "HTTP: /health, ATOM management API, AMQP over WebSocket" },
+      "HTTP: /health, ATOM management API, AMQP over WebSocket", "EMULATOR_HTTP_PORT" },
     { "tls-cert", OPT_STRING, F(tls_cert), "FILE", NULL,
-      "TLS certificate chain, PEM (default: self-signed, made in DATA-DIR/tls)" },
+      "TLS certificate chain, PEM (default: self-signed, made in DATA-DIR/tls)", NULL },
     { "tls-key", OPT_STRING, F(tls_key), "FILE", NULL,
-      "TLS private key, PEM; give it together with --tls-cert" },
+      "TLS private key, PEM; give it together with --tls-cert", NULL },
     { "sas-key-name", OPT_STRING, F(sas_key_name), "NAME", "RootManageSharedAccessKey",
-      "shared access key name accepted in tokens" },
+      "shared access key name accepted in tokens", NULL },
     { "sas-key", OPT_STRING, F(sas_key), "KEY", "SAS_KEY_VALUE",
-      "shared access key that signs tokens" },
+      "shared access key that signs tokens", NULL },
     { "max-message-size", OPT_SIZE, F(max_message_size), "BYTES", "262144",
-      "largest accepted message (k and m suffixes allowed; at most 100m)" },
+      "largest accepted message (k and m suffixes allowed; at most 100m)", NULL },
     { "handshake-timeout", OPT_SECONDS, F(handshake_timeout_s), "SECONDS", "30",
-      "close a connection that has not sent its AMQP open by then; 0 = never" },
+      "close a connection that has not sent its AMQP open by then; 0 = never", NULL },
     { "bind", OPT_BIND, F(bind), "ADDR", "*",
-      "listen address or interface; * = all interfaces, IPv4 and IPv6" },
+      "listen address or interface; * = all interfaces, IPv4 and IPv6", NULL },
     { "log-level", OPT_LOG_LEVEL, F(log_level), "LEVEL", "info",
-      "error, warn, info or debug" },
-    { "help", OPT_HELP, 0, NULL, NULL, "print this help and exit" },
+      "error, warn, info or debug", NULL },
+    { "help", OPT_HELP, 0, NULL, NULL, "print this help and exit", NULL },
 };
 
 #undef F
@@ -255,6 +258,8 @@ int emu_options_parse(emu_options *o, int argc, char **argv, char *err, size_t e
             snprintf(from, sizeof from, "--%s", d->name);
         } else {
             const char *ev = getenv(env);
+            if ((!ev || !*ev) && d->alt_env && (ev = getenv(d->alt_env)) && *ev)
+                snprintf(env, sizeof env, "%s", d->alt_env);
             if (ev && *ev) {
                 value = ev;
                 snprintf(from, sizeof from, "--%s (env %s)", d->name, env);
@@ -293,11 +298,19 @@ void emu_options_usage(FILE *out)
         if (d->type == OPT_HELP)
             continue;
         env_name(d, env, sizeof env);
+        if (d->alt_env) /* appended: "env SBEMU_HTTP_PORT or EMULATOR_HTTP_PORT" */
+            snprintf(env + strlen(env), sizeof env - strlen(env), " or %s", d->alt_env);
         if (d->def)
             fprintf(out, "  %-26s [default: %s]  env %s\n", "", d->def, env);
         else
             fprintf(out, "  %-26s env %s\n", "", env);
     }
+    fprintf(out,
+            "\n"
+            "Without --config, sbemu reads " EMU_OFFICIAL_CONFIG_PATH " when it exists (where\n"
+            "Microsoft's emulator image reads it), else creates that image's default entities\n"
+            "(queue.1; topic.1 with subscription.1 to .4). --config " EMU_CONFIG_NONE " creates none.\n"
+            "ACCEPT_EULA, SQL_SERVER, MSSQL_SA_PASSWORD and SQL_WAIT_INTERVAL (the image's) are ignored.\n");
 }
 
 void emu_options_free(emu_options *o)

@@ -19,6 +19,7 @@
 #define HAVE_CMD_FILTER 1
 #endif
 #include "emu_config_json.h"
+#include "emu_default_config.h"
 #include "emu_log.h"
 #include "emu_loop.h"
 #include "emu_options.h"
@@ -77,8 +78,17 @@ static int prepare_database(const char *conninfo, const char *config_file, char 
             ent_clock_advance(strtoll(PQgetvalue(r, 0, 0), NULL, 10) - ent_clock_offset_ms());
         PQclear(r);
     }
-    if (!rc && config_file)
-        rc = emu_config_load_and_apply(conn, config_file, err, errlen);
+    const char *path;
+    struct stat sb;
+    bool official = stat(EMU_OFFICIAL_CONFIG_PATH, &sb) == 0 && S_ISREG(sb.st_mode);
+    switch (rc ? EMU_CONFIG_FROM_NOTHING : emu_config_choose(config_file, official, &path)) {
+    case EMU_CONFIG_FROM_FILE: rc = emu_config_load_and_apply(conn, path, err, errlen); break;
+    case EMU_CONFIG_FROM_DEFAULTS:
+        rc = emu_config_parse_and_apply(conn, emu_default_config_json(), "the official default entities", err,
+                                        errlen);
+        break;
+    case EMU_CONFIG_FROM_NOTHING: break;
+    }
     PQfinish(conn);
     return rc;
 }
