@@ -45,6 +45,7 @@ start() {
         if [ $i -gt 300 ] || ! kill -0 "$PID" 2>/dev/null; then
             bad "$name: /health never answered on $HTTP"
             sed 's/^/  | /' "$TMP/$name.log"
+            stop
             return 1
         fi
         sleep 0.1
