@@ -48,8 +48,9 @@ static bool body_string(pn_message_t *m, char *buf, size_t buflen)
     return true;
 }
 
-static void respond(amqp_link *lk, pn_message_t *req, int code, const char *description)
+static void respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *description)
 {
+    int code = sb_status_cbs_code(st);
     pn_message_t *r = amqp_reply_begin(req);
     if (!r)
         return;
@@ -76,11 +77,11 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
     const char *ttype = amqp_request_app_string(req, "type", type, sizeof type);
     const char *audience = amqp_request_app_string(req, "name", name, sizeof name);
     if (!operation || strcmp(operation, "put-token")) {
-        respond(lk, req, 400, "The $cbs node supports only the put-token operation.");
+        respond(lk, req, SB_ERR_ARGUMENT, "The $cbs node supports only the put-token operation.");
     } else if (!ttype || strcmp(ttype, "servicebus.windows.net:sastoken")) {
-        respond(lk, req, 401, "Only SAS tokens (type servicebus.windows.net:sastoken) are accepted.");
+        respond(lk, req, SB_ERR_UNAUTHORIZED, "Only SAS tokens (type servicebus.windows.net:sastoken) are accepted.");
     } else if (!body_string(req, token, sizeof token)) {
-        respond(lk, req, 400, "The put-token body must be the token as an AMQP string.");
+        respond(lk, req, SB_ERR_ARGUMENT, "The put-token body must be the token as an AMQP string.");
     } else {
         amqp_sas_result sas;
         sb_status st = amqp_sas_verify(token, c->srv->settings.sas_key_name, c->srv->settings.sas_key,
@@ -98,12 +99,12 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
                      path);
         if (st == SB_OK) {
             grant(c, path, sas.expires_ms);
-            respond(lk, req, 202, "Accepted");
+            respond(lk, req, SB_OK, "Accepted");
             LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
         } else {
             char desc[sizeof why + 32];
             snprintf(desc, sizeof desc, "Unauthorized: %s.", why);
-            respond(lk, req, sb_status_mgmt_code(st), desc);
+            respond(lk, req, st, desc);
             LOG_INFO("conn %llu: put-token refused: %s", (unsigned long long)c->id, why);
         }
     }

@@ -14,8 +14,9 @@
 /* Response bodies here are small and fixed; anything bigger is a bug. */
 #define HTTP_BODY_MAX 1024
 
-static int respond(struct lws *wsi, unsigned int status, const char *content_type, const char *body)
+static int respond(struct lws *wsi, sb_status st, const char *content_type, const char *body)
 {
+    unsigned int status = (unsigned int)sb_status_http_code(st);
     unsigned char buf[LWS_PRE + HTTP_BODY_MAX + 512], *start = buf + LWS_PRE, *p = start,
                                                      *end = buf + sizeof buf - 1;
     size_t len = strlen(body);
@@ -34,8 +35,8 @@ static int on_health(struct lws *wsi, const http_api_state *st)
 {
     bool ok = st && st->amqp_listening && st->srv && store_healthy(st->srv->store);
     if (ok)
-        return respond(wsi, 200, "application/json", "{\"status\":\"healthy\",\"message\":\"Service is healthy.\"}");
-    return respond(wsi, 503, "application/json",
+        return respond(wsi, SB_OK, "application/json", "{\"status\":\"healthy\",\"message\":\"Service is healthy.\"}");
+    return respond(wsi, SB_ERR_SERVER_BUSY, "application/json",
                    "{\"status\":\"unhealthy\",\"message\":\"Service not available. Please try after some time.\"}");
 }
 
@@ -53,7 +54,7 @@ static int respond_clock(struct lws *wsi)
     strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(body, sizeof body, "{\"now\":\"%s.%03dZ\",\"offsetMs\":%lld}", iso, (int)(now % 1000),
              (long long)ent_clock_offset_ms());
-    return respond(wsi, 200, "application/json", body);
+    return respond(wsi, SB_OK, "application/json", body);
 }
 
 /* An advance waiting for its commit. Shared by the request (through its
@@ -86,11 +87,11 @@ static int on_clock(struct lws *wsi, http_pss *pss, const char *path, const http
         return respond_clock(wsi);
     int64_t ms;
     if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
-        return respond(wsi, 405, "application/json", "{\"error\":\"use POST to advance the clock\"}");
+        return respond(wsi, SB_ERR_METHOD_NOT_ALLOWED, "application/json", "{\"error\":\"use POST to advance the clock\"}");
     const char *val = lws_get_urlarg_by_name(wsi, "by=", by, sizeof by); /* points past "by=" in by */
     if (!val || ent_duration_parse(val, &ms, err, sizeof err) || ms == ENT_DURATION_UNLIMITED ||
         ent_clock_advance(ms))
-        return respond(wsi, 400, "application/json",
+        return respond(wsi, SB_ERR_ARGUMENT, "application/json",
                        "{\"error\":\"query parameter 'by' must be an ISO-8601 duration such as PT6M\"}");
     amqp_sweep_now(st->srv);
     amqp_server_wake_all(st->srv);
@@ -117,7 +118,7 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
             return on_clock(wsi, user, path, lws_vhost_user(lws_get_vhost(wsi)));
         char body[256];
         snprintf(body, sizeof body, "{\"error\":\"no such resource: %.180s\"}", path);
-        return respond(wsi, 404, "application/json", body);
+        return respond(wsi, SB_ERR_NOT_FOUND, "application/json", body);
     }
     case LWS_CALLBACK_HTTP_BODY:
         return 0; /* the clock takes its arguments from the query; a body is ignored */

@@ -2,7 +2,8 @@
  *
  * Every failure that can reach a client is one of these. ent_status.c holds the
  * single table that maps each to its AMQP error condition, its $management
- * statusCode and its HTTP status, so the three surfaces never disagree. */
+ * statusCode, its HTTP status and its $cbs status-code, so the surfaces never
+ * disagree. */
 #ifndef ENT_STATUS_H
 #define ENT_STATUS_H
 
@@ -25,6 +26,7 @@ typedef enum sb_status {
     SB_ERR_NOT_IMPLEMENTED,
     SB_ERR_TIMEOUT,
     SB_ERR_SERVER_BUSY,
+    SB_ERR_METHOD_NOT_ALLOWED, /* an HTTP request with a method the resource does not take */
     SB_ERR_INTERNAL,        /* the store failed; the operation may be retried */
     SB_STATUS_COUNT
 } sb_status;
@@ -35,6 +37,8 @@ const char *sb_status_condition(sb_status st);
 int sb_status_mgmt_code(sb_status st);
 /* HTTP status for the ATOM management API and /health. */
 int sb_status_http_code(sb_status st);
+/* status-code of a $cbs put-token answer (202 when the token is taken). */
+int sb_status_cbs_code(sb_status st);
 /* A short name for logs ("lock-lost"). */
 const char *sb_status_name(sb_status st);
 
