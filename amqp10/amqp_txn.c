@@ -285,8 +285,11 @@ static void on_committed(void *ctx, sb_status st)
     if (st == SB_OK) {
         pn_delivery_update(q->d, PN_ACCEPTED);
         pn_delivery_settle(q->d);
-        for (size_t i = 0; i < q->ntargets; i++)
+        /* what it sent, and what its abandons gave back, is for the receivers of those entities */
+        for (size_t i = 0; i < q->ntargets; i++) {
+            amqp_server_rewind(c->srv, q->targets[i]);
             amqp_server_wake(c->srv, q->targets[i]);
+        }
     } else {
         const char *why = st == SB_ERR_LOCK_LOST
                               ? "The transaction was rolled back: a message it settles lost its lock (it expired, "
@@ -298,8 +301,6 @@ static void on_committed(void *ctx, sb_status st)
         LOG_INFO("conn %llu: commit failed: %s", (unsigned long long)c->id, why);
         refuse(q->d, sb_status_condition(st), why);
     }
-    /* abandons and lapsed work make messages claimable again */
-    amqp_server_wake_all(c->srv);
     amqp_conn_pump(c);
     amqp_link_drop(q->lk);
     free(q->targets);

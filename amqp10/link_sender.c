@@ -142,7 +142,7 @@ void amqp_link_pump(amqp_link *lk)
             pn_link_drained(lk->pn);
         return;
     }
-    if (lk->session && (!lk->session_held || ent_clock_now_ms() >= lk->session_until_ms)) {
+    if (lk->session && !ent_session_lock_live(lk->session_held, lk->session_until_ms, ent_clock_now_ms())) {
         lk->parked = false; /* nothing to claim until it holds a live session lock */
         if (pn_link_get_drain(lk->pn))
             pn_link_drained(lk->pn);
@@ -191,8 +191,9 @@ static void on_settled(void *ctx, sb_status st)
         if ((req->kind == STORE_SETTLE_DEADLETTER || req->kind == STORE_SETTLE_ABANDON) &&
             req->lk->route.dead_letter_target_id)
             amqp_topic_pump(c->srv, req->lk->route.dead_letter_target_id);
-    } else if (st == SB_ERR_LOCK_LOST && req->lk->session &&
-               (!req->lk->session_held || ent_clock_now_ms() >= req->lk->session_until_ms)) {
+    } else if (ent_session_settle_failure(st, req->lk->session,
+                                          ent_session_lock_live(req->lk->session_held, req->lk->session_until_ms,
+                                                                ent_clock_now_ms())) == SB_ERR_SESSION_LOCK_LOST) {
         amqp_delivery_reject(req->d, SB_ERR_SESSION_LOCK_LOST,
                              "The session lock has expired on the MessageSession. Accept a new session.");
     } else if (st == SB_ERR_LOCK_LOST) {

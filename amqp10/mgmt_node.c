@@ -14,6 +14,7 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
+#include "ent_txn.h"
 #include "mgmt_internal.h"
 #include "mgmt_rules.h"
 
@@ -502,7 +503,7 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
             return;
         }
         LOG_DEBUG("conn %llu: %s on '%s'", (unsigned long long)lk->conn->id, r->operation, lk->entity.name);
-        if (r->txn && operations[i].handler != mgmt_update_disposition && operations[i].handler != mgmt_schedule) {
+        if (r->txn && !ent_txn_operation_joins(r->operation)) {
             mgmt_respond_error(r, SB_ERR_NOT_IMPLEMENTED,
                                "The operation '%s' cannot be part of a transaction in this emulator "
                                "(update-disposition and schedule-message can).",

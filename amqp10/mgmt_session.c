@@ -32,7 +32,7 @@ static amqp_link *holder_of(mgmt_req *r, char *sid, size_t sidlen)
         return NULL;
     }
     amqp_link *h = amqp_session_holder(r->lk->conn, r->lk->entity.id, sid);
-    if (!h || r->now_ms >= h->session_until_ms) {
+    if (!h || !ent_session_lock_live(h->session_held, h->session_until_ms, r->now_ms)) {
         mgmt_respond_error(r, SB_ERR_SESSION_LOCK_LOST,
                            "The session lock has expired on the MessageSession '%s', or this connection does not "
                            "hold it. Accept the session again.",

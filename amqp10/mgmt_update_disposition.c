@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_clock.h"
 #include "mgmt_internal.h"
 
 /* ---- the application-properties rewrite ---- */
@@ -181,9 +182,12 @@ static void on_settled(void *ctx, sb_status st)
     free(q->mods);
     free(q);
     char sid[ENT_SESSION_ID_SIZE], err[64];
-    if (worst == SB_ERR_LOCK_LOST && r->lk->entity.requires_session && !r->lk->subqueue &&
-        mgmt_arg_string(r->body, "session-id", false, sid, sizeof sid, err, sizeof err) == 0 &&
-        !amqp_session_holder(r->lk->conn, r->lk->entity.id, sid)) {
+    bool in_session = r->lk->entity.requires_session && !r->lk->subqueue &&
+                      mgmt_arg_string(r->body, "session-id", false, sid, sizeof sid, err, sizeof err) == 0;
+    amqp_link *h = in_session ? amqp_session_holder(r->lk->conn, r->lk->entity.id, sid) : NULL;
+    worst = ent_session_settle_failure(
+        worst, in_session, h && ent_session_lock_live(h->session_held, h->session_until_ms, ent_clock_now_ms()));
+    if (worst == SB_ERR_SESSION_LOCK_LOST) {
         /* a session message whose session this connection no longer holds */
         mgmt_respond_error(r, SB_ERR_SESSION_LOCK_LOST,
                            "The session lock has expired on the MessageSession '%s'. Accept a new session.", sid);

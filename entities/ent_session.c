@@ -50,6 +50,13 @@ bool ent_session_holds(const ent_entity *subscription, bool has_session_id)
     return has_session_id || !subscription->requires_session;
 }
 
+bool ent_session_lock_live(bool held, int64_t until_ms, int64_t now_ms) { return held && now_ms < until_ms; }
+
+sb_status ent_session_settle_failure(sb_status st, bool in_session, bool lock_live)
+{
+    return st == SB_ERR_LOCK_LOST && in_session && !lock_live ? SB_ERR_SESSION_LOCK_LOST : st;
+}
+
 int64_t ent_session_accept_timeout_ms(int64_t requested_ms)
 {
     return requested_ms > 0 ? requested_ms : ENT_SESSION_ACCEPT_TIMEOUT_DEFAULT_MS;

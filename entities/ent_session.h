@@ -15,6 +15,14 @@
 /* A SessionId is at most 128 characters (Service Bus; the SDKs check it too). */
 #define ENT_SESSION_ID_MAX 128
 #define ENT_SESSION_ID_SIZE (ENT_SESSION_ID_MAX * 4 + 1)
+/* Whether a receiver's session lock is live: held, and until_ms not reached. */
+bool ent_session_lock_live(bool held, int64_t until_ms, int64_t now_ms);
+
+/* What a settlement that failed with st means for a receiver in a session
+ * (in_session) whose session lock is or is not live: a message lock lost
+ * under a lost session lock is Service Bus's session-lock-lost. */
+sb_status ent_session_settle_failure(sb_status st, bool in_session, bool lock_live);
+
 /* How long a next-available receiver waits for a session when its link names
  * no com.microsoft:timeout: Service Bus's own bound (1 min 5 s), which the JS
  * SDK's comments describe. */

@@ -2,6 +2,7 @@
 #include "ent_txn.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static bool expired(const ent_txn_state *t, int64_t now_ms) { return now_ms - t->declared_ms > ENT_TXN_TIMEOUT_MS; }
 
@@ -22,6 +23,12 @@ sb_status ent_txn_admit(ent_txn_state *t, int n, int64_t now_ms, char *err, size
     }
     t->ops += n;
     return SB_OK;
+}
+
+bool ent_txn_operation_joins(const char *operation)
+{
+    return !strcmp(operation, "com.microsoft:update-disposition") ||
+           !strcmp(operation, "com.microsoft:schedule-message");
 }
 
 sb_status ent_txn_discharge(const ent_txn_state *t, bool fail, int64_t now_ms, char *err, size_t errlen)

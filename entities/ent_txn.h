@@ -31,6 +31,10 @@ typedef struct ent_txn_state {
  * transaction is doomed). */
 sb_status ent_txn_admit(ent_txn_state *t, int n, int64_t now_ms, char *err, size_t errlen);
 
+/* Whether a $management operation (its name) can be part of a transaction
+ * here: update-disposition and schedule-message, what the SDKs send in one. */
+bool ent_txn_operation_joins(const char *operation);
+
 /* What a discharge does: SB_OK to commit (fail false, not doomed, in time),
  * SB_NO_CONTENT to roll back as asked (fail true), or the error of a commit
  * that cannot be (the transaction rolls back), with its description. */

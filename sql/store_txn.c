@@ -60,6 +60,17 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
+static int add_target(store_txn *t, int64_t entity_id)
+{
+    for (size_t i = 0; i < t->ntargets; i++)
+        if (t->targets[i] == entity_id)
+            return 0;
+    if (grow((void **)&t->targets, &t->captargets, t->ntargets, sizeof *t->targets))
+        return -1;
+    t->targets[t->ntargets++] = entity_id;
+    return 0;
+}
+
 static int add_rows(store_txn *t, int64_t entity_id, store_op *op)
 {
     if (!op || grow((void **)&t->rows, &t->caprows, t->nrows, sizeof *t->rows)) {
@@ -68,13 +79,7 @@ static int add_rows(store_txn *t, int64_t entity_id, store_op *op)
         return -1;
     }
     t->rows[t->nrows++] = op;
-    for (size_t i = 0; i < t->ntargets; i++)
-        if (t->targets[i] == entity_id)
-            return 0;
-    if (grow((void **)&t->targets, &t->captargets, t->ntargets, sizeof *t->targets))
-        return -1;
-    t->targets[t->ntargets++] = entity_id;
-    return 0;
+    return add_target(t, entity_id);
 }
 
 int store_txn_send(store_txn *t, int64_t entity_id, const store_new_message *msgs, size_t n)
@@ -106,7 +111,7 @@ int store_txn_settle(store_txn *t, const store_settlement *x)
         return -1;
     }
     t->nsettles++;
-    return 0;
+    return add_target(t, x->entity_id); /* an abandon gives a message back: its receivers are woken */
 }
 
 size_t store_txn_targets(const store_txn *t, const int64_t **ids)

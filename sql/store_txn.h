@@ -37,7 +37,8 @@ void store_schedule_pending(store *s, int64_t entity_id, const store_new_message
 int store_txn_activate(store_txn *t, int64_t entity_id, const int64_t *seqs, size_t n);
 /* A rollback: deletes what the transaction scheduled (t stays the caller's). */
 void store_txn_discard(store *s, store_txn *t);
-/* Entities the commit adds messages to (their receivers are woken after). */
+/* Entities the commit adds messages to or settles messages of (their
+ * receivers are rewound and woken after). */
 size_t store_txn_targets(const store_txn *t, const int64_t **ids);
 void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb, void *ctx);
 

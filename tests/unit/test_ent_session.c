@@ -189,9 +189,22 @@ static void test_ticks(void **state)
     assert_int_equal(ent_ticks_from_unix_ms(INT64_C(-62135596800000)), 0);
 }
 
+static void test_lock_live_and_settle_failure(void **state)
+{
+    (void)state;
+    assert_true(ent_session_lock_live(true, 2000, 1999));
+    assert_false(ent_session_lock_live(true, 2000, 2000));
+    assert_false(ent_session_lock_live(false, 2000, 1000));
+    assert_int_equal(ent_session_settle_failure(SB_ERR_LOCK_LOST, true, false), SB_ERR_SESSION_LOCK_LOST);
+    assert_int_equal(ent_session_settle_failure(SB_ERR_LOCK_LOST, true, true), SB_ERR_LOCK_LOST);
+    assert_int_equal(ent_session_settle_failure(SB_ERR_LOCK_LOST, false, false), SB_ERR_LOCK_LOST);
+    assert_int_equal(ent_session_settle_failure(SB_ERR_INTERNAL, true, false), SB_ERR_INTERNAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lock_live_and_settle_failure),
         cmocka_unit_test(test_receiver_plain_entity_no_filter_ok),
         cmocka_unit_test(test_receiver_plain_entity_with_filter_refused),
         cmocka_unit_test(test_receiver_session_entity_with_filter_ok),

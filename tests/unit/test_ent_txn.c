@@ -58,12 +58,22 @@ static void test_the_timeout(void **state)
     assert_int_equal(ent_txn_discharge(&t, true, T0 + ENT_TXN_TIMEOUT_MS + 1, err, sizeof err), SB_NO_CONTENT);
 }
 
+static void test_operations_that_join(void **state)
+{
+    (void)state;
+    assert_true(ent_txn_operation_joins("com.microsoft:update-disposition"));
+    assert_true(ent_txn_operation_joins("com.microsoft:schedule-message"));
+    assert_false(ent_txn_operation_joins("com.microsoft:peek-message"));
+    assert_false(ent_txn_operation_joins("com.microsoft:renew-lock"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_operations_up_to_the_limit),
         cmocka_unit_test(test_a_batch_counts_per_message),
         cmocka_unit_test(test_the_timeout),
+        cmocka_unit_test(test_operations_that_join),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
