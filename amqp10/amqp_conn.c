@@ -500,7 +500,8 @@ static int amqp_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, 
     switch (reason) {
     case LWS_CALLBACK_RAW_ADOPT: {
         /* only adopted sockets have a vhost: read it here, not for every reason */
-        amqp_server *srv = lws_vhost_user(lws_get_vhost(wsi));
+        amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));
+        amqp_server *srv = ls ? ls->srv : NULL;
         if (!srv || !(pss->conn = conn_new(srv, wsi)))
             return -1;
         LOG_DEBUG("conn %llu: accepted", (unsigned long long)pss->conn->id);

@@ -20,6 +20,14 @@ typedef struct amqp_settings {
 
 typedef struct amqp_server amqp_server;
 
+/* The user pointer of every listening vhost (AMQP, AMQP over TLS, HTTP): each
+ * port serves several protocols (raw AMQP, HTTP, WebSocket), and all of them
+ * find the server here. Owned by the loop, which outlives the vhosts. */
+typedef struct amqp_listener {
+    amqp_server *srv;
+    bool all_listening; /* every listener is up: /health may answer 200 */
+} amqp_listener;
+
 amqp_server *amqp_server_new(store *st, const amqp_settings *settings);
 void amqp_server_free(amqp_server *srv);
 /* Starts the timers once the lws context exists. */

@@ -31,9 +31,9 @@ static int respond(struct lws *wsi, sb_status st, const char *content_type, cons
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-static int on_health(struct lws *wsi, const http_api_state *st)
+static int on_health(struct lws *wsi, const amqp_listener *st)
 {
-    bool ok = st && st->amqp_listening && st->srv && store_healthy(st->srv->store);
+    bool ok = st && st->all_listening && st->srv && store_healthy(st->srv->store);
     if (ok)
         return respond(wsi, SB_OK, "application/json", "{\"status\":\"healthy\",\"message\":\"Service is healthy.\"}");
     return respond(wsi, SB_ERR_SERVER_BUSY, "application/json",
@@ -80,7 +80,7 @@ static void on_clock_published(void *ctx, sb_status st)
         lws_callback_on_writable(w->wsi);
 }
 
-static int on_clock(struct lws *wsi, http_pss *pss, const char *path, const http_api_state *st)
+static int on_clock(struct lws *wsi, http_pss *pss, const char *path, const amqp_listener *st)
 {
     char by[128], err[256];
     if (strcmp(path, "/$sbemu/clock/advance"))

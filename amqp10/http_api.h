@@ -6,14 +6,8 @@
 #include <stdbool.h>
 
 struct lws_protocols;
-typedef struct amqp_server amqp_server;
 
-/* The vhost user of the HTTP vhost must be an http_api_state. */
-typedef struct http_api_state {
-    amqp_server *srv;
-    bool amqp_listening; /* the AMQP listeners are up */
-} http_api_state;
-
+/* The vhost user of every vhost serving it must be an amqp_listener. */
 const struct lws_protocols *http_api_protocol(void);
 
 #endif

@@ -61,8 +61,8 @@ static void hook_want_write(void *ud)
 static void hook_on_messages(void *ud, const int64_t *entity_ids, size_t n)
 {
     emu_loop *L = ud;
-    for (size_t i = 0; L->http.srv && i < n; i++)
-        amqp_server_wake(L->http.srv, entity_ids[i]);
+    for (size_t i = 0; L->listener.srv && i < n; i++)
+        amqp_server_wake(L->listener.srv, entity_ids[i]);
 }
 
 /* Another emulator moved the namespace clock: follow it (it only moves forward). */
@@ -72,9 +72,9 @@ static void hook_on_clock(void *ud, int64_t offset_ms)
     if (offset_ms <= ent_clock_offset_ms())
         return;
     ent_clock_advance(offset_ms - ent_clock_offset_ms());
-    if (L->http.srv) {
-        amqp_sweep_now(L->http.srv);
-        amqp_server_wake_all(L->http.srv);
+    if (L->listener.srv) {
+        amqp_sweep_now(L->listener.srv);
+        amqp_server_wake_all(L->listener.srv);
     }
 }
 
@@ -83,8 +83,8 @@ static void hook_on_entities(void *ud, const char *table)
 {
     emu_loop *L = ud;
     (void)table;
-    if (L->http.srv)
-        amqp_server_refresh_entities(L->http.srv);
+    if (L->listener.srv)
+        amqp_server_refresh_entities(L->listener.srv);
 }
 
 store_hooks emu_loop_store_hooks(emu_loop *L)
@@ -129,7 +129,7 @@ static void lws_log_to_ours(int level, const char *line)
 }
 
 static struct lws_vhost *listen_raw(emu_loop *L, const emu_options *o, const char *name, int port, const char *cert,
-                                    const char *key, amqp_server *srv)
+                                    const char *key)
 {
     struct lws_context_creation_info vi;
     memset(&vi, 0, sizeof vi);
@@ -142,7 +142,7 @@ static struct lws_vhost *listen_raw(emu_loop *L, const emu_options *o, const cha
     vi.listen_accept_protocol = L->amqp_protocols[0].name;
     vi.ssl_cert_filepath = cert;
     vi.ssl_private_key_filepath = key;
-    vi.user = srv;
+    vi.user = &L->listener;
     return lws_create_vhost(L->ctx, &vi);
 }
 
@@ -150,7 +150,7 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
                    store *st, char *err, size_t errlen)
 {
     L->store = st;
-    L->http.srv = srv;
+    L->listener.srv = srv;
     L->amqp_protocols[0] = *amqp_server_protocol();
     L->http_protocols[0] = *http_api_protocol();
     L->pg_protocols[0] = (struct lws_protocols){"sbemu-pg", pg_callback, 0, 0, 0, NULL, 0};
@@ -165,11 +165,11 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
         snprintf(err, errlen, "cannot create the libwebsockets context");
         return -1;
     }
-    if (!listen_raw(L, o, "amqp", o->amqp_port, NULL, NULL, srv)) {
+    if (!listen_raw(L, o, "amqp", o->amqp_port, NULL, NULL)) {
         snprintf(err, errlen, "cannot listen for AMQP on port %d (--amqp-port): is it in use?", o->amqp_port);
         return -1;
     }
-    if (o->amqps_port && !listen_raw(L, o, "amqps", o->amqps_port, tls_cert, tls_key, srv)) {
+    if (o->amqps_port && !listen_raw(L, o, "amqps", o->amqps_port, tls_cert, tls_key)) {
         snprintf(err, errlen, "cannot listen for AMQP over TLS on port %d (--amqps-port): in use, or bad certificate?",
                  o->amqps_port);
         return -1;
@@ -180,7 +180,7 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
     vi.port = o->http_port;
     vi.iface = o->bind;
     vi.protocols = L->http_protocols;
-    vi.user = &L->http;
+    vi.user = &L->listener;
     if (!lws_create_vhost(L->ctx, &vi)) {
         snprintf(err, errlen, "cannot listen for HTTP on port %d (--http-port): is it in use?", o->http_port);
         return -1;
@@ -200,7 +200,7 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
         return -1;
     }
     amqp_server_attach_loop(srv, L->ctx);
-    L->http.amqp_listening = true;
+    L->listener.all_listening = true;
     return 0;
 }
 
@@ -229,7 +229,7 @@ void emu_loop_destroy(emu_loop *L)
     if (L->ctx) {
         lws_sul_cancel(&flush_sul);
         lws_sul_cancel(&write_sul);
-        L->http.amqp_listening = false;
+        L->listener.all_listening = false;
         lws_context_destroy(L->ctx);
         L->ctx = NULL;
     }

@@ -19,7 +19,7 @@ typedef struct emu_loop {
     struct lws *pg_wsi;          /* the adopted dup() of the store's socket */
     bool flush_scheduled;
     bool in_pg_writeable;        /* inside the PostgreSQL socket's WRITEABLE callback */
-    http_api_state http;
+    amqp_listener listener;      /* the user pointer of every listening vhost */
     /* lws keeps pointers to these protocol lists: they live as long as the loop */
     struct lws_protocols amqp_protocols[2];
     struct lws_protocols http_protocols[2];
