@@ -1,9 +1,16 @@
-/* One AMQP connection: an lws raw socket (TLS already terminated by lws) fed
- * into a Proton pn_connection_driver_t, and the server that owns them all.
+/* One AMQP connection: a Proton pn_connection_driver_t and the link contexts
+ * of its handlers, transport-neutral. A binding (amqp_bind_raw.c for TCP and
+ * TLS, amqp_bind_ws.c for WebSockets) owns the socket and calls:
  *
- * Bytes in (RAW_RX) -> read_buffer/read_done -> events -> handlers; handlers
- * and store callbacks leave frames in the driver, and amqp_conn_pump asks lws
- * for WRITEABLE, where write_buffer/write_done drain them. */
+ *   amqp_conn_accept     a socket was accepted (or upgraded) for AMQP
+ *   amqp_conn_on_bytes   bytes of the AMQP stream arrived
+ *   amqp_conn_on_writeable   lws lets us write: drain Proton's output
+ *   amqp_conn_on_closed  the socket is gone
+ *
+ * Bytes in -> read_buffer/read_done -> events -> handlers; handlers and store
+ * callbacks leave frames in the driver, and amqp_conn_pump asks lws for
+ * WRITEABLE, where write_buffer/write_done drain them in the binding's
+ * lws_write mode (raw bytes, or WebSocket binary frames). */
 #include <proton/codec.h>
 #include <proton/connection.h>
 #include <proton/event.h>
@@ -20,132 +27,13 @@
 /* Bytes written per WRITEABLE callback, so one busy connection cannot starve the loop. */
 #define AMQP_WRITE_CHUNK (64 * 1024)
 
-/* Per-wsi data lws keeps for us: just the pointer, since the connection can
- * outlive its socket while store operations finish. */
-typedef struct amqp_pss {
-    amqp_conn *conn;
-} amqp_pss;
-
 static uint64_t next_conn_id = 1;
-
-/* ---- server ---- */
-
-static void poll_parked(lws_sorted_usec_list_t *sul)
-{
-    amqp_server *srv = lws_container_of(sul, amqp_server, poll_timer);
-    int64_t now = ent_clock_wall_ms();
-    if (now - srv->rewound_ms >= AMQP_CLAIM_REWIND_MS) {
-        srv->rewound_ms = now;
-        for (amqp_conn *c = srv->conns; c; c = c->next)
-            for (amqp_link *lk = c->links; lk; lk = lk->next)
-                lk->claim_from = 0;
-    }
-    for (amqp_conn *c = srv->conns; c; c = c->next) {
-        for (amqp_link *lk = c->links; lk; lk = lk->next)
-            if (lk->session)
-                amqp_session_tick(lk);
-        amqp_conn_pump(c);
-    }
-    amqp_server_wake_all(srv);
-    lws_sul_schedule(srv->lws, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
-}
-
-amqp_server *amqp_server_new(store *st, const amqp_settings *settings)
-{
-    amqp_server *srv = calloc(1, sizeof *srv);
-    if (!srv)
-        return NULL;
-    srv->store = st;
-    srv->settings = *settings;
-    return srv;
-}
-
-void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
-{
-    srv->lws = ctx;
-    amqp_server_refresh_entities(srv); /* fill the entity cache before the first attach needs it */
-    lws_sul_schedule(ctx, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
-    amqp_sweep_start(srv);
-}
-
-void amqp_server_wake_all(amqp_server *srv)
-{
-    for (amqp_conn *c = srv->conns; c; c = c->next) {
-        for (amqp_link *lk = c->links; lk; lk = lk->next) {
-            if (lk->parked)
-                amqp_link_pump(lk);
-            if (lk->session_waiting)
-                amqp_session_retry(lk);
-            if (lk->starved) /* a starved link whose last sends were refused has no on_sent to wait for */
-                amqp_link_top_up(lk);
-        }
-        amqp_conn_pump(c);
-    }
-}
-
-void amqp_server_detach_loop(amqp_server *srv)
-{
-    if (!srv || !srv->lws)
-        return;
-    lws_sul_cancel(&srv->poll_timer);
-    lws_sul_cancel(&srv->sweep_timer);
-    srv->lws = NULL;
-}
-
-void amqp_server_free(amqp_server *srv)
-{
-    if (srv) {
-        amqp_topic_pumps_free(srv);
-        amqp_entities_free(srv);
-    }
-    free(srv);
-}
-
-int amqp_server_connection_count(const amqp_server *srv) { return srv->nconns; }
-
-void amqp_server_rewind(amqp_server *srv, int64_t entity_id)
-{
-    for (amqp_conn *c = srv->conns; c; c = c->next)
-        for (amqp_link *lk = c->links; lk; lk = lk->next)
-            if (lk->role == LINK_ENTITY_OUT && lk->entity.id == entity_id)
-                lk->claim_from = 0;
-}
-
-void amqp_server_wake(amqp_server *srv, int64_t entity_id)
-{
-    for (amqp_conn *c = srv->conns; c; c = c->next) {
-        bool any = false;
-        for (amqp_link *lk = c->links; lk; lk = lk->next)
-            /* a topic's commit (a publish) names the topic: its subscriptions' receivers wake */
-            if (lk->role == LINK_ENTITY_OUT && (lk->parked || lk->session_waiting) &&
-                (lk->entity.id == entity_id || lk->entity.topic_id == entity_id)) {
-                if (lk->parked)
-                    amqp_link_pump(lk);
-                else
-                    amqp_session_retry(lk);
-                any = true;
-            }
-        if (any)
-            amqp_conn_pump(c);
-    }
-}
-
-void amqp_server_close_all(amqp_server *srv)
-{
-    for (amqp_conn *c = srv->conns; c; c = c->next) {
-        pn_condition_t *cond = pn_connection_condition(c->driver.connection);
-        pn_condition_set_name(cond, "amqp:connection:forced");
-        pn_condition_set_description(cond, "The emulator is shutting down.");
-        pn_connection_close(c->driver.connection);
-        amqp_conn_pump(c);
-    }
-}
 
 /* ---- connection lifetime ---- */
 
 static void tick(lws_sorted_usec_list_t *sul);
 
-static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi)
+static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi, enum lws_write_protocol write_mode)
 {
     amqp_conn *c = calloc(1, sizeof *c);
     if (!c || pn_connection_driver_init(&c->driver, NULL, NULL)) {
@@ -154,6 +42,7 @@ static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi)
     }
     c->srv = srv;
     c->wsi = wsi;
+    c->write_mode = write_mode;
     c->refs = 1; /* the socket's */
     c->id = next_conn_id++;
     pn_transport_t *t = c->driver.transport;
@@ -441,9 +330,39 @@ static void tick(lws_sorted_usec_list_t *sul)
     amqp_conn_pump(c);
 }
 
-/* ---- lws raw socket callbacks ---- */
+/* ---- the bindings' entry points ---- */
 
-static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
+amqp_conn *amqp_conn_accept(struct lws *wsi, enum lws_write_protocol write_mode, const char *transport)
+{
+    /* only adopted sockets have a vhost: read it here, not for every reason */
+    amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));
+    amqp_conn *c = ls && ls->srv ? conn_new(ls->srv, wsi, write_mode) : NULL;
+    if (!c)
+        return NULL;
+    LOG_DEBUG("conn %llu: accepted (%s)", (unsigned long long)c->id, transport);
+    /* Brokers close what has not finished its handshake (header, SASL,
+     * open) in bounded time: idle half-open sockets cost memory and fds.
+     * Cleared at the client's open. */
+    if (c->srv->settings.handshake_timeout_s > 0)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, c->srv->settings.handshake_timeout_s);
+    amqp_conn_pump(c);
+    return c;
+}
+
+void amqp_conn_on_closed(amqp_conn *c)
+{
+    c->wsi = NULL;
+    lws_sul_cancel(&c->tick_timer);
+    for (amqp_link *lk = c->links; lk; lk = lk->next)
+        amqp_session_let_go(lk); /* a session ends with its connection */
+    amqp_txn_free_all(c);        /* and its transactions roll back */
+    pn_connection_driver_close(&c->driver);
+    amqp_conn_pump(c);
+    LOG_DEBUG("conn %llu: socket closed", (unsigned long long)c->id);
+    amqp_conn_unref(c);
+}
+
+int amqp_conn_on_bytes(amqp_conn *c, const uint8_t *in, size_t len)
 {
     char why[128];
     bool garbage = amqp_frame_guard_feed(&c->guard, in, len, why, sizeof why) != 0;
@@ -472,7 +391,7 @@ static int on_rx(amqp_conn *c, const uint8_t *in, size_t len)
     return 0;
 }
 
-static int on_writeable(amqp_conn *c, struct lws *wsi)
+int amqp_conn_on_writeable(amqp_conn *c)
 {
     pn_bytes_t wb = pn_connection_driver_write_buffer(&c->driver);
     if (wb.size) {
@@ -481,7 +400,7 @@ static int on_writeable(amqp_conn *c, struct lws *wsi)
         if (!buf)
             return -1;
         memcpy(buf + LWS_PRE, wb.start, n);
-        int w = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_RAW);
+        int w = lws_write(c->wsi, buf + LWS_PRE, n, c->write_mode);
         free(buf);
         if (w < 0)
             return -1;
@@ -493,52 +412,3 @@ static int on_writeable(amqp_conn *c, struct lws *wsi)
         return -1; /* everything said, including close: hang up */
     return 0;
 }
-
-static int amqp_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
-{
-    amqp_pss *pss = user;
-    switch (reason) {
-    case LWS_CALLBACK_RAW_ADOPT: {
-        /* only adopted sockets have a vhost: read it here, not for every reason */
-        amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));
-        amqp_server *srv = ls ? ls->srv : NULL;
-        if (!srv || !(pss->conn = conn_new(srv, wsi)))
-            return -1;
-        LOG_DEBUG("conn %llu: accepted", (unsigned long long)pss->conn->id);
-        /* Brokers close what has not finished its handshake (header, SASL,
-         * open) in bounded time: idle half-open sockets cost memory and fds.
-         * Cleared at the client's open. */
-        if (srv->settings.handshake_timeout_s > 0)
-            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, srv->settings.handshake_timeout_s);
-        amqp_conn_pump(pss->conn);
-        return 0;
-    }
-    case LWS_CALLBACK_RAW_RX:
-        return pss->conn ? on_rx(pss->conn, in, len) : -1;
-    case LWS_CALLBACK_RAW_WRITEABLE:
-        return pss->conn ? on_writeable(pss->conn, wsi) : -1;
-    case LWS_CALLBACK_RAW_CLOSE:
-        if (pss->conn) {
-            amqp_conn *c = pss->conn;
-            pss->conn = NULL;
-            c->wsi = NULL;
-            lws_sul_cancel(&c->tick_timer);
-            for (amqp_link *lk = c->links; lk; lk = lk->next)
-                amqp_session_let_go(lk); /* a session ends with its connection */
-            amqp_txn_free_all(c);        /* and its transactions roll back */
-            pn_connection_driver_close(&c->driver);
-            amqp_conn_pump(c);
-            LOG_DEBUG("conn %llu: socket closed", (unsigned long long)c->id);
-            amqp_conn_unref(c);
-        }
-        return 0;
-    default:
-        return 0;
-    }
-}
-
-static const struct lws_protocols amqp_protocol = {
-    "sbemu-amqp", amqp_raw_callback, sizeof(amqp_pss), 0, 0, NULL, 0,
-};
-
-const struct lws_protocols *amqp_server_protocol(void) { return &amqp_protocol; }

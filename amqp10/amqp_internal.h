@@ -152,6 +152,7 @@ struct amqp_conn {
     amqp_conn *next;
     amqp_server *srv;
     struct lws *wsi;      /* NULL once the socket is gone */
+    enum lws_write_protocol write_mode; /* LWS_WRITE_RAW, or LWS_WRITE_BINARY on a WebSocket */
     pn_connection_driver_t driver;
     int refs;             /* store operations in flight that refer to this connection */
     amqp_link *links;
@@ -167,7 +168,19 @@ struct amqp_conn {
     uint32_t txn_counter;
 };
 
-/* amqp_conn.c */
+/* amqp_conn.c: what a binding calls (see the file's header). accept returns
+ * NULL when the socket must be closed; the others return -1 for that. */
+amqp_conn *amqp_conn_accept(struct lws *wsi, enum lws_write_protocol write_mode, const char *transport);
+int amqp_conn_on_bytes(amqp_conn *c, const uint8_t *in, size_t len);
+int amqp_conn_on_writeable(amqp_conn *c);
+void amqp_conn_on_closed(amqp_conn *c);
+
+/* The bindings' lws protocols (amqp_bind_raw.c, amqp_bind_ws.c). */
+#define AMQP_RAW_PROTOCOL_NAME "sbemu-amqp"
+#define AMQP_WS_PROTOCOL_NAME "AMQPWSB10" /* the WebSocket subprotocol the SDKs ask for */
+extern const struct lws_protocols amqp_bind_raw_protocol;
+extern const struct lws_protocols amqp_bind_ws_protocol;
+
 void amqp_conn_ref(amqp_conn *c);
 void amqp_conn_unref(amqp_conn *c);
 /* Processes Proton events and asks lws for a write if Proton has bytes to send. */

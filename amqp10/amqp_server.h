@@ -37,8 +37,18 @@ void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx);
 void amqp_server_refresh_entities(amqp_server *srv);
 /* Cancels the server's timers; call before the loop's context is destroyed. */
 void amqp_server_detach_loop(amqp_server *srv);
-/* The lws protocol that carries raw AMQP (plain or TLS: lws terminates TLS). */
-const struct lws_protocols *amqp_server_protocol(void);
+/* The listening ports (amqp_listen.c). TLS is offered on the AMQP port too
+ * when a certificate is given; amqps_port 0: no TLS-only port. */
+typedef struct amqp_listen_config {
+    const char *bind; /* address or interface; NULL: all */
+    int amqp_port, amqps_port, http_port;
+    const char *tls_cert, *tls_key; /* PEM files; NULL: no TLS anywhere */
+    int handshake_timeout_s;        /* also bounds a TLS handshake or an HTTP request line; 0: lws's default */
+} amqp_listen_config;
+/* Creates a vhost per port, each with ls as its user. Returns 0, or -1 with
+ * err naming the port and flag. */
+int amqp_listen_start(struct lws_context *ctx, amqp_listener *ls, const amqp_listen_config *cfg, char *err,
+                      size_t errlen);
 /* Closes every connection (amqp:connection:forced) as the process stops. */
 void amqp_server_close_all(amqp_server *srv);
 int amqp_server_connection_count(const amqp_server *srv);

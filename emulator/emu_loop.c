@@ -128,31 +128,11 @@ static void lws_log_to_ours(int level, const char *line)
     ent_log(level == LLL_ERR ? ENT_LOG_ERROR : ENT_LOG_WARN, "%s", buf);
 }
 
-static struct lws_vhost *listen_raw(emu_loop *L, const emu_options *o, const char *name, int port, const char *cert,
-                                    const char *key)
-{
-    struct lws_context_creation_info vi;
-    memset(&vi, 0, sizeof vi);
-    vi.vhost_name = name;
-    vi.port = port;
-    vi.iface = o->bind;
-    vi.protocols = L->amqp_protocols;
-    vi.options = LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-    vi.listen_accept_role = "raw-skt";
-    vi.listen_accept_protocol = L->amqp_protocols[0].name;
-    vi.ssl_cert_filepath = cert;
-    vi.ssl_private_key_filepath = key;
-    vi.user = &L->listener;
-    return lws_create_vhost(L->ctx, &vi);
-}
-
 int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, const char *tls_key, amqp_server *srv,
                    store *st, char *err, size_t errlen)
 {
     L->store = st;
     L->listener.srv = srv;
-    L->amqp_protocols[0] = *amqp_server_protocol();
-    L->http_protocols[0] = *http_api_protocol();
     L->pg_protocols[0] = (struct lws_protocols){"sbemu-pg", pg_callback, 0, 0, 0, NULL, 0};
 
     lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_ours);
@@ -165,26 +145,11 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
         snprintf(err, errlen, "cannot create the libwebsockets context");
         return -1;
     }
-    if (!listen_raw(L, o, "amqp", o->amqp_port, NULL, NULL)) {
-        snprintf(err, errlen, "cannot listen for AMQP on port %d (--amqp-port): is it in use?", o->amqp_port);
+    amqp_listen_config lc = {o->bind, o->amqp_port, o->amqps_port, o->http_port, tls_cert, tls_key,
+                             o->handshake_timeout_s};
+    if (amqp_listen_start(L->ctx, &L->listener, &lc, err, errlen))
         return -1;
-    }
-    if (o->amqps_port && !listen_raw(L, o, "amqps", o->amqps_port, tls_cert, tls_key)) {
-        snprintf(err, errlen, "cannot listen for AMQP over TLS on port %d (--amqps-port): in use, or bad certificate?",
-                 o->amqps_port);
-        return -1;
-    }
     struct lws_context_creation_info vi;
-    memset(&vi, 0, sizeof vi);
-    vi.vhost_name = "http";
-    vi.port = o->http_port;
-    vi.iface = o->bind;
-    vi.protocols = L->http_protocols;
-    vi.user = &L->listener;
-    if (!lws_create_vhost(L->ctx, &vi)) {
-        snprintf(err, errlen, "cannot listen for HTTP on port %d (--http-port): is it in use?", o->http_port);
-        return -1;
-    }
     memset(&vi, 0, sizeof vi);
     vi.vhost_name = "internal";
     vi.port = CONTEXT_PORT_NO_LISTEN_SERVER;

@@ -21,8 +21,6 @@ typedef struct emu_loop {
     bool in_pg_writeable;        /* inside the PostgreSQL socket's WRITEABLE callback */
     amqp_listener listener;      /* the user pointer of every listening vhost */
     /* lws keeps pointers to these protocol lists: they live as long as the loop */
-    struct lws_protocols amqp_protocols[2];
-    struct lws_protocols http_protocols[2];
     struct lws_protocols pg_protocols[2];
 } emu_loop;
 

@@ -138,14 +138,14 @@ static int run(emu_options *o)
         LOG_ERROR("%s", err);
         goto out;
     }
-    if (o->amqps_port) {
-        if (o->tls_cert) {
-            snprintf(cert, sizeof cert, "%s", o->tls_cert);
-            snprintf(key, sizeof key, "%s", o->tls_key);
-        } else if (emu_tlscert_ensure(o->data_dir, cert, sizeof cert, key, sizeof key, err, sizeof err)) {
-            LOG_ERROR("TLS certificate: %s", err);
-            goto out;
-        }
+    /* TLS is offered on the AMQP port as well as the TLS port (the SDKs' admin
+     * clients dial https to the Endpoint's port), so there is always a certificate */
+    if (o->tls_cert) {
+        snprintf(cert, sizeof cert, "%s", o->tls_cert);
+        snprintf(key, sizeof key, "%s", o->tls_key);
+    } else if (emu_tlscert_ensure(o->data_dir, cert, sizeof cert, key, sizeof key, err, sizeof err)) {
+        LOG_ERROR("TLS certificate: %s", err);
+        goto out;
     }
     store_hooks hooks = emu_loop_store_hooks(&loop);
     if (!(st = store_open(conninfo, &hooks, err, sizeof err))) {

@@ -44,9 +44,13 @@ async function roundTrip(sb, id) {
   await receiver.close();
 }
 
-/** A reply, if any, should be an AMQP (or SASL) protocol header: "AMQP" then 4 version bytes. */
+/**
+ * A reply, if any, should be an AMQP (or SASL) protocol header: "AMQP" then 4
+ * version bytes; or, to what began as TLS, a TLS alert record.
+ */
 function assertHeaderIfAny(reply, what) {
   if (reply.length === 0) return;
+  if (reply[0] === 0x15 && reply[1] === 3) return;
   assert.equal(reply.subarray(0, 4).toString("latin1"), "AMQP", `${what}: reply starts with ${reply.subarray(0, 16).toString("hex")}`);
 }
 
@@ -59,7 +63,8 @@ emulatorSuite("garbage on the AMQP port", { queues: ["alive"] }, (ctx) => {
 
   const cases = {
     "random bytes": () => [crypto.randomBytes(4096)],
-    "an HTTP request": () => [Buffer.from("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")],
+    "a broken HTTP request line": () => [Buffer.from("GET\r\n\r\n")],
+    "a TLS record that is no ClientHello": () => [Buffer.from([0x16, 3, 1, 0, 4, 0xde, 0xad, 0xbe, 0xef]), crypto.randomBytes(64)],
     "a wrong protocol id": () => [Buffer.from("AMQP\x09\x01\x00\x00garbage", "latin1")],
     "AMQP header then a garbage frame": () => [AMQP_HEADER, Buffer.from([0, 0, 0, 16, 2, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4])],
     "AMQP header then a 4 GB frame size": () => [AMQP_HEADER, Buffer.from([0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0])],
@@ -76,6 +81,13 @@ emulatorSuite("garbage on the AMQP port", { queues: ["alive"] }, (ctx) => {
       assertHeaderIfAny(reply, name);
     });
   }
+
+  // The AMQP port also serves HTTP (the admin clients dial the Endpoint's port):
+  // a well-formed request is answered as HTTP, not taken for AMQP garbage.
+  ctx.test("an HTTP request on the AMQP port is answered as HTTP", async () => {
+    const reply = await sendGarbage(ctx.emu.amqpPort, [Buffer.from("GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")]);
+    assert.match(reply.toString("latin1"), /^HTTP\/1\.1 200 /);
+  });
 
   ctx.test("100 garbage connections at once while the SDK client sends", async () => {
     const port = ctx.emu.amqpPort;

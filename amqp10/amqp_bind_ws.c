@@ -1,0 +1,63 @@
+/* The WebSocket binding: AMQP over WebSockets as the Service Bus SDKs speak it
+ * (wss://host[:port]/$servicebus/websocket, subprotocol AMQPWSB10). Each binary
+ * message carries a slice of the same byte stream a raw socket would, so the
+ * connection neither knows nor cares where frames start: bytes in, bytes out.
+ *
+ * lws does the upgrade (on any port that serves HTTP, plain or after TLS) and
+ * picks this protocol by the subprotocol the client asks for; we only check
+ * the path. */
+#include <string.h>
+
+#include "amqp_internal.h"
+#include "ent_log.h"
+
+/* The path the SDKs dial; with or without a trailing slash. */
+#define WS_PATH "/$servicebus/websocket"
+/* Bytes lws hands us per RECEIVE callback: a few frames' worth at once. */
+#define WS_RX_BUFFER (64 * 1024)
+
+typedef struct ws_pss {
+    amqp_conn *conn;
+} ws_pss;
+
+static bool path_is_ours(struct lws *wsi)
+{
+    char uri[64];
+    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
+        return false;
+    size_t n = strlen(WS_PATH);
+    return !strncmp(uri, WS_PATH, n) && (uri[n] == 0 || (uri[n] == '/' && uri[n + 1] == 0));
+}
+
+static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    ws_pss *pss = user;
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        if (!path_is_ours(wsi)) {
+            LOG_INFO("WebSocket upgrade refused: AMQP over WebSockets is served at " WS_PATH " only");
+            return -1;
+        }
+        return 0;
+    case LWS_CALLBACK_ESTABLISHED:
+        pss->conn = amqp_conn_accept(wsi, LWS_WRITE_BINARY, lws_is_ssl(wsi) ? "wss" : "ws");
+        return pss->conn ? 0 : -1;
+    case LWS_CALLBACK_RECEIVE:
+        return pss->conn ? amqp_conn_on_bytes(pss->conn, in, len) : -1;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return pss->conn ? amqp_conn_on_writeable(pss->conn) : -1;
+    case LWS_CALLBACK_CLOSED:
+        if (pss->conn) {
+            amqp_conn *c = pss->conn;
+            pss->conn = NULL;
+            amqp_conn_on_closed(c);
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+const struct lws_protocols amqp_bind_ws_protocol = {
+    AMQP_WS_PROTOCOL_NAME, ws_callback, sizeof(ws_pss), WS_RX_BUFFER, 0, NULL, 0,
+};
