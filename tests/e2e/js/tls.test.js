@@ -47,6 +47,14 @@ emulatorSuite("js over TLS", { queues: ["tls"], amqpsPort: "free" }, (ctx) => {
     assert.equal(r.stdout, JSON.stringify([{ id: "tls-1", body: "over TLS" }]), `child said: ${r.stdout}\n${r.stderr}`);
   });
 
+  // The AMQP port sniffs: a ClientHello there starts TLS, so an Endpoint naming
+  // the AMQP port without UseDevelopmentEmulator works too.
+  ctx.test("send and receive over TLS on the AMQP port", async () => {
+    const cs = `Endpoint=sb://localhost:${ctx.emu.amqpPort};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;`;
+    const r = await runChild(cs, { NODE_EXTRA_CA_CERTS: ctx.emu.certPath });
+    assert.equal(r.stdout, JSON.stringify([{ id: "tls-1", body: "over TLS" }]), `child said: ${r.stdout}\n${r.stderr}`);
+  });
+
   ctx.test("without trusting the certificate the TLS handshake fails", async () => {
     const cs = `Endpoint=sb://localhost:${ctx.emu.amqpsPort};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;`;
     const env = { NODE_EXTRA_CA_CERTS: "" };
