@@ -6,6 +6,8 @@ set(_body "/* generated from sql/migrations by sql/embed.cmake: do not edit */\n
 foreach(f ${SBEMU_MIGRATION_FILES})
   get_filename_component(n ${f} NAME_WE)
   string(REGEX MATCH "^[0-9]+" v ${n})
+  # "008" would be an octal constant in C (and an invalid one): drop the leading zeros
+  string(REGEX REPLACE "^0+([0-9])" "\\1" v "${v}")
   file(READ ${f} sqltext HEX)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," sqltext "${sqltext}")
   string(APPEND _body "  {${v}, \"${n}\", (const char[]){${sqltext}0}},\n")
