@@ -252,11 +252,21 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
     case PN_CONNECTION_INIT:
         on_connection_init(pn_event_connection(e));
         break;
-    case PN_CONNECTION_REMOTE_OPEN:
+    case PN_CONNECTION_REMOTE_OPEN: {
+        /* Offer no larger frames than the client takes itself: uamqp-c (the
+         * Python SDK) cuts a message into frames of our max-frame-size but
+         * will not encode a frame over its own (64 KiB), so a message over
+         * 64 KiB failed in the client before it left. Our open is not
+         * written yet, so it carries the lowered size. */
+        pn_transport_t *t = c->driver.transport;
+        uint32_t theirs = pn_transport_get_remote_max_frame(t);
+        if (theirs && theirs < pn_transport_get_max_frame(t))
+            pn_transport_set_max_frame(t, theirs);
         pn_connection_open(pn_event_connection(e));
         if (c->wsi)
             lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0); /* the handshake is over */
         break;
+    }
     case PN_CONNECTION_REMOTE_CLOSE:
         pn_connection_close(pn_event_connection(e));
         break;
