@@ -263,6 +263,7 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
         if (theirs && theirs < pn_transport_get_max_frame(t))
             pn_transport_set_max_frame(t, theirs);
         pn_connection_open(pn_event_connection(e));
+        c->opened = true;
         if (c->wsi)
             lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0); /* the handshake is over */
         break;
@@ -299,7 +300,8 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
         break;
     case PN_TRANSPORT_ERROR: {
         pn_condition_t *cond = pn_transport_condition(pn_event_transport(e));
-        LOG_INFO("conn %llu: transport error: %s: %s", (unsigned long long)c->id,
+        /* one that left before its open (a port probe, a health check) is no news */
+        ent_log(c->opened ? ENT_LOG_INFO : ENT_LOG_DEBUG, "conn %llu: transport error: %s: %s", (unsigned long long)c->id,
                  pn_condition_get_name(cond) ? pn_condition_get_name(cond) : "?",
                  pn_condition_get_description(cond) ? pn_condition_get_description(cond) : "");
         break;

@@ -163,6 +163,7 @@ struct amqp_conn {
     amqp_frame_guard guard; /* what the client sends must stay AMQP */
     bool hang_up;           /* the client sent garbage: close once the write buffer drains */
     bool pumping;           /* amqp_conn_pump is dispatching this connection's events */
+    bool opened;            /* the client's open came: it was a real AMQP client */
     struct amqp_txn *txns;  /* transactions declared and not discharged (amqp_txn.c) */
     int ntxns;
     uint32_t txn_counter;

@@ -24,6 +24,7 @@
 #include "emu_loop.h"
 #include "emu_options.h"
 #include "emu_pgembed.h"
+#include "emu_ready.h"
 #include "emu_tlscert.h"
 #include "ent_clock.h"
 #include "ent_log.h"
@@ -114,6 +115,21 @@ static void print_connection_string(const emu_options *o, const char *cert)
     fflush(stdout);
 }
 
+/* The lines a user (or Testcontainers) waits for: printed once every
+ * listener answers (emu_ready.c). */
+static emu_ready ready;
+static struct ready_args {
+    const emu_options *o;
+    const char *cert;
+} ready_args;
+
+static void on_ready(void *arg)
+{
+    struct ready_args *a = arg;
+    print_connection_string(a->o, a->cert[0] ? a->cert : NULL);
+    LOG_INFO("Emulator Service is Successfully Up!");
+}
+
 static int run(emu_options *o)
 {
     char err[EMU_ERR_MAX] = "", conninfo[EMU_CONNINFO_MAX];
@@ -161,8 +177,8 @@ static int run(emu_options *o)
         LOG_ERROR("%s", err);
         goto out;
     }
-    print_connection_string(o, cert[0] ? cert : NULL);
-    LOG_INFO("Emulator Service is Successfully Up!");
+    ready_args = (struct ready_args){o, cert};
+    emu_ready_start(&ready, loop.ctx, o->bind, o->amqp_port, o->amqps_port, o->http_port, on_ready, &ready_args);
     emu_loop_run(&loop, &stop_requested);
 
     LOG_INFO("stopping: closing connections and finishing in-flight commits");
@@ -170,6 +186,7 @@ static int run(emu_options *o)
     emu_loop_drain(&loop, EMU_SHUTDOWN_GRACE_MS, shutdown_done, srv);
     rc = 0;
 out:
+    emu_ready_stop(&ready);
     amqp_server_detach_loop(srv);
     emu_loop_destroy(&loop);
     /* the store first: what it fails calls back into the server's links */

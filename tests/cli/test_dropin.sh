@@ -3,8 +3,8 @@
 # --config the official default entities exist; EMULATOR_HTTP_PORT moves the
 # HTTP port (SBEMU_HTTP_PORT wins over it); the image's ACCEPT_EULA, SQL_SERVER,
 # MSSQL_SA_PASSWORD and SQL_WAIT_INTERVAL are accepted and ignored; "Emulator
-# Service is Successfully Up!" comes once /health answers; --config none
-# creates no entity.
+# Service is Successfully Up!" comes once every listener answers; --config
+# none creates no entity.
 # usage: tests/cli/test_dropin.sh path/to/bin/sbemu
 # Prints one line per failure and "N passed, N failed" last; exits 1 on failure.
 set -u
@@ -85,6 +85,43 @@ if SBEMU_HTTP_PORT=$HTTP EMULATOR_HTTP_PORT=$(free_port) start precedence --conf
     [ "$got" = "0" ] && ok || bad "--config none: $got entities"
     stop && ok || bad "precedence: SIGTERM did not exit 0"
 fi
+
+# 4. The moment "Successfully Up" appears, every listener answers at the first try
+#    (Testcontainers Java connects then): the AMQP and TLS ports an AMQP header,
+#    the HTTP port GET /health with 200.
+HTTP=$(free_port)
+AMQP=$(free_port)
+AMQPS=$(free_port)
+"$SBEMU" --data-dir "$TMP/ready" --config none --amqp-port "$AMQP" --amqps-port "$AMQPS" --http-port "$HTTP" \
+    >"$TMP/ready.log" 2>&1 &
+PID=$!
+i=0
+while ! grep -q "Emulator Service is Successfully Up!" "$TMP/ready.log" && [ $i -lt 3000 ]; do
+    sleep 0.01
+    i=$((i + 1))
+done
+got=$(/usr/bin/python3 - "$AMQP" "$AMQPS" "$HTTP" <<'PY'
+import socket, ssl, sys
+amqp, amqps, http = (int(p) for p in sys.argv[1:4])
+def ask(port, data, tls=False):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    if tls:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        s = ctx.wrap_socket(s)
+    s.sendall(data)
+    got = s.recv(12)
+    s.close()
+    return got
+hdr = b"AMQP\x03\x01\x00\x00"
+print(ask(amqp, hdr)[:4] == b"AMQP", ask(amqps, hdr, True)[:4] == b"AMQP",
+      ask(http, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n") == b"HTTP/1.1 200")
+PY
+)
+[ "$got" = "True True True" ] && ok || bad "at 'Successfully Up' not every listener answered (AMQP, TLS, /health): $got"
+grep -q "transport error" "$TMP/ready.log" && bad "the readiness probe's connections were logged as errors" || ok
+stop && ok || bad "ready: SIGTERM did not exit 0"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
