@@ -367,6 +367,60 @@ function emulatorSuite(name, opts, body) {
   });
 }
 
+/**
+ * emulatorSuite with two emulators on one database: `one` runs the embedded PostgreSQL, `two`
+ * reaches it with --postgres. body(ctx) gets ctx.one, ctx.two, ctx.c1 and ctx.c2 (a
+ * ServiceBusClient on each, set once both are up) and ctx.test(name, fn[, timeoutMs]), a test that
+ * prints both logs when it fails. opts: one, two (Emulator options of each) and started(ctx), an
+ * async check run once both are up. Both are stopped after the last test, the one using the
+ * other's database first, and the stop is a test (exit code 0 on SIGTERM).
+ */
+function emulatorPairSuite(name, opts, body) {
+  const { describe, before, after, test } = require("node:test");
+  describe(name, () => {
+    const slug = name.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 20);
+    const ctx = { one: new Emulator({ name: `${slug}-1`, ...opts.one }), two: null, c1: null, c2: null };
+    let started = false;
+    ctx.test = (tname, fn, timeoutMs = 60000) => test(tname, { timeout: timeoutMs }, async (t) => {
+      if (!started) throw new Error("the emulators did not start (see their logs above)");
+      try {
+        await fn(t);
+      } catch (err) {
+        for (const emu of [ctx.one, ctx.two]) {
+          emu.failed = true;
+          emu.dumpLog(`${name} › ${tname}: ${err && err.message}`);
+        }
+        throw err;
+      }
+    });
+    const closeClients = () => Promise.allSettled([ctx.c1 && ctx.c1.close(), ctx.c2 && ctx.c2.close()]);
+    before(async () => {
+      await ctx.one.start();
+      const shared = ["--postgres", `host=${path.join(ctx.one.dataDir, "pg", "run")} user=sbemu dbname=sbemu`];
+      ctx.two = new Emulator({ name: `${slug}-2`, ...opts.two, args: [...shared, ...((opts.two || {}).args || [])] });
+      await ctx.two.start();
+      const { ServiceBusClient } = require("@azure/service-bus");
+      const retryOptions = { maxRetries: 1, retryDelayInMs: 200, maxRetryDelayInMs: 1000, timeoutInMs: 10000 };
+      ctx.c1 = new ServiceBusClient(ctx.one.connectionString, { retryOptions });
+      ctx.c2 = new ServiceBusClient(ctx.two.connectionString, { retryOptions });
+      if (opts.started) await opts.started(ctx);
+      started = true;
+    }, { timeout: 2 * HEALTH_TIMEOUT_MS + 30000 });
+    body(ctx);
+    test("both emulators stop cleanly on SIGTERM (exit 0)", { timeout: 2 * STOP_TIMEOUT_MS + 30000 }, async () => {
+      await closeClients();
+      if (!started) throw new Error("the emulators did not start");
+      await ctx.two.stop();
+      await ctx.one.stop();
+    });
+    after(async () => {
+      await closeClients();
+      if (ctx.two) await ctx.two.cleanup();
+      await ctx.one.cleanup();
+    });
+  });
+}
+
 module.exports = {
   BIN,
   REPO,
@@ -374,6 +428,7 @@ module.exports = {
   SAS_KEY_NAME,
   Emulator,
   emulatorSuite,
+  emulatorPairSuite,
   makeConfig,
   connectionString,
   freePort,

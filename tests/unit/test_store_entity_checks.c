@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 #include <libpq-fe.h>
@@ -33,7 +31,6 @@
 #include "store_rule_json.h"
 
 static store_fixture pgfx;
-static char dbname[64];
 static PGconn *conn;
 static char err[4096];
 
@@ -48,21 +45,7 @@ static char topic_id[24], sub_id[24];
 #define SNAME "checks-s"
 #define RNAME "checks-r"
 
-/* ---- Database per run --------------------------------------------------- */
-
-static PGconn *connect_to(const char *db)
-{
-    const char *keys[] = {"dbname", db ? "dbname" : NULL, NULL};
-    const char *vals[] = {pgfx.conninfo, db, NULL};
-    PGconn *c = PQconnectdbParams(keys, vals, 1);
-    if (PQstatus(c) != CONNECTION_OK) {
-        fprintf(stderr, "cannot connect: %s", PQerrorMessage(c));
-        PQfinish(c);
-        return NULL;
-    }
-    PQclear(PQexec(c, "SET client_min_messages = warning"));
-    return c;
-}
+/* ---- The cluster (one per run: the fixture's own database) ------------- */
 
 static int exec_on(PGconn *c, const char *sql)
 {
@@ -72,16 +55,6 @@ static int exec_on(PGconn *c, const char *sql)
         fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
     PQclear(r);
     return ok ? 0 : -1;
-}
-
-static int exec_admin(const char *sql)
-{
-    PGconn *admin = connect_to(NULL);
-    if (!admin)
-        return -1;
-    int rc = exec_on(admin, sql);
-    PQfinish(admin);
-    return rc;
 }
 
 /* The single value of a query, into buf. */
@@ -105,14 +78,9 @@ static int group_setup(void **state)
         fprintf(stderr, "test_store_entity_checks: cannot start PostgreSQL: %s\n", err);
         return -1;
     }
-    srand((unsigned)time(NULL) ^ (unsigned)getpid());
-    snprintf(dbname, sizeof dbname, "sbemu_test_checks_%d_%d", (int)getpid(), rand() % 100000);
-    char sql[160];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", dbname);
-    if (exec_admin(sql) || !(conn = connect_to(dbname)))
-        return -1;
-    if (store_migrate(conn, err, sizeof err)) {
-        fprintf(stderr, "migrate: %s\n", err);
+    conn = PQconnectdb(pgfx.conninfo);
+    if (PQstatus(conn) != CONNECTION_OK || store_migrate(conn, err, sizeof err)) {
+        fprintf(stderr, "test_store_entity_checks: %s%s\n", PQerrorMessage(conn), err);
         return -1;
     }
     if (value_of("INSERT INTO topics (name) VALUES ('" TOPIC "') RETURNING id", topic_id, sizeof topic_id) ||
@@ -125,16 +93,10 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    int rc = 0;
-    if (conn) {
-        PQfinish(conn);
-        conn = NULL;
-        char sql[160];
-        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", dbname);
-        rc = exec_admin(sql);
-    }
+    PQfinish(conn);
+    conn = NULL;
     store_fixture_stop(&pgfx);
-    return rc;
+    return 0;
 }
 
 /* ---- Trying a row ------------------------------------------------------- */

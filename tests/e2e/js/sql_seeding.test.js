@@ -11,9 +11,7 @@
 const assert = require("node:assert/strict");
 const path = require("node:path");
 const { execFileSync } = require("node:child_process");
-const { describe, before, after, test } = require("node:test");
-const { ServiceBusClient } = require("@azure/service-bus");
-const { Emulator } = require("../harness");
+const { emulatorPairSuite } = require("../harness");
 const { PEEK_LOCK, receiveExact, expectCode, uniqueId } = require("./util");
 const { psql, expectNothing } = require("./qs_util");
 const { drainSub } = require("./topics_util");
@@ -45,37 +43,25 @@ async function caughtUp(...clients) {
 const subId = (topic, sub) =>
   `(SELECT s.id FROM subscriptions s JOIN topics t ON t.id = s.topic_id WHERE t.name = '${topic}' AND s.name = '${sub}')`;
 
-describe("js live SQL seeding, two emulators on one database", () => {
-  const one = new Emulator({ name: "sql-seeding-1" });
-  let two = null;
-  let c1 = null;
-  let c2 = null;
-  let started = false;
-  const guarded = (name, fn, timeout = 60000) => test(name, { timeout }, async () => {
-    if (!started) throw new Error("the emulators did not start");
-    try {
-      await fn();
-    } catch (e) {
-      for (const emu of [one, two]) {
-        if (!emu) continue;
-        emu.failed = true;
-        emu.dumpLog(name);
-      }
-      throw e;
-    }
-  });
+/** A topic and its subscriptions (each with $Default), inserted with one statement. */
+function seedTopic(emu, topic, ...subs) {
+  psql(emu, `WITH t AS (INSERT INTO topics (name) VALUES ('${topic}') RETURNING id)
+    INSERT INTO subscriptions (topic_id, name) SELECT id, s FROM t, unnest(ARRAY['${subs.join("', '")}']) AS s`);
+}
 
-  before(async () => {
-    await one.start();
-    two = new Emulator({ name: "sql-seeding-2", args: ["--postgres", `host=${path.join(one.dataDir, "pg", "run")} user=sbemu dbname=sbemu`] });
-    await two.start();
-    const retryOptions = { maxRetries: 1, retryDelayInMs: 200, maxRetryDelayInMs: 1000, timeoutInMs: 10000 };
-    c1 = new ServiceBusClient(one.connectionString, { retryOptions });
-    c2 = new ServiceBusClient(two.connectionString, { retryOptions });
-    started = true;
-  }, { timeout: 90000 });
+/** One message from sender to receiver (completed): both links are attached and the path works. */
+async function through(sender, receiver, messageId) {
+  await sender.sendMessages({ messageId, body: messageId });
+  const [m] = await receiveExact(receiver, 1);
+  assert.equal(m.messageId, messageId);
+  await receiver.completeMessage(m);
+}
 
-  guarded("queues: a session queue INSERTed with its columns is usable at once in both, with its lock duration", async () => {
+emulatorPairSuite("js live SQL seeding, two emulators on one database", { one: { name: "sql-seeding-1" }, two: { name: "sql-seeding-2" } }, (ctx) => {
+  const one = ctx.one;
+
+  ctx.test("queues: a session queue INSERTed with its columns is usable at once in both, with its lock duration", async () => {
+    const { c1, c2 } = ctx;
     psql(one, "INSERT INTO queues (name, requires_session, lock_duration) VALUES ('seed-sess', true, '30 seconds')");
     await c2.createSender("seed-sess").sendMessages({ messageId: "s1", body: "in a session", sessionId: "alpha" });
     const r = await c1.acceptSession("seed-sess", "alpha", PEEK_LOCK);
@@ -87,13 +73,12 @@ describe("js live SQL seeding, two emulators on one database", () => {
     await r.close();
   });
 
-  guarded("queues: UPDATE reaches attached links: a receiver held while ReceiveDisabled and given its messages once Active, a sender forwarding once forward_to is set", async () => {
+  ctx.test("queues: UPDATE reaches attached links: a receiver held while ReceiveDisabled and given its messages once Active, a sender forwarding once forward_to is set", async () => {
+    const { c1, c2 } = ctx;
     psql(one, "INSERT INTO queues (name) VALUES ('seed-upd'), ('seed-upd-target')");
     const sender = c1.createSender("seed-upd");
     const receiver = c2.createReceiver("seed-upd", PEEK_LOCK);
-    await sender.sendMessages({ messageId: "direct", body: 1 });
-    const [d] = await receiveExact(receiver, 1);
-    await receiver.completeMessage(d);
+    await through(sender, receiver, "direct");
 
     // An attached receiver is held (gets nothing) while the queue is ReceiveDisabled; a new one is refused.
     psql(one, "UPDATE queues SET status = 'ReceiveDisabled' WHERE name = 'seed-upd'");
@@ -121,7 +106,8 @@ describe("js live SQL seeding, two emulators on one database", () => {
     await sender.close();
   });
 
-  guarded("queues: DELETE refuses the next send of senders already attached, in both emulators", async () => {
+  ctx.test("queues: DELETE refuses the next send of senders already attached, in both emulators", async () => {
+    const { c1, c2 } = ctx;
     psql(one, "INSERT INTO queues (name) VALUES ('seed-del')");
     const s1 = c1.createSender("seed-del");
     const s2 = c2.createSender("seed-del");
@@ -135,14 +121,12 @@ describe("js live SQL seeding, two emulators on one database", () => {
       "the queue's messages went with it");
   });
 
-  guarded("topics: SendDisabled refuses the next send of an attached sender and Active takes it back; DELETE takes subscriptions and rules along and detaches their receivers", async () => {
-    psql(one, `WITH t AS (INSERT INTO topics (name) VALUES ('seed-topic') RETURNING id)
-      INSERT INTO subscriptions (topic_id, name) SELECT id, 'all' FROM t`);
+  ctx.test("topics: SendDisabled refuses the next send of an attached sender and Active takes it back; DELETE takes subscriptions and rules along and detaches their receivers", async () => {
+    const { c1, c2 } = ctx;
+    seedTopic(one, "seed-topic", "all");
     const sender = c2.createSender("seed-topic");
     const receiver = c1.createReceiver("seed-topic", "all", PEEK_LOCK);
-    await sender.sendMessages({ messageId: "before", body: 1 });
-    const [b] = await receiveExact(receiver, 1);
-    await receiver.completeMessage(b);
+    await through(sender, receiver, "before");
 
     psql(one, "UPDATE topics SET status = 'SendDisabled' WHERE name = 'seed-topic'");
     await caughtUp(c2);
@@ -162,9 +146,10 @@ describe("js live SQL seeding, two emulators on one database", () => {
     await expectCode(sender.sendMessages({ body: "gone" }), "MessagingEntityNotFound");
   });
 
-  guarded("subscriptions: one INSERTed with forward_to and its own SQL rule in one transaction routes the next message of a sender already attached; forward_to set to NULL keeps them", async () => {
-    psql(one, `INSERT INTO queues (name) VALUES ('seed-fwd-q');
-      WITH t AS (INSERT INTO topics (name) VALUES ('seed-fwd') RETURNING id) INSERT INTO subscriptions (topic_id, name) SELECT id, 'keep' FROM t`);
+  ctx.test("subscriptions: one INSERTed with forward_to and its own SQL rule in one transaction routes the next message of a sender already attached; forward_to set to NULL keeps them", async () => {
+    const { c1, c2 } = ctx;
+    psql(one, "INSERT INTO queues (name) VALUES ('seed-fwd-q')");
+    seedTopic(one, "seed-fwd", "keep");
     const sender = c1.createSender("seed-fwd");
     await sender.sendMessages({ messageId: "m0", body: 0, applicationProperties: { n: 50 } });
     assert.deepEqual((await drainSub(c2, "seed-fwd", "keep", 1)).map((m) => m.messageId), ["m0"]);
@@ -195,14 +180,12 @@ describe("js live SQL seeding, two emulators on one database", () => {
     await sender.close();
   });
 
-  guarded("subscriptions: ReceiveDisabled holds an attached receiver and refuses a new one; DELETE detaches it and takes its rules along, the topic routes on", async () => {
-    psql(one, `WITH t AS (INSERT INTO topics (name) VALUES ('seed-subs') RETURNING id)
-      INSERT INTO subscriptions (topic_id, name) SELECT id, s FROM t, (VALUES ('gone'), ('stays')) v (s)`);
+  ctx.test("subscriptions: ReceiveDisabled holds an attached receiver and refuses a new one; DELETE detaches it and takes its rules along, the topic routes on", async () => {
+    const { c1, c2 } = ctx;
+    seedTopic(one, "seed-subs", "gone", "stays");
     const sender = c1.createSender("seed-subs");
     const receiver = c2.createReceiver("seed-subs", "gone", PEEK_LOCK);
-    await sender.sendMessages({ messageId: "m1", body: 1 });
-    const [m] = await receiveExact(receiver, 1);
-    await receiver.completeMessage(m);
+    await through(sender, receiver, "m1");
 
     psql(one, "UPDATE subscriptions SET status = 'ReceiveDisabled' WHERE name = 'gone'");
     await caughtUp(c1, c2);
@@ -224,20 +207,18 @@ describe("js live SQL seeding, two emulators on one database", () => {
     await sender.close();
   });
 
-  guarded("rules: a correlation rule with properties and an action, INSERTed, UPDATEd and DELETEd with SQL, decides what a receiver already attached gets", async () => {
-    psql(one, `WITH t AS (INSERT INTO topics (name) VALUES ('seed-rules') RETURNING id)
-      INSERT INTO subscriptions (topic_id, name) SELECT id, 'eu' FROM t`);
+  ctx.test("rules: a correlation rule with properties and an action, INSERTed, UPDATEd and DELETEd with SQL, decides what a receiver already attached gets", async () => {
+    const { c1, c2 } = ctx;
+    seedTopic(one, "seed-rules", "eu");
     const sender = c1.createSender("seed-rules");
     const receiver = c2.createReceiver("seed-rules", "eu", PEEK_LOCK);
     const send = (id, props, subject) => sender.sendMessages({ messageId: id, body: id, subject, applicationProperties: props });
-    const take = async (what) => {
+    const take = async () => {
       const got = await receiver.receiveMessages(10, { maxWaitTimeInMs: 1500 });
       for (const x of got) await receiver.completeMessage(x);
       return got.map((x) => ({ id: x.messageId, ...x.applicationProperties }));
     };
-    await send("any", { region: "us" });
-    assert.deepEqual((await receiveExact(receiver, 1)).map((x) => x.messageId), ["any"], "$Default takes everything");
-    await take();
+    await through(sender, receiver, "any"); // $Default takes everything
 
     psql(one, `BEGIN; DELETE FROM rules WHERE subscription_id = ${subId("seed-rules", "eu")};
       INSERT INTO rules (subscription_id, name, filter_type, correlation, action_expression)
@@ -271,9 +252,10 @@ describe("js live SQL seeding, two emulators on one database", () => {
     await sender.close();
   });
 
-  guarded("CHECK constraints refuse what the management plane refuses, naming the rule, and the running entities stay as they were", async () => {
-    psql(one, `INSERT INTO queues (name) VALUES ('seed-checks');
-      WITH t AS (INSERT INTO topics (name) VALUES ('seed-checks-t') RETURNING id) INSERT INTO subscriptions (topic_id, name) SELECT id, 's' FROM t`);
+  ctx.test("CHECK constraints refuse what the management plane refuses, naming the rule, and the running entities stay as they were", async () => {
+    const { c1, c2 } = ctx;
+    psql(one, "INSERT INTO queues (name) VALUES ('seed-checks')");
+    seedTopic(one, "seed-checks-t", "s");
     const sub = subId("seed-checks-t", "s");
     const refused = [
       ["INSERT INTO queues (name, lock_duration) VALUES ('seed-short-lock', '4 seconds')", "queues_lock_duration_5s_to_5m"],
@@ -319,16 +301,4 @@ describe("js live SQL seeding, two emulators on one database", () => {
     assert.deepEqual((await drainSub(c2, "seed-checks-t", "s", 1)).map((m) => m.messageId), ["routed"]);
   });
 
-  test("both emulators stop cleanly on SIGTERM (exit 0)", { timeout: 60000 }, async () => {
-    await Promise.allSettled([c1 && c1.close(), c2 && c2.close()]);
-    if (!started) throw new Error("the emulators did not start");
-    await two.stop(); // the one using the other's database goes first
-    await one.stop();
-  });
-
-  after(async () => {
-    await Promise.allSettled([c1 && c1.close(), c2 && c2.close()]);
-    if (two) await two.cleanup();
-    await one.cleanup();
-  });
 });
