@@ -139,6 +139,9 @@ ALTER TABLE topics RENAME CONSTRAINT topics_name_check TO topics_name_not_empty;
 ALTER TABLE topics RENAME CONSTRAINT topics_status_check TO topics_status_active_disabled_or_send_disabled;
 ALTER TABLE topics DROP CONSTRAINT topics_max_size_in_megabytes_check;
 
+-- The constants as for queues: ENT_ENTITY_PATH_MAX, ENT_DEFAULT_TTL_MIN_MS, ENT_DUP_WINDOW_MIN_MS ..
+-- ENT_DUP_WINDOW_MAX_MS, ENT_AUTO_DELETE_ON_IDLE_MIN_MS, ENT_MAX_SIZE_IN_MEGABYTES_MIN .. _MAX,
+-- ENT_USER_METADATA_MAX.
 ALTER TABLE topics
     ADD CONSTRAINT topics_name_max_260_chars CHECK (char_length(name) <= 260) NOT VALID,
     ADD CONSTRAINT topics_name_path_syntax CHECK (sbemu_is_entity_path(name)) NOT VALID,
@@ -165,6 +168,8 @@ ALTER TABLE subscriptions
     ADD CONSTRAINT subscriptions_name_max_50_chars CHECK (char_length(name) <= 50) NOT VALID,
     ADD CONSTRAINT subscriptions_name_no_forbidden_chars CHECK (name !~ '[@?#*/\\]') NOT VALID,
     ADD CONSTRAINT subscriptions_name_no_control_chars CHECK (name !~ '[\x01-\x1f\x7f]') NOT VALID,
+    -- ENT_LOCK_DURATION_MIN_MS .. ENT_LOCK_DURATION_MAX_MS, ENT_DEFAULT_TTL_MIN_MS,
+    -- ENT_AUTO_DELETE_ON_IDLE_MIN_MS, ENT_USER_METADATA_MAX, as for queues
     ADD CONSTRAINT subscriptions_lock_duration_5s_to_5m
         CHECK (sbemu_interval_ms(lock_duration) BETWEEN 5000 AND 300000) NOT VALID,
     ADD CONSTRAINT subscriptions_default_message_time_to_live_at_least_1s
@@ -172,7 +177,8 @@ ALTER TABLE subscriptions
     ADD CONSTRAINT subscriptions_auto_delete_on_idle_at_least_5m
         CHECK (sbemu_interval_ms(auto_delete_on_idle) >= 300000) NOT VALID,
     ADD CONSTRAINT subscriptions_user_metadata_max_1024_chars CHECK (char_length(user_metadata) <= 1024) NOT VALID,
-    -- a subscription may not forward to its own topic (a loop): ent_subscription_validate
+    -- ForwardTo as for queues (ENT_ENTITY_PATH_MAX), but a subscription may not forward to its
+    -- own topic (a loop): ent_subscription_validate
     ADD CONSTRAINT subscriptions_forward_to_not_empty CHECK (forward_to <> '') NOT VALID,
     ADD CONSTRAINT subscriptions_forward_to_max_260_chars CHECK (char_length(forward_to) <= 260) NOT VALID,
     ADD CONSTRAINT subscriptions_forward_to_path_syntax CHECK (sbemu_is_entity_path(forward_to)) NOT VALID,
