@@ -40,19 +40,13 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
         }
         return 0;
     case LWS_CALLBACK_ESTABLISHED:
-        pss->conn = amqp_conn_accept(wsi, LWS_WRITE_BINARY, lws_is_ssl(wsi) ? "wss" : "ws");
-        return pss->conn ? 0 : -1;
+        return amqp_conn_bind(&pss->conn, AMQP_BIND_OPENED, wsi, LWS_WRITE_BINARY, NULL, 0);
     case LWS_CALLBACK_RECEIVE:
-        return pss->conn ? amqp_conn_on_bytes(pss->conn, in, len) : -1;
+        return amqp_conn_bind(&pss->conn, AMQP_BIND_BYTES, wsi, LWS_WRITE_BINARY, in, len);
     case LWS_CALLBACK_SERVER_WRITEABLE:
-        return pss->conn ? amqp_conn_on_writeable(pss->conn) : -1;
+        return amqp_conn_bind(&pss->conn, AMQP_BIND_WRITEABLE, wsi, LWS_WRITE_BINARY, NULL, 0);
     case LWS_CALLBACK_CLOSED:
-        if (pss->conn) {
-            amqp_conn *c = pss->conn;
-            pss->conn = NULL;
-            amqp_conn_on_closed(c);
-        }
-        return 0;
+        return amqp_conn_bind(&pss->conn, AMQP_BIND_CLOSED, wsi, LWS_WRITE_BINARY, NULL, 0);
     default:
         return 0;
     }

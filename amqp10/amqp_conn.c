@@ -1,11 +1,8 @@
 /* One AMQP connection: a Proton pn_connection_driver_t and the link contexts
  * of its handlers, transport-neutral. A binding (amqp_bind_raw.c for TCP and
- * TLS, amqp_bind_ws.c for WebSockets) owns the socket and calls:
- *
- *   amqp_conn_accept     a socket was accepted (or upgraded) for AMQP
- *   amqp_conn_on_bytes   bytes of the AMQP stream arrived
- *   amqp_conn_on_writeable   lws lets us write: drain Proton's output
- *   amqp_conn_on_closed  the socket is gone
+ * TLS, amqp_bind_ws.c for WebSockets) owns the socket and tells the
+ * connection what happened to it through amqp_conn_bind (amqp_bind_event:
+ * opened, bytes, writeable, closed).
  *
  * Bytes in -> read_buffer/read_done -> events -> handlers; handlers and store
  * callbacks leave frames in the driver, and amqp_conn_pump asks lws for
@@ -344,14 +341,15 @@ static void tick(lws_sorted_usec_list_t *sul)
 
 /* ---- the bindings' entry points ---- */
 
-amqp_conn *amqp_conn_accept(struct lws *wsi, enum lws_write_protocol write_mode, const char *transport)
+static amqp_conn *conn_accept(struct lws *wsi, enum lws_write_protocol write_mode)
 {
     /* only adopted sockets have a vhost: read it here, not for every reason */
     amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));
     amqp_conn *c = ls && ls->srv ? conn_new(ls->srv, wsi, write_mode) : NULL;
     if (!c)
         return NULL;
-    LOG_DEBUG("conn %llu: accepted (%s)", (unsigned long long)c->id, transport);
+    LOG_DEBUG("conn %llu: accepted (%s%s)", (unsigned long long)c->id, write_mode == LWS_WRITE_RAW ? "amqp" : "ws",
+              lws_is_ssl(wsi) ? " over TLS" : "");
     /* Brokers close what has not finished its handshake (header, SASL,
      * open) in bounded time: idle half-open sockets cost memory and fds.
      * Cleared at the client's open. */
@@ -361,7 +359,7 @@ amqp_conn *amqp_conn_accept(struct lws *wsi, enum lws_write_protocol write_mode,
     return c;
 }
 
-void amqp_conn_on_closed(amqp_conn *c)
+static void conn_closed(amqp_conn *c)
 {
     c->wsi = NULL;
     lws_sul_cancel(&c->tick_timer);
@@ -374,7 +372,7 @@ void amqp_conn_on_closed(amqp_conn *c)
     amqp_conn_unref(c);
 }
 
-int amqp_conn_on_bytes(amqp_conn *c, const uint8_t *in, size_t len)
+static int conn_bytes(amqp_conn *c, const uint8_t *in, size_t len)
 {
     char why[128];
     bool garbage = amqp_frame_guard_feed(&c->guard, in, len, why, sizeof why) != 0;
@@ -403,7 +401,7 @@ int amqp_conn_on_bytes(amqp_conn *c, const uint8_t *in, size_t len)
     return 0;
 }
 
-int amqp_conn_on_writeable(amqp_conn *c)
+static int conn_writeable(amqp_conn *c)
 {
     pn_bytes_t wb = pn_connection_driver_write_buffer(&c->driver);
     if (wb.size) {
@@ -423,4 +421,25 @@ int amqp_conn_on_writeable(amqp_conn *c)
     if (pn_connection_driver_write_closed(&c->driver) || c->hang_up)
         return -1; /* everything said, including close: hang up */
     return 0;
+}
+
+int amqp_conn_bind(amqp_conn **slot, amqp_bind_event ev, struct lws *wsi, enum lws_write_protocol write_mode,
+                   const uint8_t *in, size_t len)
+{
+    amqp_conn *c = *slot;
+    switch (ev) {
+    case AMQP_BIND_OPENED:
+        *slot = conn_accept(wsi, write_mode);
+        return *slot ? 0 : -1;
+    case AMQP_BIND_BYTES:
+        return c ? conn_bytes(c, in, len) : -1;
+    case AMQP_BIND_WRITEABLE:
+        return c ? conn_writeable(c) : -1;
+    case AMQP_BIND_CLOSED:
+        *slot = NULL;
+        if (c)
+            conn_closed(c);
+        return 0;
+    }
+    return -1;
 }

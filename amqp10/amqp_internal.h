@@ -169,12 +169,17 @@ struct amqp_conn {
     uint32_t txn_counter;
 };
 
-/* amqp_conn.c: what a binding calls (see the file's header). accept returns
- * NULL when the socket must be closed; the others return -1 for that. */
-amqp_conn *amqp_conn_accept(struct lws *wsi, enum lws_write_protocol write_mode, const char *transport);
-int amqp_conn_on_bytes(amqp_conn *c, const uint8_t *in, size_t len);
-int amqp_conn_on_writeable(amqp_conn *c);
-void amqp_conn_on_closed(amqp_conn *c);
+/* amqp_conn.c: what a binding tells its connection. The binding keeps the
+ * connection in *slot (NULL until opened, NULL again once closed); the
+ * return value is lws's: -1 closes the socket. */
+typedef enum amqp_bind_event {
+    AMQP_BIND_OPENED,    /* accepted (or upgraded) for AMQP: a connection is made */
+    AMQP_BIND_BYTES,     /* bytes of the AMQP stream arrived (in, len) */
+    AMQP_BIND_WRITEABLE, /* lws lets us write: drain Proton's output */
+    AMQP_BIND_CLOSED,    /* the socket is gone */
+} amqp_bind_event;
+int amqp_conn_bind(amqp_conn **slot, amqp_bind_event ev, struct lws *wsi, enum lws_write_protocol write_mode,
+                   const uint8_t *in, size_t len);
 
 /* The bindings' lws protocols (amqp_bind_raw.c, amqp_bind_ws.c). */
 #define AMQP_RAW_PROTOCOL_NAME "sbemu-amqp"
