@@ -245,7 +245,7 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
     PQclear(PQexec(s->conn, "LISTEN " STORE_CLOCK_CHANNEL));
     PQclear(PQexec(s->conn, "LISTEN " STORE_ENTITIES_CHANNEL));
     if (store_statements_prepare(s->conn, err, errlen) || store_mgmt_statements_prepare(s->conn, err, errlen) ||
-        PQsetnonblocking(s->conn, 1) ||
+        store_admin_statements_prepare(s->conn, err, errlen) || PQsetnonblocking(s->conn, 1) ||
         !PQenterPipelineMode(s->conn)) {
         if (!err[0])
             snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(s->conn));

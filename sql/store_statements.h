@@ -59,5 +59,8 @@ const stmt_def *store_statement_defs(size_t *n);
 const stmt_def *store_mgmt_statement_defs(size_t *n);
 /* The $management operations' statements (store_mgmt_statements.c). */
 int store_mgmt_statements_prepare(PGconn *conn, char *err, size_t errlen);
+/* The management API's statements (store_admin_statements.c). */
+const stmt_def *store_admin_statement_defs(size_t *n);
+int store_admin_statements_prepare(PGconn *conn, char *err, size_t errlen);
 
 #endif

@@ -175,8 +175,10 @@ static int check_table(const stmt_def *defs, size_t n, const char *when)
 static void check_all(const char *when)
 {
     size_t n, m;
-    const stmt_def *defs = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m);
-    int bad = check_table(defs, n, when) + check_table(mgmt, m, when);
+    size_t k;
+    const stmt_def *defs = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m),
+                   *admin = store_admin_statement_defs(&k);
+    int bad = check_table(defs, n, when) + check_table(mgmt, m, when) + check_table(admin, k, when);
     if (bad)
         fail_msg("%d statement(s) with a bad generic plan (%s), printed above", bad, when);
 }
@@ -223,6 +225,7 @@ static void test_generic_plans_without_statistics(void **state)
     char err[512] = "";
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
     exec_ok("SET plan_cache_mode = force_generic_plan");
     check_all("no statistics");
 }
@@ -240,6 +243,7 @@ static void test_generic_plans_with_stale_statistics(void **state)
     char err[512] = "";
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
     check_all("stale statistics");
 }
 
@@ -251,6 +255,7 @@ static void test_generic_plans_with_statistics(void **state)
     char err[512] = "";
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
     check_all("fresh statistics");
 }
 

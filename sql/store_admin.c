@@ -1,0 +1,608 @@
+/* Builds the ops of store_admin.h (SQL in store_admin_statements.c) and reads
+ * their rows back into entity properties. */
+#include "store_admin.h"
+
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_binary.h"
+#include "store_statements.h"
+
+typedef enum admin_kind { KIND_QUEUE, KIND_TOPIC, KIND_SUBSCRIPTION } admin_kind;
+
+/* What an op's statements found. Rows are a copy, owned here. */
+typedef struct admin_result {
+    admin_kind kind;
+    int rows_stmt;          /* the statement whose rows are the entities */
+    int verdict_stmt;       /* the put's insert or update; -1 for none */
+    bool update;
+    void *rows;
+    size_t n;
+    int64_t total;
+    int64_t found, changed; /* the verdict: (topic found, inserted) or (found, updated) */
+    bool verdict_read;
+    bool topic_found;       /* subscription lists */
+} admin_result;
+
+static void result_free(void *p)
+{
+    admin_result *a = p;
+    free(a->rows);
+    free(a);
+}
+
+/* ---- reading rows ---- */
+
+static void text_into(char *dst, size_t size, const PGresult *r, int row, int col)
+{
+    const char *s = col_str_or_null(r, row, col);
+    snprintf(dst, size, "%s", s ? s : "");
+}
+
+static int64_t duration(const PGresult *r, int row, int col)
+{
+    int64_t ms = col_i64(r, row, col);
+    return ms < 0 ? ENT_DURATION_UNLIMITED : ms;
+}
+
+static ent_entity_status status_of(const PGresult *r, int row, int col)
+{
+    ent_entity_status s = ENT_ENTITY_ACTIVE;
+    ent_entity_status_parse(col_str_or_null(r, row, col), &s);
+    return s;
+}
+
+/* Runtime columns from `col` on: created, updated, accessed, size, then the counts. */
+static void read_runtime(const PGresult *r, int row, int col, int64_t id, store_admin_runtime *rt)
+{
+    rt->id = id;
+    rt->created_ms = col_i64(r, row, col);
+    rt->updated_ms = col_i64(r, row, col + 1);
+    rt->accessed_ms = col_i64(r, row, col + 2);
+    rt->size_in_bytes = col_i64(r, row, col + 3);
+}
+
+static void read_queue(const PGresult *r, int i, store_admin_queue *x)
+{
+    ent_queue_props *q = &x->props;
+    memset(x, 0, sizeof *x);
+    text_into(q->name, sizeof q->name, r, i, 1);
+    q->lock_duration_ms = col_i64(r, i, 2);
+    q->max_delivery_count = (int32_t)col_i64(r, i, 3);
+    q->default_message_time_to_live_ms = duration(r, i, 4);
+    q->dead_lettering_on_message_expiration = col_bool(r, i, 5);
+    q->requires_duplicate_detection = col_bool(r, i, 6);
+    q->duplicate_detection_history_time_window_ms = col_i64(r, i, 7);
+    q->requires_session = col_bool(r, i, 8);
+    text_into(q->forward_to, sizeof q->forward_to, r, i, 9);
+    text_into(q->forward_dead_lettered_messages_to, sizeof q->forward_dead_lettered_messages_to, r, i, 10);
+    q->auto_delete_on_idle_ms = duration(r, i, 11);
+    q->status = status_of(r, i, 12);
+    q->max_size_in_megabytes = (int32_t)col_i64(r, i, 13);
+    q->enable_batched_operations = col_bool(r, i, 14);
+    q->enable_partitioning = col_bool(r, i, 15);
+    text_into(q->user_metadata, sizeof q->user_metadata, r, i, 16);
+    read_runtime(r, i, 17, col_i64(r, i, 0), &x->rt);
+    x->rt.active = col_i64(r, i, 21);
+    x->rt.dead_letter = col_i64(r, i, 22);
+    x->rt.scheduled = col_i64(r, i, 23);
+}
+#define QUEUE_NCOLS 24
+
+static void read_topic(const PGresult *r, int i, store_admin_topic *x)
+{
+    ent_topic_props *t = &x->props;
+    memset(x, 0, sizeof *x);
+    text_into(t->name, sizeof t->name, r, i, 1);
+    t->default_message_time_to_live_ms = duration(r, i, 2);
+    t->requires_duplicate_detection = col_bool(r, i, 3);
+    t->duplicate_detection_history_time_window_ms = col_i64(r, i, 4);
+    t->auto_delete_on_idle_ms = duration(r, i, 5);
+    t->status = status_of(r, i, 6);
+    t->max_size_in_megabytes = (int32_t)col_i64(r, i, 7);
+    t->enable_batched_operations = col_bool(r, i, 8);
+    t->enable_partitioning = col_bool(r, i, 9);
+    t->support_ordering = col_bool(r, i, 10);
+    text_into(t->user_metadata, sizeof t->user_metadata, r, i, 11);
+    read_runtime(r, i, 12, col_i64(r, i, 0), &x->rt);
+    x->rt.scheduled = col_i64(r, i, 16);
+    x->rt.subscriptions = col_i64(r, i, 17);
+}
+#define TOPIC_NCOLS 18
+
+static void read_subscription(const PGresult *r, int i, store_admin_subscription *x)
+{
+    ent_subscription_props *s = &x->props;
+    memset(x, 0, sizeof *x);
+    text_into(s->topic, sizeof s->topic, r, i, 1);
+    text_into(s->name, sizeof s->name, r, i, 2);
+    s->lock_duration_ms = col_i64(r, i, 3);
+    s->max_delivery_count = (int32_t)col_i64(r, i, 4);
+    s->default_message_time_to_live_ms = duration(r, i, 5);
+    s->dead_lettering_on_message_expiration = col_bool(r, i, 6);
+    s->dead_lettering_on_filter_evaluation_exceptions = col_bool(r, i, 7);
+    s->requires_session = col_bool(r, i, 8);
+    text_into(s->forward_to, sizeof s->forward_to, r, i, 9);
+    text_into(s->forward_dead_lettered_messages_to, sizeof s->forward_dead_lettered_messages_to, r, i, 10);
+    s->auto_delete_on_idle_ms = duration(r, i, 11);
+    s->status = status_of(r, i, 12);
+    s->enable_batched_operations = col_bool(r, i, 13);
+    text_into(s->user_metadata, sizeof s->user_metadata, r, i, 14);
+    read_runtime(r, i, 15, col_i64(r, i, 0), &x->rt);
+    x->rt.active = col_i64(r, i, 19);
+    x->rt.dead_letter = col_i64(r, i, 20);
+    x->rt.scheduled = col_i64(r, i, 21);
+}
+#define SUB_NCOLS 22
+
+static const struct {
+    size_t size;
+    int ncols;
+} kinds[] = {
+    [KIND_QUEUE] = {sizeof(store_admin_queue), QUEUE_NCOLS},
+    [KIND_TOPIC] = {sizeof(store_admin_topic), TOPIC_NCOLS},
+    [KIND_SUBSCRIPTION] = {sizeof(store_admin_subscription), SUB_NCOLS},
+};
+
+static void read_rows(store_op *op, admin_result *a, const PGresult *r)
+{
+    int rows = PQntuples(r), ncols = kinds[a->kind].ncols;
+    if (a->kind == KIND_SUBSCRIPTION && rows > 0 && PQnfields(r) > ncols) {
+        a->topic_found = true; /* a list: one row per subscription, or one of NULLs */
+        if (PQgetisnull(r, 0, 0))
+            rows = 0;
+    }
+    if (rows > 0 && !(a->rows = calloc((size_t)rows, kinds[a->kind].size))) {
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return;
+    }
+    for (int i = 0; i < rows; i++) {
+        char *row = (char *)a->rows + (size_t)i * kinds[a->kind].size;
+        if (a->kind == KIND_QUEUE)
+            read_queue(r, i, (store_admin_queue *)row);
+        else if (a->kind == KIND_TOPIC)
+            read_topic(r, i, (store_admin_topic *)row);
+        else
+            read_subscription(r, i, (store_admin_subscription *)row);
+    }
+    a->n = (size_t)rows;
+    if (rows > 0 && PQnfields(r) > ncols && !PQgetisnull(r, 0, ncols))
+        a->total = col_i64(r, 0, ncols);
+}
+
+static void admin_parse(store_op *op, int stmt, const void *res)
+{
+    const PGresult *r = res;
+    admin_result *a = store_op_result(op);
+    if (stmt == a->verdict_stmt && PQntuples(r) == 1) {
+        a->verdict_read = true;
+        if (PQnfields(r) >= 2) {
+            a->found = col_i64(r, 0, 0);
+            a->changed = col_i64(r, 0, 1);
+        } else { /* queue and topic creates: inserted or not */
+            a->found = 1;
+            a->changed = col_i64(r, 0, 0);
+        }
+    } else if (stmt == a->rows_stmt) {
+        read_rows(op, a, r);
+    }
+}
+
+/* The status a put or get ends with, from what its statements said. */
+static sb_status verdict(const admin_result *a, sb_status st)
+{
+    if (st != SB_OK)
+        return st;
+    if (a->verdict_stmt < 0)
+        return SB_OK;
+    if (!a->verdict_read)
+        return SB_ERR_INTERNAL;
+    if (a->update)
+        return !a->found ? SB_ERR_NOT_FOUND : !a->changed ? SB_ERR_NOT_ALLOWED : SB_OK;
+    if (a->kind == KIND_SUBSCRIPTION && !a->found)
+        return SB_ERR_NOT_FOUND; /* no such topic */
+    return a->changed ? SB_OK : SB_ERR_ALREADY_EXISTS;
+}
+
+static void admin_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    admin_result *a = store_op_result(op);
+    st = verdict(a, st);
+    /* a refused put still shows the row it was refused against (NOT_ALLOWED) */
+    bool rows = st == SB_OK || st == SB_ERR_NOT_ALLOWED;
+    const void *v = rows ? a->rows : NULL;
+    size_t n = rows ? a->n : 0;
+    switch (a->kind) {
+    case KIND_QUEUE: ((store_admin_queues_cb)u->fn)(u->ctx, st, v, n, a->total); break;
+    case KIND_TOPIC: ((store_admin_topics_cb)u->fn)(u->ctx, st, v, n, a->total); break;
+    case KIND_SUBSCRIPTION: ((store_admin_subscriptions_cb)u->fn)(u->ctx, st, v, n, a->total); break;
+    }
+    free(u);
+}
+
+static void fail_now(admin_kind kind, void (*fn)(void), void *ctx);
+
+/* An op of nstmt statements answering rows of `kind` from statement
+ * rows_stmt; NULL (the callback already failed) when out of memory. */
+static store_op *admin_op(int nstmt, admin_kind kind, int rows_stmt, int verdict_stmt, bool update,
+                          store_done_fn done, void (*fn)(void), void *ctx)
+{
+    admin_result *a = calloc(1, sizeof *a);
+    store_op *op = a ? store_op_or_fail(nstmt, admin_parse, done, user_new(fn, ctx)) : NULL;
+    if (!op) {
+        free(a);
+        fail_now(kind, fn, ctx);
+        return NULL;
+    }
+    a->kind = kind;
+    a->rows_stmt = rows_stmt;
+    a->verdict_stmt = verdict_stmt;
+    a->update = update;
+    store_op_set_result(op, a, result_free);
+    return op;
+}
+
+static void fail_now(admin_kind kind, void (*fn)(void), void *ctx)
+{
+    switch (kind) {
+    case KIND_QUEUE: ((store_admin_queues_cb)fn)(ctx, SB_ERR_INTERNAL, NULL, 0, 0); break;
+    case KIND_TOPIC: ((store_admin_topics_cb)fn)(ctx, SB_ERR_INTERNAL, NULL, 0, 0); break;
+    case KIND_SUBSCRIPTION: ((store_admin_subscriptions_cb)fn)(ctx, SB_ERR_INTERNAL, NULL, 0, 0); break;
+    }
+}
+
+static void submit(store *s, store_op *op, int rc)
+{
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- gets and lists ---- */
+
+static void get_one(store *s, admin_kind kind, const char *stmt, const store_param *params, int nparams,
+                    void (*fn)(void), void *ctx)
+{
+    store_op *op = admin_op(1, kind, 0, -1, false, admin_done, fn, ctx);
+    if (!op)
+        return;
+    submit(s, op, store_op_stmt(op, 0, stmt, params, nparams));
+}
+
+/* The count cap every runtime statement takes. */
+static const unsigned char *count_cap(void)
+{
+    static int8_param cap;
+    cap = be_int8(STORE_ADMIN_COUNT_MAX);
+    return cap.b;
+}
+#define P_CAP ((store_param){count_cap(), 8, 1})
+
+void store_admin_get_queue(store *s, const char *name, store_admin_queues_cb cb, void *ctx)
+{
+    get_one(s, KIND_QUEUE, STMT_ADMIN_QUEUE_GET, (store_param[]){P_TEXT(name), P_CAP}, 2, (void (*)(void))cb, ctx);
+}
+
+void store_admin_get_topic(store *s, const char *name, store_admin_topics_cb cb, void *ctx)
+{
+    get_one(s, KIND_TOPIC, STMT_ADMIN_TOPIC_GET, (store_param[]){P_TEXT(name), P_CAP}, 2, (void (*)(void))cb, ctx);
+}
+
+void store_admin_get_subscription(store *s, const char *topic, const char *name, store_admin_subscriptions_cb cb,
+                                  void *ctx)
+{
+    get_one(s, KIND_SUBSCRIPTION, STMT_ADMIN_SUB_GET, (store_param[]){P_TEXT(topic), P_TEXT(name), P_CAP}, 3,
+            (void (*)(void))cb, ctx);
+}
+
+void store_admin_list_queues(store *s, int64_t skip, int64_t top, store_admin_queues_cb cb, void *ctx)
+{
+    int8_param sk = be_int8(skip), tp = be_int8(top);
+    get_one(s, KIND_QUEUE, STMT_ADMIN_QUEUE_LIST, (store_param[]){P_INT8(sk), P_INT8(tp), P_CAP}, 3,
+            (void (*)(void))cb, ctx);
+}
+
+void store_admin_list_topics(store *s, int64_t skip, int64_t top, store_admin_topics_cb cb, void *ctx)
+{
+    int8_param sk = be_int8(skip), tp = be_int8(top);
+    get_one(s, KIND_TOPIC, STMT_ADMIN_TOPIC_LIST, (store_param[]){P_INT8(sk), P_INT8(tp), P_CAP}, 3,
+            (void (*)(void))cb, ctx);
+}
+
+/* A list must tell a topic without subscriptions from a missing topic: the
+ * statement answers a row of NULLs for the first, nothing for the second. */
+static void sub_list_done(store_op *op, sb_status st)
+{
+    admin_result *a = store_op_result(op);
+    if (st == SB_OK && !a->topic_found)
+        st = SB_ERR_NOT_FOUND;
+    admin_done(op, st);
+}
+
+void store_admin_list_subscriptions(store *s, const char *topic, int64_t skip, int64_t top,
+                                    store_admin_subscriptions_cb cb, void *ctx)
+{
+    store_op *op = admin_op(1, KIND_SUBSCRIPTION, 0, -1, false, sub_list_done, (void (*)(void))cb, ctx);
+    if (!op)
+        return;
+    int8_param sk = be_int8(skip), tp = be_int8(top);
+    submit(s, op, store_op_stmt(op, 0, STMT_ADMIN_SUB_LIST,
+                                  (store_param[]){P_TEXT(topic), P_INT8(sk), P_INT8(tp), P_CAP}, 4));
+}
+
+/* ---- puts ---- */
+
+/* Durations as int8 parameters; unlimited is SQL NULL. */
+typedef struct ms_param {
+    int8_param v;
+    bool null;
+} ms_param;
+
+static ms_param ms_of(int64_t ms)
+{
+    ms_param p = {be_int8(ms), ms == ENT_DURATION_UNLIMITED};
+    return p;
+}
+
+#define P_MS(x) ((store_param){(x).null ? NULL : (x).v.b, (x).null ? 0 : 8, 1})
+#define P_BOOL(b) P_TEXT((b) ? "true" : "false")
+/* "" means not set: NULL in the column. */
+static store_param p_opt(const char *s)
+{
+    store_param p = {NULL, 0, 0};
+    if (s && *s) {
+        p.value = s;
+        p.len = (int)strlen(s);
+    }
+    return p;
+}
+#define P_OPT(s) p_opt(s)
+
+void store_admin_put_queue(store *s, const ent_queue_props *q, bool update, int64_t now_ms, store_admin_queues_cb cb,
+                           void *ctx)
+{
+    /* create: name lock, insert, its runtime stamp, the row; update: update, the row */
+    int n = update ? 2 : 4, verdict_stmt = update ? 0 : 1;
+    store_op *op = admin_op(n, KIND_QUEUE, n - 1, verdict_stmt, update, admin_done, (void (*)(void))cb, ctx);
+    if (!op)
+        return;
+    ms_param lock = ms_of(q->lock_duration_ms), ttl = ms_of(q->default_message_time_to_live_ms),
+             dup = ms_of(q->duplicate_detection_history_time_window_ms), idle = ms_of(q->auto_delete_on_idle_ms);
+    int8_param mdc = be_int8(q->max_delivery_count), size = be_int8(q->max_size_in_megabytes), now = be_int8(now_ms);
+    store_param p[] = {
+        P_TEXT(q->name),
+        P_MS(lock),
+        P_INT8(mdc),
+        P_MS(ttl),
+        P_BOOL(q->dead_lettering_on_message_expiration),
+        P_BOOL(q->requires_duplicate_detection),
+        P_MS(dup),
+        P_BOOL(q->requires_session),
+        P_OPT(q->forward_to),
+        P_OPT(q->forward_dead_lettered_messages_to),
+        P_MS(idle),
+        P_TEXT(ent_entity_status_name(q->status)),
+        P_INT8(size),
+        P_BOOL(q->enable_batched_operations),
+        P_BOOL(q->enable_partitioning),
+        P_OPT(q->user_metadata),
+        P_INT8(now),
+    };
+    int rc = 0, i = 0;
+    if (!update) {
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_NAME_LOCK, p, 1);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_QUEUE_CREATE, p, 17);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOUCH_NEW, (store_param[]){p[0], P_INT8(now)}, 2);
+    } else {
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_QUEUE_UPDATE, p, 17);
+    }
+    rc |= store_op_stmt(op, i, STMT_ADMIN_QUEUE_GET, (store_param[]){p[0], P_CAP}, 2);
+    submit(s, op, rc);
+}
+
+void store_admin_put_topic(store *s, const ent_topic_props *t, bool update, int64_t now_ms, store_admin_topics_cb cb,
+                           void *ctx)
+{
+    int n = update ? 2 : 4, verdict_stmt = update ? 0 : 1;
+    store_op *op = admin_op(n, KIND_TOPIC, n - 1, verdict_stmt, update, admin_done, (void (*)(void))cb, ctx);
+    if (!op)
+        return;
+    ms_param ttl = ms_of(t->default_message_time_to_live_ms), dup = ms_of(t->duplicate_detection_history_time_window_ms),
+             idle = ms_of(t->auto_delete_on_idle_ms);
+    int8_param size = be_int8(t->max_size_in_megabytes), now = be_int8(now_ms);
+    store_param p[] = {
+        P_TEXT(t->name),
+        P_MS(ttl),
+        P_BOOL(t->requires_duplicate_detection),
+        P_MS(dup),
+        P_MS(idle),
+        P_TEXT(ent_entity_status_name(t->status)),
+        P_INT8(size),
+        P_BOOL(t->enable_batched_operations),
+        P_BOOL(t->enable_partitioning),
+        P_BOOL(t->support_ordering),
+        P_OPT(t->user_metadata),
+        P_INT8(now),
+    };
+    int rc = 0, i = 0;
+    if (!update) {
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_NAME_LOCK, p, 1);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOPIC_CREATE, p, 12);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOUCH_NEW, (store_param[]){p[0], P_INT8(now)}, 2);
+    } else {
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOPIC_UPDATE, p, 12);
+    }
+    rc |= store_op_stmt(op, i, STMT_ADMIN_TOPIC_GET, (store_param[]){p[0], P_CAP}, 2);
+    submit(s, op, rc);
+}
+
+void store_admin_put_subscription(store *s, const ent_subscription_props *sub, const store_rule *default_rule,
+                                  bool update, int64_t now_ms, store_admin_subscriptions_cb cb, void *ctx)
+{
+    /* create: insert, [default rule], runtime stamp, the row; update: update, the row */
+    bool rule = !update && default_rule;
+    int n = update ? 2 : rule ? 4 : 3;
+    store_op *op = admin_op(n, KIND_SUBSCRIPTION, n - 1, 0, update, admin_done, (void (*)(void))cb, ctx);
+    if (!op)
+        return;
+    ms_param lock = ms_of(sub->lock_duration_ms), ttl = ms_of(sub->default_message_time_to_live_ms),
+             idle = ms_of(sub->auto_delete_on_idle_ms);
+    int8_param mdc = be_int8(sub->max_delivery_count), now = be_int8(now_ms);
+    store_param p[] = {
+        P_TEXT(sub->topic),
+        P_TEXT(sub->name),
+        P_MS(lock),
+        P_INT8(mdc),
+        P_MS(ttl),
+        P_BOOL(sub->dead_lettering_on_message_expiration),
+        P_BOOL(sub->dead_lettering_on_filter_evaluation_exceptions),
+        P_BOOL(sub->requires_session),
+        P_OPT(sub->forward_to),
+        P_OPT(sub->forward_dead_lettered_messages_to),
+        P_MS(idle),
+        P_TEXT(ent_entity_status_name(sub->status)),
+        P_BOOL(sub->enable_batched_operations),
+        P_OPT(sub->user_metadata),
+        P_INT8(now),
+    };
+    int rc = 0, i = 0;
+    rc |= store_op_stmt(op, i++, update ? STMT_ADMIN_SUB_UPDATE : STMT_ADMIN_SUB_CREATE, p, 15);
+    if (rule) {
+        const store_rule *d = default_rule;
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_SUB_DEFAULT_RULE,
+                            (store_param[]){p[0], p[1], P_TEXT(d->name), P_TEXT(d->filter_type),
+                                            P_TEXT(d->sql_expression), P_TEXT(d->correlation),
+                                            P_TEXT(d->filter_parameters), P_TEXT(d->action_expression),
+                                            P_TEXT(d->action_parameters), P_INT8(now)},
+                            10);
+    }
+    if (!update)
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_SUB_TOUCH_NEW, (store_param[]){p[0], p[1], P_INT8(now)}, 3);
+    rc |= store_op_stmt(op, i, STMT_ADMIN_SUB_GET, (store_param[]){p[0], p[1], P_CAP}, 3);
+    submit(s, op, rc);
+}
+
+/* ---- deletes and rules ---- */
+
+static void count_parse(store_op *op, int stmt, const void *res)
+{
+    const PGresult *r = res;
+    if (stmt == 0 && (PQntuples(r) < 1 || col_i64(r, 0, 0) < 1))
+        store_op_set_status(op, SB_ERR_NOT_FOUND);
+}
+
+static void status_op(store *s, const char *stmt, const store_param *params, int nparams, store_status_cb cb,
+                      void *ctx)
+{
+    store_op *op = store_op_or_fail(1, count_parse, store_status_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    submit(s, op, store_op_stmt(op, 0, stmt, params, nparams));
+}
+
+void store_admin_delete_entity(store *s, const char *name, store_status_cb cb, void *ctx)
+{
+    status_op(s, STMT_ADMIN_ENTITY_DELETE, (store_param[]){P_TEXT(name)}, 1, cb, ctx);
+}
+
+void store_admin_delete_subscription(store *s, const char *topic, const char *name, store_status_cb cb, void *ctx)
+{
+    status_op(s, STMT_ADMIN_SUB_DELETE, (store_param[]){P_TEXT(topic), P_TEXT(name)}, 2, cb, ctx);
+}
+
+void store_admin_update_rule(store *s, int64_t subscription_id, const store_rule *rule, int64_t now_ms,
+                             store_rule_status_cb cb, void *ctx)
+{
+    (void)now_ms; /* rules keep only their creation time */
+    int8_param id = be_int8(subscription_id);
+    status_op(s, STMT_ADMIN_RULE_UPDATE,
+              (store_param[]){P_INT8(id), P_TEXT(rule->name), P_TEXT(rule->filter_type), P_TEXT(rule->sql_expression),
+                              P_TEXT(rule->correlation), P_TEXT(rule->filter_parameters),
+                              P_TEXT(rule->action_expression), P_TEXT(rule->action_parameters)},
+              8, (store_status_cb)cb, ctx);
+}
+
+static void clear_result(void *p) { PQclear(p); }
+
+static void rule_parse(store_op *op, int stmt, const void *res)
+{
+    (void)stmt;
+    store_op_take_result(op); /* the rule's strings point into it */
+    store_op_set_result(op, (PGresult *)res, clear_result);
+}
+
+static void rule_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    const PGresult *r = store_op_result(op);
+    store_rule rule = {0};
+    size_t n = 0;
+    if (st == SB_OK && r && PQntuples(r) > 0) {
+        rule = (store_rule){col_str_or_null(r, 0, 0), col_str_or_null(r, 0, 1), col_str_or_null(r, 0, 2),
+                            col_str_or_null(r, 0, 3), col_str_or_null(r, 0, 4), col_str_or_null(r, 0, 5),
+                            col_str_or_null(r, 0, 6), col_i64(r, 0, 7)};
+        n = 1;
+    } else if (st == SB_OK && !r) {
+        st = SB_ERR_INTERNAL;
+    }
+    ((store_admin_rule_cb)u->fn)(u->ctx, st, n ? &rule : NULL, n);
+    free(u);
+}
+
+void store_admin_get_rule(store *s, int64_t subscription_id, const char *name, store_admin_rule_cb cb, void *ctx)
+{
+    store_op *op = store_op_or_fail(1, rule_parse, rule_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param id = be_int8(subscription_id);
+    submit(s, op, store_op_stmt(op, 0, STMT_ADMIN_RULE_GET, (store_param[]){P_INT8(id), P_TEXT(name)}, 2));
+}
+
+/* ---- the namespace ---- */
+
+typedef struct ns_result {
+    int64_t created, modified;
+    bool read;
+} ns_result;
+
+static void ns_parse(store_op *op, int stmt, const void *res)
+{
+    (void)stmt;
+    const PGresult *r = res;
+    ns_result *x = store_op_result(op);
+    if (x && PQntuples(r) == 1) {
+        x->created = col_i64(r, 0, 0);
+        x->modified = col_i64(r, 0, 1);
+        x->read = true;
+    }
+}
+
+static void ns_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    ns_result *x = store_op_result(op);
+    if (st == SB_OK && (!x || !x->read))
+        st = SB_ERR_INTERNAL;
+    ((store_admin_namespace_cb)u->fn)(u->ctx, st, st == SB_OK ? x->created : 0, st == SB_OK ? x->modified : 0);
+    free(u);
+}
+
+void store_admin_namespace(store *s, store_admin_namespace_cb cb, void *ctx)
+{
+    store_op *op = store_op_or_fail(1, ns_parse, ns_done, user_new((void (*)(void))cb, ctx));
+    if (!op) {
+        cb(ctx, SB_ERR_INTERNAL, 0, 0);
+        return;
+    }
+    ns_result *x = calloc(1, sizeof *x);
+    if (x)
+        store_op_set_result(op, x, free);
+    submit(s, op, !x || store_op_stmt(op, 0, STMT_ADMIN_NAMESPACE, NULL, 0));
+}
