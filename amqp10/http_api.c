@@ -1,154 +1,541 @@
-/* See http_api.h. */
+/* See http_api.h. The lws "http" protocol: a request is collected (headers,
+ * query, body) into an http_req, handed to the router (http_router.c), and
+ * its answer written from LWS_CALLBACK_HTTP_WRITEABLE, a chunk at a time.
+ *
+ * A request waiting for the store outlives its connection if the client
+ * closes first: CLOSED_HTTP detaches it (wsi NULL) and the answer that comes
+ * later frees it instead of writing (http_respond_*). */
 #include "http_api.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <libwebsockets.h>
+#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
-
-#include "amqp_internal.h"
-#include "ent_clock.h"
-#include "ent_duration.h"
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
+#include <strings.h>
 
-/* Response bodies here are small and fixed; anything bigger is a bug. */
-#define HTTP_BODY_MAX 1024
+#include "ent_clock.h"
+#include "ent_log.h"
+#include "http_describe.h"
+#include "http_internal.h"
+#include "http_router.h"
 
-static int respond(struct lws *wsi, sb_status st, const char *content_type, const char *body)
+/* Per connection: the request in hand (one at a time: HTTP/1.1). */
+typedef struct http_pss {
+    http_req *req;
+    bool routed; /* the router has it: an answer will come */
+} http_pss;
+
+static void req_free(http_req *r)
 {
-    unsigned int status = (unsigned int)sb_status_http_code(st);
-    unsigned char buf[LWS_PRE + HTTP_BODY_MAX + 512], *start = buf + LWS_PRE, *p = start,
-                                                     *end = buf + sizeof buf - 1;
-    size_t len = strlen(body);
-    if (len > HTTP_BODY_MAX)
-        return -1;
-    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)len, &p, end) ||
-        lws_finalize_write_http_header(wsi, start, &p, end))
-        return -1;
-    memcpy(buf + LWS_PRE, body, len);
-    if (lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_HTTP_FINAL) != (int)len)
+    if (!r)
+        return;
+    if (r->work_free)
+        r->work_free(r->work);
+    free(r->auth);
+    free(r->body);
+    free(r->out);
+    free(r);
+}
+
+/* ---- answering ---- */
+
+bool http_req_gone(http_req *r)
+{
+    if (r->wsi)
+        return false;
+    req_free(r);
+    return true;
+}
+
+static void respond(http_req *r, int code, const char *content_type, char *body, size_t len)
+{
+    if (http_req_gone(r)) {
+        free(body);
+        return;
+    }
+    if (r->answered) { /* a handler answered twice: keep the first */
+        free(body);
+        return;
+    }
+    r->answered = true;
+    r->code = code;
+    r->content_type = content_type;
+    r->out = body;
+    r->out_len = body ? len : 0;
+    lws_callback_on_writable(r->wsi);
+}
+
+static void respond_oom(http_req *r)
+{
+    static const char text[] = "<Error><Code>500</Code><Detail>The emulator ran out of memory.</Detail></Error>";
+    char *copy = malloc(sizeof text);
+    if (copy)
+        memcpy(copy, text, sizeof text);
+    respond(r, sb_status_http_code(SB_ERR_INTERNAL), "application/xml; charset=utf-8", copy, copy ? sizeof text - 1 : 0);
+}
+
+void http_respond_xml(http_req *r, sb_status st, bool feed, char *body, size_t len)
+{
+    if (!body) {
+        respond_oom(r);
+        return;
+    }
+    respond(r, sb_status_http_code(st),
+            feed ? "application/atom+xml;type=feed;charset=utf-8" : "application/atom+xml;type=entry;charset=utf-8",
+            body, len);
+}
+
+void http_respond_created(http_req *r, char *body, size_t len)
+{
+    if (!body) {
+        respond_oom(r);
+        return;
+    }
+    respond(r, sb_status_http_code(SB_CREATED), "application/atom+xml;type=entry;charset=utf-8", body, len);
+}
+
+void http_respond_error(http_req *r, sb_status st, const char *fmt, ...)
+{
+    char detail[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    if (r->wsi)
+        LOG_INFO("http: %s /%s: %d %s", r->method == HTTP_GET ? "GET" : r->method == HTTP_PUT ? "PUT"
+                                         : r->method == HTTP_DELETE ? "DELETE" : "POST",
+                 r->path, sb_status_http_code(st), detail);
+    http_xml_buf b;
+    http_xml_buf_init(&b);
+    http_xml_error(&b, sb_status_http_code(st), detail);
+    size_t len = 0;
+    char *body = http_xml_take(&b, &len);
+    if (!body) {
+        respond_oom(r);
+        return;
+    }
+    respond(r, sb_status_http_code(st), "application/xml; charset=utf-8", body, len);
+}
+
+void http_respond_ok(http_req *r) { respond(r, sb_status_http_code(SB_OK), "application/xml; charset=utf-8", NULL, 0); }
+
+void http_respond_json(http_req *r, sb_status st, const char *json)
+{
+    size_t n = strlen(json);
+    char *copy = malloc(n + 1);
+    if (copy)
+        memcpy(copy, json, n + 1);
+    respond(r, sb_status_http_code(st), "application/json", copy, copy ? n : 0);
+}
+
+/* Writes headers and the next chunk of the body; returns what the callback
+ * returns (-1 closes the connection). */
+static int write_answer(struct lws *wsi, http_pss *pss)
+{
+    http_req *r = pss->req;
+    unsigned char buf[LWS_PRE + HTTP_ADMIN_WRITE_CHUNK];
+    if (!r->headers_sent) {
+        unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
+        if (lws_add_http_common_headers(wsi, (unsigned int)r->code, r->content_type, (lws_filepos_t)r->out_len, &p,
+                                        end) ||
+            (r->close_after &&
+             lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end)) ||
+            lws_finalize_write_http_header(wsi, start, &p, end))
+            return -1;
+        r->headers_sent = true;
+    }
+    size_t left = r->out_len - r->out_sent, n = left < HTTP_ADMIN_WRITE_CHUNK ? left : HTTP_ADMIN_WRITE_CHUNK;
+    bool final = n == left;
+    if (n) {
+        memcpy(buf + LWS_PRE, r->out + r->out_sent, n);
+        if (lws_write(wsi, buf + LWS_PRE, n, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)n)
+            return -1;
+        r->out_sent += n;
+    }
+    if (!final) {
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    bool close_after = r->close_after;
+    req_free(r);
+    pss->req = NULL;
+    pss->routed = false;
+    if (close_after)
         return -1;
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-static int on_health(struct lws *wsi, const amqp_listener *st)
+/* ---- the request ---- */
+
+const char *http_req_arg(const http_req *r, const char *name)
 {
-    bool ok = st && st->all_listening && st->srv && store_healthy(st->srv->store);
-    if (ok)
-        return respond(wsi, SB_OK, "application/json", "{\"status\":\"healthy\",\"message\":\"Service is healthy.\"}");
-    return respond(wsi, SB_ERR_SERVER_BUSY, "application/json",
-                   "{\"status\":\"unhealthy\",\"message\":\"Service not available. Please try after some time.\"}");
+    for (int i = 0; i < r->nargs; i++)
+        if (!strcasecmp(r->args[i].name, name))
+            return r->args[i].value;
+    return NULL;
 }
 
-/* GET /$sbemu/clock and POST /$sbemu/clock/advance?by=<ISO-8601 duration>:
- * the emulator's clock, movable so that tests need not wait for TTLs, locks,
- * schedules and idle deletion. The clock is one per namespace: an advance is
- * answered once the database holds it (and has told the other emulators). */
-static int respond_clock(struct lws *wsi)
+static int nonnegative(http_req *r, const char *name, int64_t dflt, int64_t *out)
 {
-    char body[HTTP_BODY_MAX], iso[64];
-    int64_t now = ent_clock_now_ms();
-    time_t secs = (time_t)(now / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(body, sizeof body, "{\"now\":\"%s.%03dZ\",\"offsetMs\":%lld}", iso, (int)(now % 1000),
-             (long long)ent_clock_offset_ms());
-    return respond(wsi, SB_OK, "application/json", body);
+    const char *v = http_req_arg(r, name);
+    if (!v) {
+        *out = dflt;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || errno || n < 0 || n > INT32_MAX) {
+        http_respond_error(r, SB_ERR_ARGUMENT, "The query parameter %s must be a whole number from 0 to %d, not '%s'.",
+                           name, INT32_MAX, v);
+        return -1;
+    }
+    *out = n;
+    return 0;
 }
 
-/* An advance waiting for its commit. Shared by the request (through its
- * http_pss) and the store callback; whichever ends last frees it. */
-typedef struct clock_wait {
-    struct lws *wsi;
-    bool alive; /* the HTTP connection is still open */
-    bool done;  /* the store answered */
-} clock_wait;
-
-typedef struct http_pss {
-    clock_wait *wait;
-} http_pss;
-
-static void on_clock_published(void *ctx, sb_status st)
+int http_req_paging(http_req *r)
 {
-    clock_wait *w = ctx;
-    (void)st; /* the local clock moved either way; a lost publish only affects other replicas */
-    w->done = true;
-    if (!w->alive)
-        free(w);
+    if (nonnegative(r, "$skip", 0, &r->skip) || nonnegative(r, "$top", HTTP_ADMIN_PAGE_DEFAULT, &r->top))
+        return -1;
+    if (r->top > HTTP_ADMIN_PAGE_MAX)
+        r->top = HTTP_ADMIN_PAGE_MAX;
+    return 0;
+}
+
+void http_req_base(const http_req *r, http_xml_buf *b)
+{
+    http_xml_raw(b, r->tls ? "https://" : "http://");
+    http_xml_raw(b, r->host[0] ? r->host : "localhost");
+}
+
+int http_req_enrich(http_req *r)
+{
+    const char *v = http_req_arg(r, "enrich");
+    if (!v || !strcasecmp(v, "true") || !strcasecmp(v, "false"))
+        return 0;
+    http_respond_error(r, SB_ERR_ARGUMENT, "The query parameter enrich must be true or false, not '%.64s'.", v);
+    return -1;
+}
+
+int http_req_keep(http_req *r, char *dst, size_t size, const char *name, const char *what)
+{
+    if (strlen(name) >= size) {
+        http_respond_error(r, SB_ERR_NOT_FOUND, "No %s has a name that long (%zu bytes).", what, strlen(name));
+        return -1;
+    }
+    memcpy(dst, name, strlen(name) + 1);
+    return 0;
+}
+
+int http_req_entry(http_req *r, http_xml_entry *e)
+{
+    char err[512];
+    if (!r->body || !r->body_len) {
+        http_respond_error(r, SB_ERR_ARGUMENT, "A PUT needs a body: an Atom entry holding the description.");
+        return -1;
+    }
+    if (http_xml_parse_entry(r->body, r->body_len, e, err, sizeof err)) {
+        http_respond_error(r, SB_ERR_ARGUMENT, "The body is not a valid Atom entry: %s.", err);
+        return -1;
+    }
+    return 0;
+}
+
+void http_respond_store_error(http_req *r, sb_status st, const char *path)
+{
+    switch (st) {
+    case SB_ERR_NOT_FOUND:
+        http_respond_error(r, st,
+                           "The messaging entity 'sb://%s/%s' could not be found. To know more visit "
+                           "https://aka.ms/sbResourceMgrExceptions.",
+                           r->host, path);
+        break;
+    case SB_ERR_ALREADY_EXISTS:
+        http_respond_error(r, st,
+                           "The messaging entity 'sb://%s/%s' already exists. To know more visit "
+                           "https://aka.ms/sbResourceMgrExceptions.",
+                           r->host, path);
+        break;
+    default:
+        http_respond_error(r, st == SB_OK ? SB_ERR_INTERNAL : st,
+                           "The emulator's store could not serve the request for '%s' (%s); retry.", path,
+                           sb_status_name(st));
+        break;
+    }
+}
+
+static char *base_of(const http_req *r)
+{
+    http_xml_buf b;
+    http_xml_buf_init(&b);
+    http_req_base(r, &b);
+    return http_xml_take(&b, NULL);
+}
+
+char *http_entry_body(const http_req *r, const void *row, http_entry_fn fn, size_t *len)
+{
+    char *base = base_of(r);
+    if (!base)
+        return NULL;
+    http_xml_buf b;
+    http_xml_buf_init(&b);
+    fn(&b, r, base, row, true);
+    free(base);
+    return http_xml_take(&b, len);
+}
+
+void http_respond_feed(http_req *r, const char *path, const char *title, const void *rows, size_t n, size_t size,
+                       int64_t total, http_entry_fn fn)
+{
+    char *base = base_of(r);
+    if (!base) {
+        http_respond_error(r, SB_ERR_INTERNAL, "The emulator ran out of memory.");
+        return;
+    }
+    http_xml_buf b;
+    http_xml_buf_init(&b);
+    http_describe_feed_begin(&b, base, path, title, r->skip, r->top, r->skip + (int64_t)n < total, r->now_ms);
+    for (size_t i = 0; i < n; i++)
+        fn(&b, r, base, (const char *)rows + i * size, false);
+    http_xml_feed_end(&b);
+    free(base);
+    size_t len = 0;
+    char *body = http_xml_take(&b, &len);
+    http_respond_xml(r, SB_OK, true, body, len);
+}
+
+/* An answer held until the entity cache has refilled. */
+typedef struct held_answer {
+    http_req *r;
+    bool created;
+    char *body;
+    size_t len;
+} held_answer;
+
+static void on_refilled(void *ctx, sb_status st, const ent_entity *e, const ent_route *route)
+{
+    (void)st, (void)e, (void)route; /* the change is committed whatever the refill did */
+    held_answer *h = ctx;
+    http_req *r = h->r;
+    if (http_req_gone(r))
+        free(h->body);
+    else if (!h->body)
+        http_respond_ok(r);
+    else if (h->created)
+        http_respond_created(r, h->body, h->len);
     else
-        lws_callback_on_writable(w->wsi);
+        http_respond_xml(r, SB_OK, false, h->body, h->len);
+    free(h);
 }
 
-static int on_clock(struct lws *wsi, http_pss *pss, const char *path, const amqp_listener *st)
+void http_answer_after_refill(http_req *r, bool created, char *body, size_t len)
 {
-    char by[128], err[256];
-    if (strcmp(path, "/$sbemu/clock/advance"))
-        return respond_clock(wsi);
-    int64_t ms;
-    if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
-        return respond(wsi, SB_ERR_METHOD_NOT_ALLOWED, "application/json", "{\"error\":\"use POST to advance the clock\"}");
-    const char *val = lws_get_urlarg_by_name(wsi, "by=", by, sizeof by); /* points past "by=" in by */
-    if (!val || ent_duration_parse(val, &ms, err, sizeof err) || ms == ENT_DURATION_UNLIMITED ||
-        ent_clock_advance(ms))
-        return respond(wsi, SB_ERR_ARGUMENT, "application/json",
-                       "{\"error\":\"query parameter 'by' must be an ISO-8601 duration such as PT6M\"}");
-    amqp_sweep_now(st->srv);
-    amqp_server_wake_all(st->srv);
-    clock_wait *w = calloc(1, sizeof *w);
-    if (!w)
-        return respond_clock(wsi);
-    w->wsi = wsi;
-    w->alive = true;
-    pss->wait = w;
-    store_clock_publish(st->srv->store, ent_clock_offset_ms(), on_clock_published, w);
-    return 0; /* answered from LWS_CALLBACK_HTTP_WRITEABLE */
+    held_answer *h = malloc(sizeof *h);
+    if (!h) {
+        free(body);
+        http_respond_error(r, SB_ERR_INTERNAL, "The emulator ran out of memory.");
+        return;
+    }
+    *h = (held_answer){r, created, body, len};
+    amqp_entities_after_refill(r->srv, on_refilled, h);
+}
+
+static http_method method_of(struct lws *wsi)
+{
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0)
+        return HTTP_GET;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_PUT_URI) > 0)
+        return HTTP_PUT;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0)
+        return HTTP_DELETE;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
+        return HTTP_POST;
+    return HTTP_OTHER;
+}
+
+static int hexval(int c)
+{
+    return isdigit(c) ? c - '0' : (c = tolower(c)) >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Percent-decodes in place (lws leaves %2F and friends alone in some places). */
+static void url_decode(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (*p == '%' && hexval((unsigned char)p[1]) >= 0 && hexval((unsigned char)p[2]) >= 0) {
+            *o++ = (char)(hexval((unsigned char)p[1]) * 16 + hexval((unsigned char)p[2]));
+            p += 2;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = 0;
+}
+
+/* A copy of header h (NULL when absent); malloc'd. */
+static char *header_dup(struct lws *wsi, enum lws_token_indexes h)
+{
+    int n = lws_hdr_total_length(wsi, h);
+    if (n <= 0)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s && lws_hdr_copy(wsi, s, n + 1, h) < 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static http_req *req_new(struct lws *wsi, const char *path)
+{
+    http_req *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    const amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));
+    r->wsi = wsi;
+    r->srv = ls ? ls->srv : NULL;
+    r->method = method_of(wsi);
+    r->now_ms = ent_clock_now_ms();
+    r->tls = lws_is_ssl(wsi);
+    r->declared_len = -1;
+    while (*path == '/')
+        path++;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    url_decode(r->path);
+    if (lws_hdr_copy(wsi, r->host, sizeof r->host, WSI_TOKEN_HOST) < 0)
+        r->host[0] = 0;
+    char tmp[64];
+    if (lws_hdr_copy(wsi, tmp, sizeof tmp, WSI_TOKEN_HTTP_IF_MATCH) > 0)
+        r->if_match = true;
+    if (lws_hdr_copy(wsi, tmp, sizeof tmp, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0)
+        r->declared_len = strtoll(tmp, NULL, 10);
+    r->auth = header_dup(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+    char frag[2 * HTTP_ADMIN_ARG_MAX + 2];
+    for (int i = 0; r->nargs < HTTP_ADMIN_ARGS_MAX; i++) {
+        if (lws_hdr_copy_fragment(wsi, frag, sizeof frag, WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
+            break;
+        char *eq = strchr(frag, '=');
+        if (eq)
+            *eq = 0;
+        http_arg *a = &r->args[r->nargs++];
+        snprintf(a->name, sizeof a->name, "%.*s", HTTP_ADMIN_ARG_MAX - 1, frag);
+        snprintf(a->value, sizeof a->value, "%.*s", HTTP_ADMIN_ARG_MAX - 1, eq ? eq + 1 : "");
+        url_decode(a->name);
+        url_decode(a->value);
+    }
+    return r;
+}
+
+static int body_append(http_req *r, const char *in, size_t len)
+{
+    if (r->body_refused)
+        return 0;
+    if (r->body_len + len > HTTP_ADMIN_BODY_MAX) {
+        r->body_refused = true;
+        free(r->body);
+        r->body = NULL;
+        r->body_len = r->body_cap = 0;
+        return 0;
+    }
+    if (r->body_len + len + 1 > r->body_cap) {
+        size_t cap = r->body_cap ? r->body_cap : 4096;
+        while (cap < r->body_len + len + 1)
+            cap *= 2;
+        char *b = realloc(r->body, cap);
+        if (!b)
+            return -1;
+        r->body = b;
+        r->body_cap = cap;
+    }
+    memcpy(r->body + r->body_len, in, len);
+    r->body_len += len;
+    r->body[r->body_len] = 0;
+    return 0;
+}
+
+static void route(http_pss *pss)
+{
+    http_req *r = pss->req;
+    pss->routed = true;
+    if (r->body_refused) {
+        http_respond_error(r, SB_ERR_MESSAGE_SIZE_EXCEEDED, "The request body is larger than %d bytes, the most the "
+                           "management API takes.", HTTP_ADMIN_BODY_MAX);
+        return;
+    }
+    http_route(r);
+}
+
+/* A request that cannot be served and whose body will not be read: the
+ * answer goes out now and the connection closes. */
+static int refuse_now(http_pss *pss, sb_status st, const char *detail)
+{
+    http_req *r = pss->req;
+    pss->routed = true;
+    r->close_after = true;
+    http_respond_error(r, st, "%s", detail);
+    return write_answer(r->wsi, pss) ? -1 : -1;
+}
+
+static void drop_request(http_pss *pss)
+{
+    http_req *r = pss->req;
+    pss->req = NULL;
+    if (!r)
+        return;
+    if (pss->routed && !r->answered)
+        r->wsi = NULL; /* the answer still to come frees it */
+    else
+        req_free(r);
+    pss->routed = false;
 }
 
 static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
-    (void)user;
-    (void)len;
+    http_pss *pss = user;
     switch (reason) {
     case LWS_CALLBACK_HTTP: {
-        const char *path = in;
-        if (!strcmp(path, "/health") || !strcmp(path, "/health/"))
-            return on_health(wsi, lws_vhost_user(lws_get_vhost(wsi)));
-        if (!strcmp(path, "/$sbemu/clock") || !strcmp(path, "/$sbemu/clock/advance"))
-            return on_clock(wsi, user, path, lws_vhost_user(lws_get_vhost(wsi)));
-        char body[256];
-        snprintf(body, sizeof body, "{\"error\":\"no such resource: %.180s\"}", path);
-        return respond(wsi, SB_ERR_NOT_FOUND, "application/json", body);
+        drop_request(pss);
+        if (!(pss->req = req_new(wsi, in)))
+            return -1;
+        http_req *r = pss->req;
+        if (r->method != HTTP_PUT && r->method != HTTP_POST) {
+            route(pss);
+            return 0;
+        }
+        char te[32];
+        if (lws_hdr_copy(wsi, te, sizeof te, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 && strcasestr(te, "chunked"))
+            return refuse_now(pss, SB_ERR_ARGUMENT,
+                              "Request bodies sent with Transfer-Encoding: chunked are not taken; send a Content-Length.");
+        if (r->declared_len > HTTP_ADMIN_BODY_DRAIN_MAX)
+            return refuse_now(pss, SB_ERR_MESSAGE_SIZE_EXCEEDED,
+                              "The request body is larger than the most the management API takes.");
+        if (r->declared_len > HTTP_ADMIN_BODY_MAX)
+            r->body_refused = true; /* read and dropped, then answered */
+        return 0; /* the body comes */
     }
     case LWS_CALLBACK_HTTP_BODY:
-        return 0; /* the clock takes its arguments from the query; a body is ignored */
-    case LWS_CALLBACK_HTTP_BODY_COMPLETION: {
-        /* lws holds WRITEABLE back while a POST body (even an empty one) is pending */
-        http_pss *pss = user;
-        if (pss && pss->wait)
-            lws_callback_on_writable(wsi);
+        if (pss->req && !pss->routed && body_append(pss->req, in, len))
+            return -1;
         return 0;
-    }
-    case LWS_CALLBACK_HTTP_WRITEABLE: {
-        http_pss *pss = user;
-        if (pss && pss->wait && pss->wait->done) {
-            free(pss->wait);
-            pss->wait = NULL;
-            return respond_clock(wsi);
-        }
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        if (pss->req && !pss->routed)
+            route(pss);
+        else if (pss->req && pss->req->answered)
+            lws_callback_on_writable(wsi); /* lws held WRITEABLE back while the body came */
         return 0;
-    }
-    case LWS_CALLBACK_CLOSED_HTTP: {
-        http_pss *pss = user;
-        if (pss && pss->wait) {
-            if (pss->wait->done)
-                free(pss->wait);
-            else
-                pss->wait->alive = false;
-            pss->wait = NULL;
-        }
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        if (pss->req && pss->req->answered && pss->req->wsi)
+            return write_answer(wsi, pss);
         return 0;
-    }
+    case LWS_CALLBACK_CLOSED_HTTP:
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        drop_request(pss);
+        return 0;
     default:
         return lws_callback_http_dummy(wsi, reason, user, in, len);
     }

@@ -384,7 +384,12 @@ int mgmt_rule_def_decode(pn_data_t *body, mgmt_rule_def *o, sb_status *st, char 
     if (action &&
         take_expression(body, action, "sql-rule-action", &o->action, &o->action_params, &o->naction_params, err, errlen))
         return -1;
-    if (compile(o, st, err, errlen))
+    return mgmt_rule_def_finish(o, st, err, errlen);
+}
+
+int mgmt_rule_def_finish(mgmt_rule_def *o, sb_status *st, char *err, size_t errlen)
+{
+    if (mgmt_rule_name_check(o->name, strlen(o->name), st, err, errlen) || compile(o, st, err, errlen))
         return -1;
     if (make_row(o)) {
         *st = SB_ERR_INTERNAL;

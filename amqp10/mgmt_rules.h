@@ -83,6 +83,10 @@ typedef struct mgmt_rule_def {
  * with the status to answer in *st and its description in err (a bad
  * expression's description carries the parser's message and column). */
 int mgmt_rule_def_decode(pn_data_t *body, mgmt_rule_def *out, sb_status *st, char *err, size_t errlen);
+/* The checks and the row of a definition filled by another reader (the ATOM
+ * API, http_apply.c): its name, whether its filter and action compile, and
+ * the JSON texts. Same answers as mgmt_rule_def_decode. */
+int mgmt_rule_def_finish(mgmt_rule_def *o, sb_status *st, char *err, size_t errlen);
 void mgmt_rule_def_free(mgmt_rule_def *d);
 
 /* 0 when name may name a rule; else -1, *st and a reason in err. */

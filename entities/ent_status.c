@@ -13,6 +13,7 @@ typedef struct status_row {
 static const status_row status_table[SB_STATUS_COUNT] = {
     [SB_OK] = {"ok", 0, 200, 200, 202},
     [SB_NO_CONTENT] = {"no-content", 0, 204, 204, 204},
+    [SB_CREATED] = {"created", 0, 200, 201, 200},
     [SB_ERR_ARGUMENT] = {"argument-error", "com.microsoft:argument-error", 400, 400, 400},
     [SB_ERR_ARGUMENT_RANGE] = {"argument-out-of-range", "com.microsoft:argument-out-of-range", 400, 400, 400},
     [SB_ERR_NOT_FOUND] = {"not-found", "amqp:not-found", 404, 404, 404},

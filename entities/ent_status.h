@@ -10,6 +10,7 @@
 typedef enum sb_status {
     SB_OK = 0,
     SB_NO_CONTENT,          /* success with nothing to return (peek at the end) */
+    SB_CREATED,             /* success that made something (a PUT of the management API: 201) */
     SB_ERR_ARGUMENT,        /* a request or a property value is malformed */
     SB_ERR_ARGUMENT_RANGE,  /* a value is outside its allowed range */
     SB_ERR_NOT_FOUND,       /* the messaging entity does not exist */

@@ -1,0 +1,28 @@
+/* Which resource a request names (http_router.c): the emulator's own
+ * (/health, /$sbemu/clock), then, with a valid SAS token, the ATOM API's
+ * (wire-protocol §9.2), in any letter case as Service Bus paths are:
+ *
+ *   $namespaceinfo                                 GET
+ *   $Resources/Queues, $Resources/Topics           GET (a feed)
+ *   <topic>/Subscriptions/<sub>/Rules/<rule>       GET PUT DELETE
+ *   <topic>/Subscriptions/<sub>/Rules[/]           GET (a feed)
+ *   <topic>/Subscriptions/<sub>                    GET PUT DELETE
+ *   <topic>/Subscriptions[/]                       GET (a feed)
+ *   <queue or topic>                               GET PUT DELETE
+ *
+ * Queue and topic names may hold '/', so the shapes are matched from the
+ * end, as JS matches the ids it gets back. */
+#ifndef HTTP_ROUTER_H
+#define HTTP_ROUTER_H
+
+#include "http_internal.h"
+
+/* Dispatches r (whose body, if any, has arrived); an answer always follows. */
+void http_route(http_req *r);
+
+/* http_sbemu.c: GET /health (Microsoft's emulator's shape) and the movable
+ * clock, GET /$sbemu/clock and POST /$sbemu/clock/advance?by=<duration>. */
+void http_health(http_req *r);
+void http_clock(http_req *r);
+
+#endif
