@@ -321,6 +321,15 @@ static int set_rule_properties(walk *w, ent_rule_props *r, const char *who, json
     } else {
         return walk_fail(w, "%s: FilterType is missing (expected \"Sql\" or \"Correlation\")", who);
     }
+    /* .NET Aspire writes "FilterType": "Sql" beside a CorrelationFilter and no
+     * SqlFilter: the filter given is the one meant */
+    if (r->filter_type == ENT_FILTER_TYPE_SQL && corr && !sql) {
+        LOG_INFO("Config.json: %s: FilterType is Sql but only a CorrelationFilter is given: it is the filter", who);
+        r->filter_type = ENT_FILTER_TYPE_CORRELATION;
+    } else if (r->filter_type == ENT_FILTER_TYPE_CORRELATION && sql && !corr) {
+        LOG_INFO("Config.json: %s: FilterType is Correlation but only a SqlFilter is given: it is the filter", who);
+        r->filter_type = ENT_FILTER_TYPE_SQL;
+    }
     if (r->filter_type == ENT_FILTER_TYPE_SQL && corr)
         LOG_WARN("Config.json: %s: CorrelationFilter ignored because FilterType is Sql", who);
     if (r->filter_type == ENT_FILTER_TYPE_CORRELATION && sql)
@@ -557,7 +566,8 @@ static int read_namespaces(walk *w, json_t *namespaces)
             return walk_fail(w, "%s: \"Name\" must be a string, got %s", where, json_kind(name));
         if (name) {
             if (strcasecmp(json_string_value(name), ENT_CONFIG_DEFAULT_NAMESPACE))
-                LOG_WARN("Config.json: namespace \"%s\": the official emulator only knows \"%s\"; accepted",
+                /* .NET Aspire names it after its resource: no cause for a warning */
+                LOG_DEBUG("Config.json: namespace \"%s\": the official schema names only \"%s\"; accepted",
                          json_string_value(name), ENT_CONFIG_DEFAULT_NAMESPACE);
             if (i == 0)
                 snprintf(w->cfg->namespace_name, sizeof w->cfg->namespace_name, "%s", json_string_value(name));

@@ -82,6 +82,10 @@ static int prepare_database(const char *conninfo, const char *config_file, char 
     const char *path;
     struct stat sb;
     bool official = stat(EMU_OFFICIAL_CONFIG_PATH, &sb) == 0 && S_ISREG(sb.st_mode);
+    /* docker makes a directory where a bind mount's source file is missing */
+    if (!config_file && !official && stat(EMU_OFFICIAL_CONFIG_PATH, &sb) == 0)
+        LOG_WARN("%s is not a file (a bind mount of a missing file?): the default entities are created instead",
+                 EMU_OFFICIAL_CONFIG_PATH);
     switch (rc ? EMU_CONFIG_FROM_NOTHING : emu_config_choose(config_file, official, &path)) {
     case EMU_CONFIG_FROM_FILE: rc = emu_config_load_and_apply(conn, path, err, errlen); break;
     case EMU_CONFIG_FROM_DEFAULTS:

@@ -411,7 +411,8 @@ static void test_warnings_not_errors(void **state)
         " \"Logging\": {\"Type\": \"File\"}, \"Other\": true}}";
     if (parse(text, &cfg))
         fail_msg("%s", err);
-    assert_contains(warnings, "namespace \"myns\"");
+    /* a namespace named otherwise (.NET Aspire names it after its resource) is no warning */
+    assert_null(strstr(warnings, "myns"));
     assert_contains(warnings, "namespace \"Properties\" are not used");
     assert_contains(warnings, "queue \"q\": unknown property \"Colour\" ignored");
     assert_contains(warnings, "queue \"q\": MaxMessageSizeInKilobytes is not supported by sbemu; ignored");
@@ -426,6 +427,30 @@ static void test_warnings_not_errors(void **state)
     assert_string_equal(r->sql_expression, "1=1");
     assert_contains(warnings, "unknown property \"SqlFilter.Parameters\" ignored");
     assert_contains(warnings, "unknown property \"Weird\" ignored");
+    ent_config_free(&cfg);
+}
+
+/* .NET Aspire writes "FilterType": "Sql" with only a CorrelationFilter: the
+ * filter given is the one meant, and the start must not fail. */
+static void test_aspire_filter_type(void **state)
+{
+    (void)state;
+    ent_config cfg;
+    const char text[] =
+        "{\"UserConfig\": {\"Namespaces\": [{\"Name\": \"messaging\", \"Queues\": [], \"Topics\": [{\"Name\": \"t\","
+        " \"Subscriptions\": [{\"Name\": \"s\", \"Rules\": [{\"Name\": \"r\", \"Properties\": {\"FilterType\": \"Sql\","
+        "  \"CorrelationFilter\": {\"ContentType\": \"application/json\", \"Properties\": {\"p\": \"v\"}}}},"
+        " {\"Name\": \"r2\", \"Properties\": {\"FilterType\": \"Correlation\", \"SqlFilter\": {\"SqlExpression\": \"a = 1\"}}}]}]}]}],"
+        " \"Logging\": {\"Type\": \"File\"}}}";
+    if (parse(text, &cfg))
+        fail_msg("%s", err);
+    const ent_rule_props *r = &cfg.topics[0].subscriptions[0].rules[0];
+    assert_int_equal(r->filter_type, ENT_FILTER_TYPE_CORRELATION);
+    assert_string_equal(r->correlation.content_type, "application/json");
+    r = &cfg.topics[0].subscriptions[0].rules[1];
+    assert_int_equal(r->filter_type, ENT_FILTER_TYPE_SQL);
+    assert_string_equal(r->sql_expression, "a = 1");
+    assert_null(strstr(warnings, "ignored because FilterType"));
     ent_config_free(&cfg);
 }
 
@@ -655,6 +680,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_strip_comments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lenient_shape, setup, teardown),
         cmocka_unit_test_setup_teardown(test_warnings_not_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_aspire_filter_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_official_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_several_namespaces_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_types, setup, teardown),
