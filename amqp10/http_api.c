@@ -503,14 +503,17 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
         if (!(pss->req = req_new(wsi, in)))
             return -1;
         http_req *r = pss->req;
-        if (r->method != HTTP_PUT && r->method != HTTP_POST) {
+        char te[32];
+        bool chunked = lws_hdr_copy(wsi, te, sizeof te, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 && strcasestr(te, "chunked");
+        if (chunked) /* lws 4.1 never delivers such a body */
+            return refuse_now(pss, SB_ERR_ARGUMENT,
+                              "Request bodies sent with Transfer-Encoding: chunked are not taken; send a Content-Length.");
+        /* lws delivers a body (then BODY_COMPLETION) only for a POST, or a
+         * request with a Content-Length above 0; anything else is whole now */
+        if ((r->method != HTTP_PUT && r->method != HTTP_POST) || (r->method == HTTP_PUT && r->declared_len <= 0)) {
             route(pss);
             return 0;
         }
-        char te[32];
-        if (lws_hdr_copy(wsi, te, sizeof te, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 && strcasestr(te, "chunked"))
-            return refuse_now(pss, SB_ERR_ARGUMENT,
-                              "Request bodies sent with Transfer-Encoding: chunked are not taken; send a Content-Length.");
         if (r->declared_len > HTTP_ADMIN_BODY_DRAIN_MAX)
             return refuse_now(pss, SB_ERR_MESSAGE_SIZE_EXCEEDED,
                               "The request body is larger than the most the management API takes.");

@@ -109,7 +109,7 @@ int http_apply_forward_path(const char *value, char *out, size_t outlen)
         memcpy(out, value, strlen(value) + 1);
         return 0;
     }
-    return ent_audience_path(value, out, outlen);
+    return ent_audience_path(value, out, outlen) || !*out ? -1 : 0; /* the namespace itself is no entity */
 }
 
 typedef sb_status (*set_fn)(void *props, const char *property, ent_value v, char *err, size_t errlen);

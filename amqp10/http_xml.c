@@ -893,12 +893,14 @@ void http_xml_rawf(http_xml_buf *b, const char *fmt, ...)
     free(big);
 }
 
-void http_xml_text(http_xml_buf *b, const char *s)
+/* Escapes s; quotes too when it goes into an attribute value. */
+static void escape(http_xml_buf *b, const char *s, bool attr)
 {
+    const char *special = attr ? "&<>\"'" : "&<>";
     const unsigned char *p = (const unsigned char *)(s ? s : ""), *end = p + strlen((const char *)p);
     while (p < end) {
         const unsigned char *run = p;
-        while (p < end && *p >= 0x20 && *p < 0x80 && !strchr("&<>\"'", *p))
+        while (p < end && ((*p >= 0x20 && *p < 0x80) || (!attr && (*p == '\t' || *p == '\n'))) && !strchr(special, *p))
             p++;
         append(b, (const char *)run, (size_t)(p - run));
         if (p >= end)
@@ -924,6 +926,9 @@ void http_xml_text(http_xml_buf *b, const char *s)
         }
     }
 }
+
+void http_xml_text(http_xml_buf *b, const char *s) { escape(b, s, false); }
+void http_xml_attr(http_xml_buf *b, const char *s) { escape(b, s, true); }
 
 void http_xml_leaf(http_xml_buf *b, const char *name, const char *text)
 {
@@ -952,7 +957,7 @@ void http_xml_leaf_time(http_xml_buf *b, const char *name, int64_t unix_ms)
 static void link_element(http_xml_buf *b, const char *rel, const char *href)
 {
     http_xml_rawf(b, "<link rel=\"%s\" href=\"", rel);
-    http_xml_text(b, href);
+    http_xml_attr(b, href);
     http_xml_raw(b, "\"/>");
 }
 

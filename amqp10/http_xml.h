@@ -94,9 +94,12 @@ char *http_xml_take(http_xml_buf *b, size_t *len);
 
 void http_xml_raw(http_xml_buf *b, const char *s);
 __attribute__((format(printf, 2, 3))) void http_xml_rawf(http_xml_buf *b, const char *fmt, ...);
-/* s escaped for text and attribute values (& < > " '); characters XML 1.0
- * cannot carry (controls other than tab, newline, return) become U+FFFD. */
+/* s escaped as element text (& < >; a return as &#xD; so that it survives
+ * line-end normalisation); characters XML 1.0 cannot carry (controls other
+ * than tab, newline, return) become U+FFFD. */
 void http_xml_text(http_xml_buf *b, const char *s);
+/* The same for an attribute value: quotes, tabs and newlines escaped too. */
+void http_xml_attr(http_xml_buf *b, const char *s);
 /* <name>escaped text</name> */
 void http_xml_leaf(http_xml_buf *b, const char *name, const char *text);
 void http_xml_leaf_i64(http_xml_buf *b, const char *name, int64_t v);

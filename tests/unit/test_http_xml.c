@@ -216,11 +216,15 @@ static void test_writer(void **state)
     (void)state;
     http_xml_buf b;
     http_xml_buf_init(&b);
-    http_xml_text(&b, "a<b>&\"'\x01\xc3\xa9\xff");
+    http_xml_text(&b, "a<b>&\"'\x01\xc3\xa9\xff\t\r\n");
     size_t len;
     char *s = http_xml_take(&b, &len);
-    assert_string_equal(s, "a&lt;b&gt;&amp;&quot;&apos;\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd");
+    assert_string_equal(s, "a&lt;b&gt;&amp;\"'\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\t&#xD;\n");
     assert_int_equal(len, strlen(s));
+    free(s);
+    http_xml_attr(&b, "\"'&\t");
+    s = http_xml_take(&b, NULL);
+    assert_string_equal(s, "&quot;&apos;&amp;&#x9;");
     free(s);
 
     http_xml_meta m = {"https://h:1/q1?api-version=2021-05", "q1", 0, 1000, "ns"};

@@ -71,7 +71,7 @@ function errorDetail(res, code) {
   const m = /^<\?xml[^>]*\?><Error><Code>(\d+)<\/Code><Detail>([\s\S]*)<\/Detail><\/Error>$/.exec(res.body);
   if (!m) throw new Error(`not a Service Bus error body (status ${res.status}): ${res.body}`);
   if (Number(m[1]) !== code || res.status !== code) throw new Error(`expected ${code}, got status ${res.status} / Code ${m[1]}: ${m[2]}`);
-  return m[2];
+  return m[2].replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
 }
 
 /** Awaits promise and returns the error it fails with, or fails. */
