@@ -89,7 +89,10 @@ def make_config(queues, topics=None):
 
 
 class Emulator:
-    def __init__(self, queues, name="py", topics=None):
+    def __init__(self, queues, name="py", topics=None, amqps_port=AMQPS_PORT):
+        """amqps_port: the TLS port; the AMQP client can only use 5671, but a test of the
+        management API alone (whose client keeps the Endpoint's port) takes a free one
+        (free_port()) and leaves 5671 to other suites."""
         # cut short: a Unix socket path (<tmp>/data/pg/run/.s.PGSQL.5432) has at most 107 bytes
         self.tmp = tempfile.mkdtemp(prefix="sbemu-e2e-%s-" % name[:24])
         os.chmod(self.tmp, 0o755)  # the embedded cluster runs as postgres
@@ -102,6 +105,7 @@ class Emulator:
         self.failed = False
         self.amqp_port = free_port()
         self.http_port = free_port()
+        self.amqps_port = amqps_port
 
     @property
     def cert_path(self):
@@ -114,10 +118,10 @@ class Emulator:
     def start(self):
         if not os.path.exists(BIN):
             raise RuntimeError("sbemu binary not found at %s (build it: scripts/build.sh)" % BIN)
-        if port_in_use(AMQPS_PORT):
+        if self.amqps_port == AMQPS_PORT and port_in_use(AMQPS_PORT):
             raise RuntimeError("port %d is taken: the Python SDK can only use 5671" % AMQPS_PORT)
         args = [BIN, "--config", self.config_path, "--data-dir", self.data_dir,
-                "--amqp-port", str(self.amqp_port), "--amqps-port", str(AMQPS_PORT),
+                "--amqp-port", str(self.amqp_port), "--amqps-port", str(self.amqps_port),
                 "--http-port", str(self.http_port)] + os.environ.get("SBEMU_E2E_ARGS", "").split()
         env = {k: v for k, v in os.environ.items() if not k.startswith("SBEMU_")}
         with open(self.log_path, "ab") as log:
@@ -147,9 +151,9 @@ class Emulator:
             self.fail("sbemu not healthy after %.0f s (last /health: %s)" % (HEALTH_TIMEOUT, last))
         # Health is served on the HTTP port; make sure the TLS listener is up too.
         deadline = time.monotonic() + 10
-        while not port_in_use(AMQPS_PORT):
+        while not port_in_use(self.amqps_port):
             if time.monotonic() > deadline:
-                self.fail("sbemu is healthy but nothing listens on %d (--amqps-port)" % AMQPS_PORT)
+                self.fail("sbemu is healthy but nothing listens on %d (--amqps-port)" % self.amqps_port)
             time.sleep(0.1)
         if not os.path.exists(self.cert_path):
             self.fail("no certificate at %s" % self.cert_path)
@@ -239,9 +243,9 @@ class Emulator:
 
 # ---- what every test module shares: one emulator per module, a client per test ----
 
-def start_module_emulator(queues, name, topics=None):
+def start_module_emulator(queues, name, topics=None, amqps_port=AMQPS_PORT):
     """Starts the module's emulator (setUpModule); cleans up if it does not come up."""
-    emu = Emulator(queues, name=name, topics=topics)
+    emu = Emulator(queues, name=name, topics=topics, amqps_port=amqps_port)
     try:
         emu.start()
     except Exception:
