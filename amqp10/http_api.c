@@ -433,7 +433,7 @@ static http_req *req_new(struct lws *wsi, const char *path)
 
 static int body_append(http_req *r, const char *in, size_t len)
 {
-    if (r->body_refused)
+    if (r->body_refused || !len) /* an empty body comes as (NULL, 0) */
         return 0;
     if (r->body_len + len > HTTP_ADMIN_BODY_MAX) {
         r->body_refused = true;
