@@ -35,7 +35,7 @@ static void req_free(http_req *r)
     if (r->work_free)
         r->work_free(r->work);
     free(r->auth);
-    free(r->body);
+    http_xml_buf_free(&r->body);
     free(r->out);
     free(r);
 }
@@ -234,11 +234,11 @@ int http_req_keep(http_req *r, char *dst, size_t size, const char *name, const c
 int http_req_entry(http_req *r, http_xml_entry *e)
 {
     char err[512];
-    if (!r->body || !r->body_len) {
+    if (!r->body.len) {
         http_respond_error(r, SB_ERR_ARGUMENT, "A PUT needs a body: an Atom entry holding the description.");
         return -1;
     }
-    if (http_xml_parse_entry(r->body, r->body_len, e, err, sizeof err)) {
+    if (http_xml_parse_entry(r->body.data, r->body.len, e, err, sizeof err)) {
         http_respond_error(r, SB_ERR_ARGUMENT, "The body is not a valid Atom entry: %s.", err);
         return -1;
     }
@@ -435,27 +435,13 @@ static int body_append(http_req *r, const char *in, size_t len)
 {
     if (r->body_refused || !len) /* an empty body comes as (NULL, 0) */
         return 0;
-    if (r->body_len + len > HTTP_ADMIN_BODY_MAX) {
+    if (r->body.len + len > HTTP_ADMIN_BODY_MAX) {
         r->body_refused = true;
-        free(r->body);
-        r->body = NULL;
-        r->body_len = r->body_cap = 0;
+        http_xml_buf_free(&r->body);
         return 0;
     }
-    if (r->body_len + len + 1 > r->body_cap) {
-        size_t cap = r->body_cap ? r->body_cap : 4096;
-        while (cap < r->body_len + len + 1)
-            cap *= 2;
-        char *b = realloc(r->body, cap);
-        if (!b)
-            return -1;
-        r->body = b;
-        r->body_cap = cap;
-    }
-    memcpy(r->body + r->body_len, in, len);
-    r->body_len += len;
-    r->body[r->body_len] = 0;
-    return 0;
+    http_xml_rawn(&r->body, in, len);
+    return r->body.oom ? -1 : 0;
 }
 
 static void route(http_pss *pss)

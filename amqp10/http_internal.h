@@ -64,8 +64,7 @@ typedef struct http_req {
     http_arg args[HTTP_ADMIN_ARGS_MAX];
     int nargs;
     char *auth;                 /* the Authorization header (malloc'd), NULL if none */
-    char *body;                 /* PUT: the body (malloc'd, NUL-terminated) */
-    size_t body_len, body_cap;
+    http_xml_buf body;          /* PUT: the body as it came */
     int64_t declared_len;       /* Content-Length, -1 if none */
     bool body_refused;          /* too large: dropped as it comes, answered 413 */
     int64_t now_ms;             /* the emulator's clock when the request came */

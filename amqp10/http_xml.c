@@ -17,8 +17,7 @@
 typedef struct xnode {
     char *local, *ns;          /* resolved name */
     char *qname;               /* as written, to match the end tag */
-    char *text;                /* character data directly inside */
-    size_t text_len, text_cap;
+    http_xml_buf text;         /* character data directly inside */
     char *type, *type_ns;      /* xsi:type split and resolved */
     int parent, first, last, next; /* indexes, -1 for none */
     int line;
@@ -33,9 +32,11 @@ typedef struct xns {
 
 typedef struct xdoc {
     xnode *nodes;
-    int n, cap;
+    int n;
+    size_t cap;
     xns *ns;
-    int nns, cap_ns;
+    int nns;
+    size_t cap_ns;
     char *err;
     size_t errlen;
     const char *buf, *end, *p;
@@ -64,7 +65,7 @@ static void doc_free(xdoc *d)
         free(d->nodes[i].local);
         free(d->nodes[i].ns);
         free(d->nodes[i].qname);
-        free(d->nodes[i].text);
+        http_xml_buf_free(&d->nodes[i].text);
         free(d->nodes[i].type);
         free(d->nodes[i].type_ns);
     }
@@ -252,21 +253,23 @@ static int read_reference(xdoc *d, char out[4])
                 semi ? (int)(semi - d->p + 1) : 8, d->p);
 }
 
-static int text_append(xdoc *d, xnode *nd, const char *s, size_t n)
+static int text_append(xdoc *d, http_xml_buf *b, const char *s, size_t n)
 {
-    if (nd->text_len + n + 1 > nd->text_cap) {
-        size_t cap = nd->text_cap ? nd->text_cap : 64;
-        while (cap < nd->text_len + n + 1)
-            cap *= 2;
-        char *t = realloc(nd->text, cap);
-        if (!t)
-            return fail(d, "out of memory");
-        nd->text = t;
-        nd->text_cap = cap;
-    }
-    memcpy(nd->text + nd->text_len, s, n);
-    nd->text_len += n;
-    nd->text[nd->text_len] = 0;
+    http_xml_rawn(b, s, n);
+    return b->oom ? fail(d, "out of memory") : 0;
+}
+
+/* Makes room for one more element in *v, which holds n of *cap; 0 or -1. */
+static int grow(xdoc *d, void **v, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *t = realloc(*v, c * size);
+    if (!t)
+        return fail(d, "out of memory");
+    *v = t;
+    *cap = c;
     return 0;
 }
 
@@ -279,35 +282,35 @@ static char *read_attr_value(xdoc *d)
     }
     char q = *d->p;
     advance(d, 1);
-    xnode tmp = {0};
+    http_xml_buf tmp;
+    http_xml_buf_init(&tmp);
     while (d->p < d->end && *d->p != q) {
         char out[4];
         int n;
         if (*d->p == '<') {
             fail(d, "'<' inside an attribute value");
-            free(tmp.text);
-            return NULL;
+            break;
         }
         if (*d->p == '&') {
-            if ((n = read_reference(d, out)) < 0 || text_append(d, &tmp, out, (size_t)n)) {
-                free(tmp.text);
-                return NULL;
-            }
+            if ((n = read_reference(d, out)) < 0 || text_append(d, &tmp, out, (size_t)n))
+                break;
             continue;
         }
-        if (text_append(d, &tmp, d->p, 1)) {
-            free(tmp.text);
-            return NULL;
-        }
+        if (text_append(d, &tmp, d->p, 1))
+            break;
         advance(d, 1);
     }
-    if (d->p >= d->end) {
-        fail(d, "an attribute value is not closed");
-        free(tmp.text);
-        return NULL;
+    if (d->p < d->end && *d->p == q) {
+        advance(d, 1);
+        char *v = http_xml_take(&tmp, NULL);
+        if (!v)
+            fail(d, "out of memory");
+        return v;
     }
-    advance(d, 1);
-    return tmp.text ? tmp.text : dup_n("", 0);
+    if (d->p >= d->end)
+        fail(d, "an attribute value is not closed");
+    http_xml_buf_free(&tmp);
+    return NULL;
 }
 
 /* ---- namespaces ---- */
@@ -324,14 +327,8 @@ static const char *ns_lookup(const xdoc *d, const char *prefix, size_t n)
 
 static int ns_push(xdoc *d, const char *prefix, const char *uri, int depth)
 {
-    if (d->nns == d->cap_ns) {
-        int cap = d->cap_ns ? d->cap_ns * 2 : 16;
-        xns *t = realloc(d->ns, (size_t)cap * sizeof *t);
-        if (!t)
-            return fail(d, "out of memory");
-        d->ns = t;
-        d->cap_ns = cap;
-    }
+    if (grow(d, (void **)&d->ns, &d->cap_ns, (size_t)d->nns, sizeof *d->ns))
+        return -1;
     xns *x = &d->ns[d->nns];
     x->prefix = dup_n(prefix, strlen(prefix));
     x->uri = dup_n(uri, strlen(uri));
@@ -383,14 +380,8 @@ static int new_node(xdoc *d, int parent)
 {
     if (d->n >= HTTP_XML_ELEMENTS_MAX)
         return fail(d, "more than %d elements", HTTP_XML_ELEMENTS_MAX);
-    if (d->n == d->cap) {
-        int cap = d->cap ? d->cap * 2 : 32;
-        xnode *t = realloc(d->nodes, (size_t)cap * sizeof *t);
-        if (!t)
-            return fail(d, "out of memory");
-        d->nodes = t;
-        d->cap = cap;
-    }
+    if (grow(d, (void **)&d->nodes, &d->cap, (size_t)d->n, sizeof *d->nodes))
+        return -1;
     xnode *nd = &d->nodes[d->n];
     memset(nd, 0, sizeof *nd);
     nd->parent = parent;
@@ -570,7 +561,7 @@ static int parse_doc(xdoc *d)
             }
             free(name);
             advance(d, 1);
-            if (d->nodes[cur].first >= 0 && !blank(d->nodes[cur].text))
+            if (d->nodes[cur].first >= 0 && !blank(d->nodes[cur].text.data))
                 return fail(d, "<%s> mixes text and elements", d->nodes[cur].qname);
             ns_pop(d, depth);
             depth--;
@@ -578,7 +569,7 @@ static int parse_doc(xdoc *d)
         } else if (at(d, "<![CDATA[")) {
             advance(d, 9);
             const char *s = d->p;
-            if (skip_past(d, "]]>", "a CDATA section") || text_append(d, &d->nodes[cur], s, (size_t)(d->p - 3 - s)))
+            if (skip_past(d, "]]>", "a CDATA section") || text_append(d, &d->nodes[cur].text, s, (size_t)(d->p - 3 - s)))
                 return -1;
         } else if (at(d, "<!--") || at(d, "<?") || at(d, "<!")) {
             int r = skip_misc(d);
@@ -599,14 +590,14 @@ static int parse_doc(xdoc *d)
                 if (*d->p == '&') {
                     char out[4];
                     int n = read_reference(d, out);
-                    if (n < 0 || text_append(d, &d->nodes[cur], out, (size_t)n))
+                    if (n < 0 || text_append(d, &d->nodes[cur].text, out, (size_t)n))
                         return -1;
                     continue;
                 }
                 const char *s = d->p;
                 while (d->p < d->end && *d->p != '<' && *d->p != '&')
                     advance(d, 1);
-                if (text_append(d, &d->nodes[cur], s, (size_t)(d->p - s)))
+                if (text_append(d, &d->nodes[cur].text, s, (size_t)(d->p - s)))
                     return -1;
             }
             if (d->p >= d->end)
@@ -645,16 +636,8 @@ static int child_named(const xdoc *d, int parent, const char *local)
 
 static http_xml_prop *add_prop(xdoc *d, flat *f)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 32;
-        http_xml_prop *t = realloc(f->v, cap * sizeof *t);
-        if (!t) {
-            fail(d, "out of memory");
-            return NULL;
-        }
-        f->v = t;
-        f->cap = cap;
-    }
+    if (grow(d, (void **)&f->v, &f->cap, f->n, sizeof *f->v))
+        return NULL;
     http_xml_prop *p = &f->v[f->n++];
     memset(p, 0, sizeof *p);
     return p;
@@ -662,16 +645,8 @@ static http_xml_prop *add_prop(xdoc *d, flat *f)
 
 static char *own_path(xdoc *d, flat *f, const char *prefix, const char *local)
 {
-    if (f->nowned == f->cap_owned) {
-        size_t cap = f->cap_owned ? f->cap_owned * 2 : 32;
-        char **t = realloc(f->owned, cap * sizeof *t);
-        if (!t) {
-            fail(d, "out of memory");
-            return NULL;
-        }
-        f->owned = t;
-        f->cap_owned = cap;
-    }
+    if (grow(d, (void **)&f->owned, &f->cap_owned, f->nowned, sizeof *f->owned))
+        return NULL;
     size_t n = (prefix ? strlen(prefix) + 1 : 0) + strlen(local) + 1;
     char *s = malloc(n);
     if (!s) {
@@ -683,7 +658,7 @@ static char *own_path(xdoc *d, flat *f, const char *prefix, const char *local)
     return s;
 }
 
-static const char *text_of(const xnode *nd) { return nd->text ? nd->text : ""; }
+static const char *text_of(const xnode *nd) { return nd->text.data ? nd->text.data : ""; }
 
 static int flatten(xdoc *d, flat *f, int parent, const char *prefix)
 {
@@ -843,7 +818,7 @@ char *http_xml_take(http_xml_buf *b, size_t *len)
     return d;
 }
 
-static void append(http_xml_buf *b, const char *s, size_t n)
+void http_xml_rawn(http_xml_buf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
@@ -864,7 +839,7 @@ static void append(http_xml_buf *b, const char *s, size_t n)
     b->data[b->len] = 0;
 }
 
-void http_xml_raw(http_xml_buf *b, const char *s) { append(b, s, strlen(s)); }
+void http_xml_raw(http_xml_buf *b, const char *s) { http_xml_rawn(b, s, strlen(s)); }
 
 void http_xml_rawf(http_xml_buf *b, const char *fmt, ...)
 {
@@ -878,7 +853,7 @@ void http_xml_rawf(http_xml_buf *b, const char *fmt, ...)
         return;
     }
     if ((size_t)n < sizeof small) {
-        append(b, small, (size_t)n);
+        http_xml_rawn(b, small, (size_t)n);
         return;
     }
     char *big = malloc((size_t)n + 1);
@@ -889,7 +864,7 @@ void http_xml_rawf(http_xml_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    append(b, big, (size_t)n);
+    http_xml_rawn(b, big, (size_t)n);
     free(big);
 }
 
@@ -902,7 +877,7 @@ static void escape(http_xml_buf *b, const char *s, bool attr)
         const unsigned char *run = p;
         while (p < end && ((*p >= 0x20 && *p < 0x80) || (!attr && (*p == '\t' || *p == '\n'))) && !strchr(special, *p))
             p++;
-        append(b, (const char *)run, (size_t)(p - run));
+        http_xml_rawn(b, (const char *)run, (size_t)(p - run));
         if (p >= end)
             break;
         switch (*p) {
@@ -918,7 +893,7 @@ static void escape(http_xml_buf *b, const char *s, bool attr)
         }
         size_t n = *p >= 0x80 ? utf8_seq(p, end) : 0;
         if (n) {
-            append(b, (const char *)p, n);
+            http_xml_rawn(b, (const char *)p, n);
             p += n;
         } else {
             http_xml_raw(b, "\xef\xbf\xbd"); /* U+FFFD for what XML cannot carry */
@@ -1012,10 +987,10 @@ void http_xml_url_encode(http_xml_buf *b, const char *s, const char *keep)
         bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || strchr("-._~", c) ||
                      (keep && c && strchr(keep, c));
         if (plain) {
-            append(b, (const char *)p, 1);
+            http_xml_rawn(b, (const char *)p, 1);
         } else {
             char e[3] = {'%', hex[c >> 4], hex[c & 15]};
-            append(b, e, 3);
+            http_xml_rawn(b, e, 3);
         }
     }
 }

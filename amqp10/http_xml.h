@@ -93,6 +93,7 @@ void http_xml_buf_free(http_xml_buf *b);
 char *http_xml_take(http_xml_buf *b, size_t *len);
 
 void http_xml_raw(http_xml_buf *b, const char *s);
+void http_xml_rawn(http_xml_buf *b, const char *s, size_t n);
 __attribute__((format(printf, 2, 3))) void http_xml_rawf(http_xml_buf *b, const char *fmt, ...);
 /* s escaped as element text (& < >; a return as &#xD; so that it survives
  * line-end normalisation); characters XML 1.0 cannot carry (controls other

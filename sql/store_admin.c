@@ -361,14 +361,31 @@ static store_param p_opt(const char *s)
 }
 #define P_OPT(s) p_opt(s)
 
+/* A queue's or topic's put. Create: the name's lock, the insert, the new
+ * entity's runtime stamp, its row; update: the update, its row. p[0] is the
+ * name, p[np - 1] the time. */
+static void put_named(store *s, admin_kind kind, const char *create, const char *update_stmt, const char *get,
+                      const store_param *p, int np, bool update, void (*fn)(void), void *ctx)
+{
+    int n = update ? 2 : 4;
+    store_op *op = admin_op(n, kind, n - 1, update ? 0 : 1, update, admin_done, fn, ctx);
+    if (!op)
+        return;
+    int rc = 0, i = 0;
+    if (!update) {
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_NAME_LOCK, p, 1);
+        rc |= store_op_stmt(op, i++, create, p, np);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOUCH_NEW, (store_param[]){p[0], p[np - 1]}, 2);
+    } else {
+        rc |= store_op_stmt(op, i++, update_stmt, p, np);
+    }
+    rc |= store_op_stmt(op, i, get, (store_param[]){p[0], P_CAP}, 2);
+    submit(s, op, rc);
+}
+
 void store_admin_put_queue(store *s, const ent_queue_props *q, bool update, int64_t now_ms, store_admin_queues_cb cb,
                            void *ctx)
 {
-    /* create: name lock, insert, its runtime stamp, the row; update: update, the row */
-    int n = update ? 2 : 4, verdict_stmt = update ? 0 : 1;
-    store_op *op = admin_op(n, KIND_QUEUE, n - 1, verdict_stmt, update, admin_done, (void (*)(void))cb, ctx);
-    if (!op)
-        return;
     ms_param lock = ms_of(q->lock_duration_ms), ttl = ms_of(q->default_message_time_to_live_ms),
              dup = ms_of(q->duplicate_detection_history_time_window_ms), idle = ms_of(q->auto_delete_on_idle_ms);
     int8_param mdc = be_int8(q->max_delivery_count), size = be_int8(q->max_size_in_megabytes), now = be_int8(now_ms);
@@ -391,25 +408,13 @@ void store_admin_put_queue(store *s, const ent_queue_props *q, bool update, int6
         P_OPT(q->user_metadata),
         P_INT8(now),
     };
-    int rc = 0, i = 0;
-    if (!update) {
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_NAME_LOCK, p, 1);
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_QUEUE_CREATE, p, 17);
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOUCH_NEW, (store_param[]){p[0], P_INT8(now)}, 2);
-    } else {
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_QUEUE_UPDATE, p, 17);
-    }
-    rc |= store_op_stmt(op, i, STMT_ADMIN_QUEUE_GET, (store_param[]){p[0], P_CAP}, 2);
-    submit(s, op, rc);
+    put_named(s, KIND_QUEUE, STMT_ADMIN_QUEUE_CREATE, STMT_ADMIN_QUEUE_UPDATE, STMT_ADMIN_QUEUE_GET, p,
+              (int)(sizeof p / sizeof p[0]), update, (void (*)(void))cb, ctx);
 }
 
 void store_admin_put_topic(store *s, const ent_topic_props *t, bool update, int64_t now_ms, store_admin_topics_cb cb,
                            void *ctx)
 {
-    int n = update ? 2 : 4, verdict_stmt = update ? 0 : 1;
-    store_op *op = admin_op(n, KIND_TOPIC, n - 1, verdict_stmt, update, admin_done, (void (*)(void))cb, ctx);
-    if (!op)
-        return;
     ms_param ttl = ms_of(t->default_message_time_to_live_ms), dup = ms_of(t->duplicate_detection_history_time_window_ms),
              idle = ms_of(t->auto_delete_on_idle_ms);
     int8_param size = be_int8(t->max_size_in_megabytes), now = be_int8(now_ms);
@@ -427,16 +432,8 @@ void store_admin_put_topic(store *s, const ent_topic_props *t, bool update, int6
         P_OPT(t->user_metadata),
         P_INT8(now),
     };
-    int rc = 0, i = 0;
-    if (!update) {
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_NAME_LOCK, p, 1);
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOPIC_CREATE, p, 12);
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOUCH_NEW, (store_param[]){p[0], P_INT8(now)}, 2);
-    } else {
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOPIC_UPDATE, p, 12);
-    }
-    rc |= store_op_stmt(op, i, STMT_ADMIN_TOPIC_GET, (store_param[]){p[0], P_CAP}, 2);
-    submit(s, op, rc);
+    put_named(s, KIND_TOPIC, STMT_ADMIN_TOPIC_CREATE, STMT_ADMIN_TOPIC_UPDATE, STMT_ADMIN_TOPIC_GET, p,
+              (int)(sizeof p / sizeof p[0]), update, (void (*)(void))cb, ctx);
 }
 
 void store_admin_put_subscription(store *s, const ent_subscription_props *sub, const store_rule *default_rule,
