@@ -576,7 +576,7 @@ static int parse_doc(xdoc *d)
             if (r <= 0)
                 return r < 0 ? -1 : fail(d, "unexpected markup '<!'");
         } else if (at(d, "<")) {
-            bool self_closing;
+            bool self_closing = false;
             int idx = read_start_tag(d, cur, depth + 1, &self_closing);
             if (idx < 0)
                 return -1;
