@@ -1,5 +1,6 @@
-/* See http_xml.h. The parser builds a small tree (an array of nodes), then
- * flattens the description inside <entry><content> into properties. */
+/* See http_xml.h: the reading half (http_xml_write.c writes). The parser
+ * builds a small tree (an array of nodes), then flattens the description
+ * inside <entry><content> into properties. */
 #include "http_xml.h"
 
 #include <stdarg.h>
@@ -90,8 +91,7 @@ static char *dup_n(const char *s, size_t n)
 
 /* ---- UTF-8 ---- */
 
-/* Bytes of the UTF-8 sequence at p (end bounds it), or 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+size_t http_xml_utf8_seq(const unsigned char *p, const unsigned char *end)
 {
     unsigned c = p[0];
     size_t n;
@@ -730,7 +730,7 @@ int http_xml_parse_entry(const char *body, size_t len, http_xml_entry *out, char
     d->line = 1;
     /* UTF-8 and XML characters only, before anything reads it */
     for (const unsigned char *p = (const unsigned char *)body, *e = p + len; p < e;) {
-        size_t n = utf8_seq(p, e);
+        size_t n = http_xml_utf8_seq(p, e);
         if (!n || (n == 1 && !xml_char(*p))) {
             int line = 1;
             for (const char *q = body; q < (const char *)p; q++)
@@ -787,210 +787,4 @@ void http_xml_entry_free(http_xml_entry *e)
     free(e->props);
     entry_doc_free(e->doc);
     memset(e, 0, sizeof *e);
-}
-
-/* ---- writing ---- */
-
-void http_xml_buf_init(http_xml_buf *b) { memset(b, 0, sizeof *b); }
-
-void http_xml_buf_free(http_xml_buf *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
-char *http_xml_take(http_xml_buf *b, size_t *len)
-{
-    if (b->oom || !b->data) {
-        bool oom = b->oom;
-        http_xml_buf_free(b);
-        if (oom)
-            return NULL;
-        char *empty = calloc(1, 1);
-        if (len)
-            *len = 0;
-        return empty;
-    }
-    char *d = b->data;
-    if (len)
-        *len = b->len;
-    memset(b, 0, sizeof *b);
-    return d;
-}
-
-void http_xml_rawn(http_xml_buf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *t = realloc(b->data, cap);
-        if (!t) {
-            b->oom = true;
-            return;
-        }
-        b->data = t;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = 0;
-}
-
-void http_xml_raw(http_xml_buf *b, const char *s) { http_xml_rawn(b, s, strlen(s)); }
-
-void http_xml_rawf(http_xml_buf *b, const char *fmt, ...)
-{
-    char small[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        http_xml_rawn(b, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    http_xml_rawn(b, big, (size_t)n);
-    free(big);
-}
-
-/* Escapes s; quotes too when it goes into an attribute value. */
-static void escape(http_xml_buf *b, const char *s, bool attr)
-{
-    const char *special = attr ? "&<>\"'" : "&<>";
-    const unsigned char *p = (const unsigned char *)(s ? s : ""), *end = p + strlen((const char *)p);
-    while (p < end) {
-        const unsigned char *run = p;
-        while (p < end && ((*p >= 0x20 && *p < 0x80) || (!attr && (*p == '\t' || *p == '\n'))) && !strchr(special, *p))
-            p++;
-        http_xml_rawn(b, (const char *)run, (size_t)(p - run));
-        if (p >= end)
-            break;
-        switch (*p) {
-        case '&': http_xml_raw(b, "&amp;"); p++; continue;
-        case '<': http_xml_raw(b, "&lt;"); p++; continue;
-        case '>': http_xml_raw(b, "&gt;"); p++; continue;
-        case '"': http_xml_raw(b, "&quot;"); p++; continue;
-        case '\'': http_xml_raw(b, "&apos;"); p++; continue;
-        case '\t': http_xml_raw(b, "&#x9;"); p++; continue;
-        case '\n': http_xml_raw(b, "&#xA;"); p++; continue;
-        case '\r': http_xml_raw(b, "&#xD;"); p++; continue;
-        default: break;
-        }
-        size_t n = *p >= 0x80 ? utf8_seq(p, end) : 0;
-        if (n) {
-            http_xml_rawn(b, (const char *)p, n);
-            p += n;
-        } else {
-            http_xml_raw(b, "\xef\xbf\xbd"); /* U+FFFD for what XML cannot carry */
-            p++;
-        }
-    }
-}
-
-void http_xml_text(http_xml_buf *b, const char *s) { escape(b, s, false); }
-void http_xml_attr(http_xml_buf *b, const char *s) { escape(b, s, true); }
-
-void http_xml_leaf(http_xml_buf *b, const char *name, const char *text)
-{
-    http_xml_rawf(b, "<%s>", name);
-    http_xml_text(b, text);
-    http_xml_rawf(b, "</%s>", name);
-}
-
-void http_xml_leaf_i64(http_xml_buf *b, const char *name, int64_t v)
-{
-    http_xml_rawf(b, "<%s>%lld</%s>", name, (long long)v, name);
-}
-
-void http_xml_leaf_bool(http_xml_buf *b, const char *name, bool v)
-{
-    http_xml_rawf(b, "<%s>%s</%s>", name, v ? "true" : "false", name);
-}
-
-void http_xml_leaf_time(http_xml_buf *b, const char *name, int64_t unix_ms)
-{
-    char t[64];
-    ent_fv_format_time(unix_ms, t, sizeof t);
-    http_xml_leaf(b, name, t);
-}
-
-static void link_element(http_xml_buf *b, const char *rel, const char *href)
-{
-    http_xml_rawf(b, "<link rel=\"%s\" href=\"", rel);
-    http_xml_attr(b, href);
-    http_xml_raw(b, "\"/>");
-}
-
-void http_xml_entry_begin(http_xml_buf *b, const http_xml_meta *m, bool top_level)
-{
-    if (top_level)
-        http_xml_raw(b, "<?xml version=\"1.0\" encoding=\"utf-8\"?>");
-    http_xml_raw(b, "<entry xmlns=\"" HTTP_XML_NS_ATOM "\">");
-    http_xml_leaf(b, "id", m->id);
-    http_xml_raw(b, "<title type=\"text\">");
-    http_xml_text(b, m->title);
-    http_xml_raw(b, "</title>");
-    http_xml_leaf_time(b, "published", m->published_ms);
-    http_xml_leaf_time(b, "updated", m->updated_ms);
-    http_xml_raw(b, "<author>");
-    http_xml_leaf(b, "name", m->author);
-    http_xml_raw(b, "</author>");
-    link_element(b, "self", m->id);
-    http_xml_raw(b, "<content type=\"application/xml\">");
-}
-
-void http_xml_entry_end(http_xml_buf *b) { http_xml_raw(b, "</content></entry>"); }
-
-void http_xml_feed_begin(http_xml_buf *b, const char *title, const char *self_url, const char *next_url,
-                         int64_t updated_ms)
-{
-    http_xml_raw(b, "<?xml version=\"1.0\" encoding=\"utf-8\"?><feed xmlns=\"" HTTP_XML_NS_ATOM "\">");
-    http_xml_raw(b, "<title type=\"text\">");
-    http_xml_text(b, title);
-    http_xml_raw(b, "</title>");
-    http_xml_leaf(b, "id", self_url);
-    http_xml_leaf_time(b, "updated", updated_ms);
-    link_element(b, "self", self_url);
-    if (next_url)
-        link_element(b, "next", next_url);
-}
-
-void http_xml_feed_end(http_xml_buf *b) { http_xml_raw(b, "</feed>"); }
-
-void http_xml_error(http_xml_buf *b, int code, const char *detail)
-{
-    http_xml_rawf(b, "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>%d</Code>", code);
-    http_xml_leaf(b, "Detail", detail);
-    http_xml_raw(b, "</Error>");
-}
-
-void http_xml_url_encode(http_xml_buf *b, const char *s, const char *keep)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned char c = *p;
-        bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || strchr("-._~", c) ||
-                     (keep && c && strchr(keep, c));
-        if (plain) {
-            http_xml_rawn(b, (const char *)p, 1);
-        } else {
-            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
-            http_xml_rawn(b, e, 3);
-        }
-    }
 }

@@ -135,4 +135,9 @@ void http_xml_error(http_xml_buf *b, int code, const char *detail);
  * and the ones listed in keep stay as they are). */
 void http_xml_url_encode(http_xml_buf *b, const char *s, const char *keep);
 
+/* Bytes of the valid UTF-8 sequence at p (end bounds it), or 0 when it is
+ * not one: shared by the reader, which refuses such bytes, and the writer,
+ * which replaces them. */
+size_t http_xml_utf8_seq(const unsigned char *p, const unsigned char *end);
+
 #endif
