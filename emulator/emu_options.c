@@ -40,6 +40,8 @@ static const opt_def opt_table[] = {
       "the emulator's Config.json: entities to create at start (see below)", NULL },
     { "postgres", OPT_STRING, F(postgres), "URL", NULL,
       "PostgreSQL: libpq conninfo or postgres:// URL (default: embedded cluster in DATA-DIR/pg)", NULL },
+    { "postgres-wait", OPT_SECONDS, F(postgres_wait_s), "SECONDS", "60",
+      "with --postgres, keep trying to connect at start this long (a database starting beside it)", NULL },
     { "data-dir", OPT_STRING, F(data_dir), "DIR", "./.sbemu",
       "state directory: embedded PostgreSQL, generated TLS certificate", NULL },
     { "amqp-port", OPT_PORT, F(amqp_port), "PORT", "5672",

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "amqp_server.h"
 #if __has_include("cmd_filter.h")
@@ -35,6 +37,8 @@
 #define EMU_SHUTDOWN_GRACE_MS 3000
 #define EMU_ERR_MAX 1024
 #define EMU_CONNINFO_MAX 1024
+/* While waiting for PostgreSQL at start, say so every this many tries (one a second). */
+#define EMU_PG_WAIT_LOG_EVERY 5
 
 static volatile int stop_requested;
 static emu_loop loop;
@@ -62,9 +66,29 @@ static int make_dirs(const char *path)
 }
 
 /* Migrations and Config.json run once, on a plain blocking connection. */
-static int prepare_database(const char *conninfo, const char *config_file, char *err, size_t errlen)
+/* Connects, retrying for wait_s: in Kubernetes or compose the database often
+ * starts beside the emulator, and a restart loop would only be slower. */
+static PGconn *connect_waiting(const char *conninfo, int wait_s)
 {
-    PGconn *conn = PQconnectdb(conninfo);
+    time_t until = time(NULL) + wait_s;
+    for (int tries = 0;; tries++) {
+        PGconn *conn = PQconnectdb(conninfo);
+        if (PQstatus(conn) == CONNECTION_OK || time(NULL) >= until || stop_requested)
+            return conn;
+        if (tries % EMU_PG_WAIT_LOG_EVERY == 0) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", PQerrorMessage(conn));
+            why[strcspn(why, "\n")] = 0;
+            LOG_INFO("PostgreSQL is not answering yet (%s); retrying for up to %d s (--postgres-wait)", why, wait_s);
+        }
+        PQfinish(conn);
+        sleep(1);
+    }
+}
+
+static int prepare_database(const char *conninfo, int wait_s, const char *config_file, char *err, size_t errlen)
+{
+    PGconn *conn = connect_waiting(conninfo, wait_s);
     if (PQstatus(conn) != CONNECTION_OK) {
         snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
         PQfinish(conn);
@@ -154,7 +178,7 @@ static int run(emu_options *o)
         LOG_ERROR("embedded PostgreSQL: %s", err);
         return 1;
     }
-    if (prepare_database(conninfo, o->config_file, err, sizeof err)) {
+    if (prepare_database(conninfo, o->postgres ? o->postgres_wait_s : 0, o->config_file, err, sizeof err)) {
         LOG_ERROR("%s", err);
         goto out;
     }
