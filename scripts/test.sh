@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build, then
 #   ctest (cmocka unit tests)  ->  tests/fuzz/run.sh 30 (if present)
-#   ->  tests/cli/*.sh build/bin/sbemu (if present)  ->  tests/e2e/run.sh (real SDKs)
+#   ->  tests/cli/*.sh build/bin/sbemu (if present)  ->  tests/k8s/test_chart.sh (the Helm chart)
+#   ->  tests/e2e/run.sh (real SDKs)
 # Exits non-zero if anything failed. The very last line is 'N passed, N failed'.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -85,6 +86,9 @@ if ((${#cli_tests[@]})); then
     counted "cli/$(basename "$t")" timeout -k 10 300 bash "$t" "$ROOT/build/bin/sbemu"
   done
 fi
+
+section "k8s: tests/k8s/test_chart.sh (the Helm chart, offline)"
+counted k8s/test_chart.sh timeout -k 10 300 bash tests/k8s/test_chart.sh
 
 section "e2e (tests/e2e/run.sh)"
 counted e2e timeout -k 10 1800 bash tests/e2e/run.sh
