@@ -2,7 +2,8 @@
 # The whole test suite: install what is missing, build, then
 #   ctest (cmocka unit tests)  ->  tests/fuzz/run.sh 30 (if present)
 #   ->  tests/cli/*.sh build/bin/sbemu (if present)  ->  tests/k8s/test_chart.sh (the Helm chart)
-#   ->  tests/e2e/run.sh (real SDKs)
+#   ->  tests/e2e/run.sh (real SDKs)  ->  the image (scripts/build-image.sh, tests/image/test_image.sh)
+#   ->  tests/k8s/test_replicas.sh (the chart under podman kube play)
 # Exits non-zero if anything failed. The very last line is 'N passed, N failed'.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -92,5 +93,14 @@ counted k8s/test_chart.sh timeout -k 10 300 bash tests/k8s/test_chart.sh
 
 section "e2e (tests/e2e/run.sh)"
 counted e2e timeout -k 10 1800 bash tests/e2e/run.sh
+
+# The container image and the chart run for real with podman (after e2e: they
+# drive the SDKs installed there). A few minutes the first time, for the images.
+section "image: scripts/build-image.sh"
+counted image/build timeout -k 10 1200 bash scripts/build-image.sh sbemu:latest
+section "image: tests/image/test_image.sh"
+counted image/test_image.sh timeout -k 10 300 bash tests/image/test_image.sh sbemu:latest
+section "k8s: tests/k8s/test_replicas.sh (two replicas under podman kube play)"
+counted k8s/test_replicas.sh timeout -k 10 900 bash tests/k8s/test_replicas.sh
 
 finish
