@@ -10,7 +10,7 @@ const assert = require("node:assert/strict");
 const { spawn } = require("node:child_process");
 const { emulatorPairSuite } = require("../harness");
 const { PEEK_LOCK } = require("./util");
-const { advance } = require("./qs_util");
+const { advance, psql } = require("./qs_util");
 
 const LOCKED = 30;
 const ACKED_BEFORE_KILL = 200;
@@ -54,7 +54,8 @@ async function competeAll(receivers) {
 }
 
 emulatorPairSuite("replicas", {
-  one: { queues: [{ name: "rp-lock", properties: { LockDuration: "PT5S" } }, "rp-kill"] },
+  one: { queues: [{ name: "rp-lock", properties: { LockDuration: "PT5S" } }, "rp-kill",
+    { name: "rp-idle", properties: { AutoDeleteOnIdle: "PT5M" } }] },
 }, (ctx) => {
   ctx.test("locks that lapse are given back once: competing receivers on both replicas get each message once more, none twice", async () => {
     const sender = ctx.c1.createSender("rp-lock");
@@ -71,6 +72,16 @@ emulatorPairSuite("replicas", {
     const all = onOne.concat(onTwo).sort();
     const want = Array.from({ length: LOCKED }, (_, i) => `lk-${i}#1`).sort();
     assert.deepEqual(all, want, `one: ${onOne.length}, two: ${onTwo.length}`);
+  });
+
+  ctx.test("an idle queue is deleted once, whichever replica's sweep sees it first, and neither logs an error", async () => {
+    assert.equal(psql(ctx.one, "SELECT count(*) FROM queues WHERE name = 'rp-idle'"), "1");
+    await advance(ctx.one, "PT10M");
+    const deadline = Date.now() + 20000;
+    while (psql(ctx.one, "SELECT count(*) FROM queues WHERE name = 'rp-idle'") !== "0" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    assert.equal(psql(ctx.one, "SELECT count(*) FROM queues WHERE name = 'rp-idle'"), "0", "rp-idle was not deleted");
+    for (const emu of [ctx.one, ctx.two]) assert.doesNotMatch(emu.log(), /ERROR/);
   });
 
   ctx.test("kill -9 of a replica mid-stream loses nothing it acknowledged: the other serves it all, and it comes back", async () => {
