@@ -421,6 +421,45 @@ function emulatorPairSuite(name, opts, body) {
   });
 }
 
+/**
+ * A stream of sends from a child node process running script (JS source, run in
+ * tests/e2e/js so that it finds the SDK), which prints "ACK <messageId>" for
+ * each acknowledged send. The sends run in a child because an SDK whose server
+ * vanishes may throw from its timers. Returns { acked, waitFor(n, ms), stop() }:
+ * acked fills as the lines come; stop() waits a moment, kills the child, and
+ * resolves once its output is read, so acked then holds all it acknowledged.
+ */
+function ackingLoad(script, env) {
+  const { spawn } = require("node:child_process");
+  const child = spawn(process.execPath, ["-e", script], {
+    cwd: path.join(__dirname, "js"),
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const acked = [];
+  let partial = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk) => {
+    const lines = (partial + chunk).split("\n");
+    partial = lines.pop();
+    for (const l of lines) if (l.startsWith("ACK ")) acked.push(l.slice(4));
+  });
+  const exited = new Promise((r) => child.once("close", r));
+  return {
+    acked,
+    async waitFor(n, ms) {
+      const deadline = Date.now() + ms;
+      while (acked.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      return acked.length >= n;
+    },
+    async stop() {
+      await new Promise((r) => setTimeout(r, 200)); // what it printed by now is all it had acknowledged
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
 module.exports = {
   BIN,
   REPO,
@@ -429,6 +468,7 @@ module.exports = {
   Emulator,
   emulatorSuite,
   emulatorPairSuite,
+  ackingLoad,
   makeConfig,
   connectionString,
   freePort,

@@ -6,10 +6,10 @@ const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
-const { execFileSync, spawn } = require("node:child_process");
+const { execFileSync } = require("node:child_process");
 const { describe, test, after } = require("node:test");
 const { ServiceBusClient } = require("@azure/service-bus");
-const { Emulator, freePort, postmasterPid, alive } = require("./harness");
+const { Emulator, ackingLoad, freePort, postmasterPid, alive } = require("./harness");
 const { PEEK_LOCK } = require("./js/util");
 
 const N = 100;
@@ -139,34 +139,14 @@ describe("crash and restart", () => {
     emus.push(emu);
     await guarded(emu, async () => {
       await emu.start();
-      // The senders run in a child process: when the emulator goes away mid-send,
-      // the SDK's reconnect timers may throw after the fact (seen once: "reading
-      // 'address'" from a timer), which must not fail this test's own process.
-      // The child prints a line per acknowledged send.
-      const load = spawn(process.execPath, ["-e", SIGTERM_LOAD], {
-        cwd: __dirname,
-        env: { ...process.env, CONN: emu.connectionString, QUEUE },
-        stdio: ["ignore", "pipe", "ignore"],
-      });
-      const acked = [];
-      let partial = "";
-      load.stdout.setEncoding("utf8");
-      load.stdout.on("data", (chunk) => {
-        const lines = (partial + chunk).split("\n");
-        partial = lines.pop();
-        for (const l of lines) if (l.startsWith("ACK ")) acked.push(l.slice(4));
-      });
-      const loadExited = new Promise((r) => load.once("close", r)); // after its output is read
-      const deadline = Date.now() + 60000;
-      while (acked.length < 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      assert.ok(acked.length >= 200, `only ${acked.length} sends acknowledged before the signal`);
-      const r = emu.proc;
-      r.kill("SIGTERM");
+      // The senders run in a child process (harness ackingLoad): when the emulator
+      // goes away mid-send, the SDK's reconnect timers may throw after the fact.
+      const load = ackingLoad(SIGTERM_LOAD, { CONN: emu.connectionString, QUEUE });
+      const acked = load.acked;
+      assert.ok(await load.waitFor(200, 60000), `only ${acked.length} sends acknowledged before the signal`);
+      emu.proc.kill("SIGTERM");
       const exit = await emu.exited;
-      // what the child printed until now is all it had acknowledged; stop it
-      await new Promise((res) => setTimeout(res, 200));
-      load.kill("SIGKILL");
-      await loadExited;
+      await load.stop();
       assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, "clean exit on SIGTERM under load");
       await emu.start();
       const sb2 = client(emu);

@@ -7,16 +7,14 @@
 "use strict";
 
 const assert = require("node:assert/strict");
-const { spawn } = require("node:child_process");
-const { emulatorPairSuite } = require("../harness");
+const { ackingLoad, emulatorPairSuite } = require("../harness");
 const { PEEK_LOCK } = require("./util");
 const { advance, psql } = require("./qs_util");
 
 const LOCKED = 30;
 const ACKED_BEFORE_KILL = 200;
 
-// Sends from a child process (an SDK whose server vanishes may throw from its
-// timers); prints a line per acknowledged send.
+// Sends through the replica that is killed (harness ackingLoad).
 const LOAD = `
 const { ServiceBusClient } = require("@azure/service-bus");
 const sb = new ServiceBusClient(process.env.CONN, { retryOptions: { maxRetries: 0, timeoutInMs: 10000 } });
@@ -85,27 +83,11 @@ emulatorPairSuite("replicas", {
   });
 
   ctx.test("kill -9 of a replica mid-stream loses nothing it acknowledged: the other serves it all, and it comes back", async () => {
-    const load = spawn(process.execPath, ["-e", LOAD], {
-      cwd: __dirname,
-      env: { ...process.env, CONN: ctx.two.connectionString },
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    const acked = [];
-    let partial = "";
-    load.stdout.setEncoding("utf8");
-    load.stdout.on("data", (chunk) => {
-      const lines = (partial + chunk).split("\n");
-      partial = lines.pop();
-      for (const l of lines) if (l.startsWith("ACK ")) acked.push(l.slice(4));
-    });
-    const loadExited = new Promise((r) => load.once("close", r));
-    const deadline = Date.now() + 60000;
-    while (acked.length < ACKED_BEFORE_KILL && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(acked.length >= ACKED_BEFORE_KILL, `only ${acked.length} sends acknowledged before the kill`);
+    const load = ackingLoad(LOAD, { CONN: ctx.two.connectionString });
+    const acked = load.acked;
+    assert.ok(await load.waitFor(ACKED_BEFORE_KILL, 60000), `only ${acked.length} sends acknowledged before the kill`);
     await ctx.two.kill9();
-    await new Promise((r) => setTimeout(r, 200)); // what the child printed by now is all it had acknowledged
-    load.kill("SIGKILL");
-    await loadExited;
+    await load.stop();
     const [got] = await competeAll([ctx.c1.createReceiver("rp-kill", PEEK_LOCK)]);
     const ids = new Set(got.map((s) => s.split("#")[0]));
     const missing = acked.filter((id) => !ids.has(id));
