@@ -35,12 +35,6 @@ static void result_free(void *p)
 
 /* ---- reading rows ---- */
 
-static void text_into(char *dst, size_t size, const PGresult *r, int row, int col)
-{
-    const char *s = col_str_or_null(r, row, col);
-    snprintf(dst, size, "%s", s ? s : "");
-}
-
 static int64_t duration(const PGresult *r, int row, int col)
 {
     int64_t ms = col_i64(r, row, col);
@@ -68,7 +62,7 @@ static void read_queue(const PGresult *r, int i, store_admin_queue *x)
 {
     ent_queue_props *q = &x->props;
     memset(x, 0, sizeof *x);
-    text_into(q->name, sizeof q->name, r, i, 1);
+    col_text(r, i, 1, q->name, sizeof q->name);
     q->lock_duration_ms = col_i64(r, i, 2);
     q->max_delivery_count = (int32_t)col_i64(r, i, 3);
     q->default_message_time_to_live_ms = duration(r, i, 4);
@@ -76,14 +70,14 @@ static void read_queue(const PGresult *r, int i, store_admin_queue *x)
     q->requires_duplicate_detection = col_bool(r, i, 6);
     q->duplicate_detection_history_time_window_ms = col_i64(r, i, 7);
     q->requires_session = col_bool(r, i, 8);
-    text_into(q->forward_to, sizeof q->forward_to, r, i, 9);
-    text_into(q->forward_dead_lettered_messages_to, sizeof q->forward_dead_lettered_messages_to, r, i, 10);
+    col_text(r, i, 9, q->forward_to, sizeof q->forward_to);
+    col_text(r, i, 10, q->forward_dead_lettered_messages_to, sizeof q->forward_dead_lettered_messages_to);
     q->auto_delete_on_idle_ms = duration(r, i, 11);
     q->status = status_of(r, i, 12);
     q->max_size_in_megabytes = (int32_t)col_i64(r, i, 13);
     q->enable_batched_operations = col_bool(r, i, 14);
     q->enable_partitioning = col_bool(r, i, 15);
-    text_into(q->user_metadata, sizeof q->user_metadata, r, i, 16);
+    col_text(r, i, 16, q->user_metadata, sizeof q->user_metadata);
     read_runtime(r, i, 17, col_i64(r, i, 0), &x->rt);
     x->rt.active = col_i64(r, i, 21);
     x->rt.dead_letter = col_i64(r, i, 22);
@@ -95,7 +89,7 @@ static void read_topic(const PGresult *r, int i, store_admin_topic *x)
 {
     ent_topic_props *t = &x->props;
     memset(x, 0, sizeof *x);
-    text_into(t->name, sizeof t->name, r, i, 1);
+    col_text(r, i, 1, t->name, sizeof t->name);
     t->default_message_time_to_live_ms = duration(r, i, 2);
     t->requires_duplicate_detection = col_bool(r, i, 3);
     t->duplicate_detection_history_time_window_ms = col_i64(r, i, 4);
@@ -105,7 +99,7 @@ static void read_topic(const PGresult *r, int i, store_admin_topic *x)
     t->enable_batched_operations = col_bool(r, i, 8);
     t->enable_partitioning = col_bool(r, i, 9);
     t->support_ordering = col_bool(r, i, 10);
-    text_into(t->user_metadata, sizeof t->user_metadata, r, i, 11);
+    col_text(r, i, 11, t->user_metadata, sizeof t->user_metadata);
     read_runtime(r, i, 12, col_i64(r, i, 0), &x->rt);
     x->rt.scheduled = col_i64(r, i, 16);
     x->rt.subscriptions = col_i64(r, i, 17);
@@ -116,20 +110,20 @@ static void read_subscription(const PGresult *r, int i, store_admin_subscription
 {
     ent_subscription_props *s = &x->props;
     memset(x, 0, sizeof *x);
-    text_into(s->topic, sizeof s->topic, r, i, 1);
-    text_into(s->name, sizeof s->name, r, i, 2);
+    col_text(r, i, 1, s->topic, sizeof s->topic);
+    col_text(r, i, 2, s->name, sizeof s->name);
     s->lock_duration_ms = col_i64(r, i, 3);
     s->max_delivery_count = (int32_t)col_i64(r, i, 4);
     s->default_message_time_to_live_ms = duration(r, i, 5);
     s->dead_lettering_on_message_expiration = col_bool(r, i, 6);
     s->dead_lettering_on_filter_evaluation_exceptions = col_bool(r, i, 7);
     s->requires_session = col_bool(r, i, 8);
-    text_into(s->forward_to, sizeof s->forward_to, r, i, 9);
-    text_into(s->forward_dead_lettered_messages_to, sizeof s->forward_dead_lettered_messages_to, r, i, 10);
+    col_text(r, i, 9, s->forward_to, sizeof s->forward_to);
+    col_text(r, i, 10, s->forward_dead_lettered_messages_to, sizeof s->forward_dead_lettered_messages_to);
     s->auto_delete_on_idle_ms = duration(r, i, 11);
     s->status = status_of(r, i, 12);
     s->enable_batched_operations = col_bool(r, i, 13);
-    text_into(s->user_metadata, sizeof s->user_metadata, r, i, 14);
+    col_text(r, i, 14, s->user_metadata, sizeof s->user_metadata);
     read_runtime(r, i, 15, col_i64(r, i, 0), &x->rt);
     x->rt.active = col_i64(r, i, 19);
     x->rt.dead_letter = col_i64(r, i, 20);

@@ -44,6 +44,16 @@ static inline int64_t col_i64(const PGresult *r, int row, int col)
     return (int64_t)v;
 }
 
+/* A text column into a fixed buffer, cut to fit; NULL reads as "". */
+static inline void col_text(const PGresult *r, int row, int col, char *out, size_t outlen)
+{
+    size_t n = (size_t)PQgetlength(r, row, col);
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, PQgetvalue(r, row, col), n);
+    out[n] = 0;
+}
+
 static inline bool col_bool(const PGresult *r, int row, int col) { return PQgetvalue(r, row, col)[0] != 0; }
 
 static inline const char *col_str_or_null(const PGresult *r, int row, int col)

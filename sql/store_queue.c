@@ -15,15 +15,6 @@
 
 /* Helpers shared with store_mgmt.c live in store_binary.h. */
 
-static void col_text(const PGresult *r, int row, int col, char *out, size_t outlen)
-{
-    size_t n = (size_t)PQgetlength(r, row, col);
-    if (n >= outlen)
-        n = outlen - 1;
-    memcpy(out, PQgetvalue(r, row, col), n);
-    out[n] = 0;
-}
-
 /* ---- entities ---- */
 
 /* One rule row and what its ent_rule_def points to. */
