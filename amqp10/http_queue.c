@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_session.h"
 #include "http_apply.h"
 #include "http_describe.h"
 #include "http_internal.h"
@@ -82,10 +83,10 @@ static void on_queue_put(void *ctx, sb_status st, const store_admin_queue *rows,
     if (http_req_gone(r))
         return;
     if (st == SB_ERR_NOT_ALLOWED) {
-        http_respond_error(r, SB_ERR_ARGUMENT,
-                           "queue \"%s\": RequiresSession cannot be changed on an existing queue (it is %s); delete "
-                           "the queue and create it again to change it.",
-                           r->entity, n && rows[0].props.requires_session ? "true" : "false");
+        char why[ENT_ENTITY_PATH_SIZE + 160];
+        sb_status refused = ent_session_requires_session_fixed("queue", r->entity, n && rows[0].props.requires_session,
+                                                               why, sizeof why);
+        http_respond_error(r, refused, "%s", why);
         return;
     }
     if (st != SB_OK || n == 0) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_session.h"
 #include "http_apply.h"
 #include "http_describe.h"
 #include "http_internal.h"
@@ -37,10 +38,10 @@ static void respond_rows(http_req *r, sb_status st, const store_admin_subscripti
 {
     char path[sizeof r->entity + sizeof r->sub + 16];
     if (st == SB_ERR_NOT_ALLOWED) {
-        http_respond_error(r, SB_ERR_ARGUMENT,
-                           "subscription \"%s\": RequiresSession cannot be changed on an existing subscription (it "
-                           "is %s); delete the subscription and create it again to change it.",
-                           sub_path(r, path, sizeof path), n && rows[0].props.requires_session ? "true" : "false");
+        char why[sizeof path + 160];
+        sb_status refused = ent_session_requires_session_fixed(
+            "subscription", sub_path(r, path, sizeof path), n && rows[0].props.requires_session, why, sizeof why);
+        http_respond_error(r, refused, "%s", why);
         return;
     }
     if (st == SB_OK && n == 0)

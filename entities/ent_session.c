@@ -63,3 +63,13 @@ int64_t ent_session_accept_timeout_ms(int64_t requested_ms)
 }
 
 int64_t ent_ticks_from_unix_ms(int64_t ms) { return ms * 10000 + ENT_TICKS_AT_UNIX_EPOCH; }
+
+sb_status ent_session_requires_session_fixed(const char *kind, const char *path, bool current, char *err,
+                                             size_t errlen)
+{
+    snprintf(err, errlen,
+             "%s \"%s\": RequiresSession cannot be changed on an existing %s (it is %s); delete the %s and create it "
+             "again to change it.",
+             kind, path, kind, current ? "true" : "false", kind);
+    return SB_ERR_ARGUMENT;
+}

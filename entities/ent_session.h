@@ -45,6 +45,14 @@ sb_status ent_session_send_check(bool requires_session, const char *entity_name,
 /* Whether a subscription takes a topic's copy of a message with or without a
  * SessionId: one that requires sessions cannot hold a message without one,
  * and does not get it (the topic's other subscriptions still do). */
+/* Service Bus does not change RequiresSession of an existing queue or
+ * subscription: an update that would is refused (the store keeps the column
+ * and answers SB_ERR_NOT_ALLOWED, atomically with the update). Writes the
+ * text naming the entity (kind "queue" or "subscription", its path) and its
+ * current value; returns the status to answer, SB_ERR_ARGUMENT. */
+sb_status ent_session_requires_session_fixed(const char *kind, const char *path, bool current, char *err,
+                                             size_t errlen);
+
 bool ent_session_holds(const ent_entity *subscription, bool has_session_id);
 
 /* How long a next-available receiver waits: the link's com.microsoft:timeout

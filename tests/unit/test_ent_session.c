@@ -201,6 +201,16 @@ static void test_lock_live_and_settle_failure(void **state)
     assert_int_equal(ent_session_settle_failure(SB_ERR_INTERNAL, true, false), SB_ERR_INTERNAL);
 }
 
+static void test_requires_session_fixed(void **state)
+{
+    (void)state;
+    char err[256];
+    assert_int_equal(ent_session_requires_session_fixed("subscription", "t/Subscriptions/s", true, err, sizeof err),
+                     SB_ERR_ARGUMENT);
+    assert_string_equal(err, "subscription \"t/Subscriptions/s\": RequiresSession cannot be changed on an existing "
+                             "subscription (it is true); delete the subscription and create it again to change it.");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_holds),
         cmocka_unit_test(test_accept_timeout),
         cmocka_unit_test(test_ticks),
+        cmocka_unit_test(test_requires_session_fixed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
