@@ -34,6 +34,9 @@ typedef struct opt_def {
 } opt_def;
 
 #define F(field) offsetof(emu_options, field)
+/* A limit's number as the text default of its option, so that it is written once. */
+#define TEXT_OF_(x) #x
+#define TEXT_OF(x) TEXT_OF_(x)
 
 static const opt_def opt_table[] = {
     { "config", OPT_STRING, F(config_file), "FILE", NULL,
@@ -58,8 +61,8 @@ static const opt_def opt_table[] = {
       "shared access key name accepted in tokens", NULL },
     { "sas-key", OPT_STRING, F(sas_key), "KEY", "SAS_KEY_VALUE",
       "shared access key that signs tokens", NULL },
-    { "max-message-size", OPT_SIZE, F(max_message_size), "BYTES", "262144",
-      "largest accepted message (k and m suffixes allowed; at most 100m)", NULL },
+    { "max-message-size", OPT_SIZE, F(max_message_size), "BYTES", TEXT_OF(EMU_MAX_MESSAGE_SIZE_DEFAULT),
+      "largest accepted message (k and m suffixes allowed; at most " TEXT_OF(EMU_MAX_MESSAGE_SIZE_MAX_MIB) "m)", NULL },
     { "handshake-timeout", OPT_SECONDS, F(handshake_timeout_s), "SECONDS", "30",
       "close a connection that has not sent its AMQP open by then; 0 = never", NULL },
     { "bind", OPT_BIND, F(bind), "ADDR", "*",
@@ -70,6 +73,8 @@ static const opt_def opt_table[] = {
 };
 
 #undef F
+#undef TEXT_OF
+#undef TEXT_OF_
 
 #define OPT_COUNT (sizeof opt_table / sizeof opt_table[0])
 #define ENV_PREFIX "SBEMU_"

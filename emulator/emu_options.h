@@ -25,7 +25,8 @@
  * which is the ceiling of --max-message-size. */
 #define EMU_MAX_MESSAGE_SIZE_DEFAULT 262144
 #define EMU_MAX_MESSAGE_SIZE_MIN 1024
-#define EMU_MAX_MESSAGE_SIZE_MAX (100u * 1024u * 1024u)
+#define EMU_MAX_MESSAGE_SIZE_MAX_MIB 100
+#define EMU_MAX_MESSAGE_SIZE_MAX (EMU_MAX_MESSAGE_SIZE_MAX_MIB * 1024u * 1024u)
 
 /* The longest time option (a day): --handshake-timeout. */
 #define EMU_SECONDS_MAX 86400

@@ -297,7 +297,7 @@ static const stmt_def stmt_defs[] = {
      * emulator that held it ended, or it timed out). */
     {STMT_SWEEP_TXN_PENDING,
      "WITH d AS (DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE state = 3"
-     " AND locked_until <= sbemu_ts($1) LIMIT 1000)) RETURNING entity_id, octet_length(message) AS n)"
+     " AND locked_until <= sbemu_ts($1) LIMIT " STORE_SWEEP_BATCH_SQL ")) RETURNING entity_id, octet_length(message) AS n)"
      " UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      " FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id",
      1, {STORE_OID_INT8}},
@@ -310,7 +310,7 @@ static const stmt_def stmt_defs[] = {
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state NOT IN (1, 3)"
      " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))"
-     " ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)"
+     " ORDER BY expires_at LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE CASE WHEN entity_id = ANY($4)"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($5::int8[], $6::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
@@ -326,7 +326,7 @@ static const stmt_def stmt_defs[] = {
      "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN entities q ON q.id = m.entity_id"
      " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.locked_until > sbemu_ts($6)"
-     " ORDER BY m.locked_until LIMIT 1000 FOR UPDATE OF m SKIP LOCKED)"
+     " ORDER BY m.locked_until LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE OF m SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE CASE WHEN exhausted"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($4::int8[], $5::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
@@ -348,7 +348,7 @@ static const stmt_def stmt_defs[] = {
     /* Scheduled messages whose time has come, in schedule order. */
     {STMT_SWEEP_SCHEDULED,
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
-     " WHERE state = 2 AND available_at <= sbemu_ts($1) ORDER BY available_at, sequence_number LIMIT 1000"
+     " WHERE state = 2 AND available_at <= sbemu_ts($1) ORDER BY available_at, sequence_number LIMIT " STORE_SWEEP_BATCH_SQL
      " FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE sbemu_activate(entity_id, sequence_number)",
      1, {STORE_OID_INT8}},
@@ -362,7 +362,7 @@ static const stmt_def stmt_defs[] = {
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"
      " JOIN entities q ON q.id = d.entity_id"
      " WHERE d.seen_at < sbemu_ts($1) - q.duplicate_detection_history_time_window"
-     " ORDER BY d.seen_at LIMIT 1000)",
+     " ORDER BY d.seen_at LIMIT " STORE_SWEEP_BATCH_SQL ")",
      1, {STORE_OID_INT8}},
 };
 

@@ -9,6 +9,15 @@
 /* The most parameters any statement takes. */
 #define STORE_MAX_PARAMS 18
 
+/* Rows one sweep statement touches at most, so that a sweep over a large
+ * backlog is many short transactions rather than one long one (the next tick
+ * takes the rest). STORE_SWEEP_BATCH_SQL is the same number spliced into the
+ * statements' text. */
+#define STORE_SWEEP_BATCH 1000
+#define STORE_STRINGIFY_(x) #x
+#define STORE_STRINGIFY(x) STORE_STRINGIFY_(x)
+#define STORE_SWEEP_BATCH_SQL STORE_STRINGIFY(STORE_SWEEP_BATCH)
+
 #define STMT_LOAD_ENTITIES "sb_load_entities"
 #define STMT_LOAD_RULES "sb_load_rules"
 #define STMT_PUBLISH_SET "sb_publish_set"
