@@ -72,7 +72,7 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         LOG_WARN("conn %llu: $cbs request is not an AMQP message", (unsigned long long)c->id);
         return;
     }
-    char op[64], type[128], name[1024], token[AMQP_SAS_TOKEN_MAX + 1], why[2 * ENT_PATH_MAX + 128];
+    char op[64], type[128], name[1024], token[AMQP_SAS_TOKEN_MAX + 1], why[2 * ENT_ENTITY_PATH_MAX + 128];
     const char *operation = amqp_request_app_string(req, "operation", op, sizeof op);
     const char *ttype = amqp_request_app_string(req, "type", type, sizeof type);
     const char *audience = amqp_request_app_string(req, "name", name, sizeof name);
@@ -89,7 +89,7 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         /* What the signature covers is the token's own audience (sr): the
          * request's name may narrow it, never widen it (a token signed for
          * sb://host/other put with name=sb://host/q grants nothing). */
-        char path[ENT_PATH_MAX + 1], signed_path[ENT_PATH_MAX + 1];
+        char path[ENT_ENTITY_PATH_MAX + 1], signed_path[ENT_ENTITY_PATH_MAX + 1];
         if (st == SB_OK && (ent_audience_path(sas.audience, signed_path, sizeof signed_path) ||
                             ent_audience_path(audience ? audience : sas.audience, path, sizeof path)))
             st = SB_ERR_UNAUTHORIZED, snprintf(why, sizeof why, "the audience is not a Service Bus path");

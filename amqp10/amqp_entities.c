@@ -25,7 +25,7 @@
 typedef struct entity_waiter {
     struct entity_waiter *next;
     bool any;  /* amqp_entities_after_refill: no name to look up, only the refill to wait for */
-    char name[ENT_PATH_MAX + 1];
+    char name[ENT_ENTITY_PATH_MAX + 1];
     amqp_entity_cb cb;
     void *ctx;
     uint64_t need; /* the first refill that started after this look-up missed */

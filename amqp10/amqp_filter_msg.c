@@ -1,5 +1,6 @@
 /* See amqp_filter_msg.h. */
 #include "amqp_filter_msg.h"
+#include "ent_duration.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,9 +27,6 @@ enum {
 #define DESC_TIMESPAN "com.microsoft:timespan"               /* long: TimeSpan ticks */
 #define DESC_DATETIME_OFFSET "com.microsoft:datetime-offset" /* long: UtcTicks */
 #define DESC_URI "com.microsoft:uri"                         /* string: AbsoluteUri */
-#define TICKS_PER_MS 10000
-/* DateTime ticks (100 ns since 0001-01-01) at the Unix epoch. */
-#define TICKS_AT_UNIX_EPOCH INT64_C(621355968000000000)
 
 #define ANNOTATION_PARTITION_KEY "x-opt-partition-key"
 #define ANNOTATION_VIA_PARTITION_KEY "x-opt-via-partition-key"
@@ -232,11 +230,11 @@ static int described_value(const amqp_val *val, ent_filter_value *out)
     if (amqp_read(&p, val->end, &desc))
         return 0;
     if (amqp_val_is_symbol(&desc, DESC_TIMESPAN) && amqp_val_i64(val, &i)) {
-        *out = ent_fv_duration(i / TICKS_PER_MS);
+        *out = ent_fv_duration(i / ENT_TICKS_PER_MS);
         return 1;
     }
     if (amqp_val_is_symbol(&desc, DESC_DATETIME_OFFSET) && amqp_val_i64(val, &i)) {
-        *out = ent_fv_time((i - TICKS_AT_UNIX_EPOCH) / TICKS_PER_MS);
+        *out = ent_fv_time((i - ENT_TICKS_AT_UNIX_EPOCH) / ENT_TICKS_PER_MS);
         return 1;
     }
     if (amqp_val_is_symbol(&desc, DESC_URI) && amqp_val_is_string_type(val) && amqp_val_bytes(val, &d, &n)) {

@@ -110,7 +110,7 @@ typedef struct amqp_link {
      * detaches. */
     /* Send-via: the client sends to this entity (its sends land there) through
      * the entity it attached to (com.microsoft:transfer-destination-address). */
-    char via_destination[ENT_PATH_MAX + 1];
+    char via_destination[ENT_ENTITY_PATH_MAX + 1];
     bool session;
     bool session_named;
     bool session_waiting;
@@ -123,7 +123,7 @@ typedef struct amqp_link {
 } amqp_link;
 
 typedef struct amqp_grant {
-    char path[ENT_PATH_MAX + 1]; /* audience path; "" for the namespace */
+    char path[ENT_ENTITY_PATH_MAX + 1]; /* audience path; "" for the namespace */
     int64_t expires_ms;
 } amqp_grant;
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "amqp_filter_msg.h"
+#include "ent_duration.h"
 
 #define OVERLAY_INITIAL_CAP 8
-#define TICKS_PER_MS 10000
 /* How the .NET SDK sends a TimeSpan application property (AmqpMessageConverter). */
 #define DESC_TIMESPAN "com.microsoft:timespan"
 #define ANNOTATION_PARTITION_KEY "x-opt-partition-key"
@@ -267,10 +267,10 @@ static void put_user_value(amqp_buf *b, const ent_filter_value *v)
     case ENT_FV_UUID: amqp_buf_uuid(b, v->u.uuid); break;
     case ENT_FV_DURATION: {
         /* TimeSpan ticks; the evaluator keeps durations within TimeSpan's range */
-        int64_t ms = v->u.i, lim = INT64_MAX / TICKS_PER_MS;
+        int64_t ms = v->u.i, lim = INT64_MAX / ENT_TICKS_PER_MS;
         amqp_buf_raw(b, &described, 1);
         amqp_buf_symbol(b, DESC_TIMESPAN);
-        amqp_buf_long(b, (ms > lim ? lim : ms < -lim ? -lim : ms) * TICKS_PER_MS);
+        amqp_buf_long(b, (ms > lim ? lim : ms < -lim ? -lim : ms) * ENT_TICKS_PER_MS);
         break;
     }
     default: amqp_buf_null(b); break;

@@ -154,7 +154,7 @@ static sb_status apply_entity(const char *desc, unsigned kind, void *props, set_
             return refuse(SB_ERR_ARGUMENT, err, errlen, "%s: %s must hold a value, not elements (line %d)", desc,
                           p->path, p->line);
         const char *value = p->value;
-        char path[ENT_PATH_MAX * 4 + 1];
+        char path[ENT_ENTITY_PATH_SIZE];
         if ((!strcasecmp(p->path, "ForwardTo") || !strcasecmp(p->path, "ForwardDeadLetteredMessagesTo")) && *value) {
             if (http_apply_forward_path(value, path, sizeof path))
                 return refuse(SB_ERR_ARGUMENT, err, errlen, "%s: %s \"%.300s\" names no entity", desc, p->path,

@@ -26,7 +26,7 @@ sb_status http_auth_check(const http_req *r, char *why, size_t whylen)
                                    ent_clock_wall_ms(), &sas, why, whylen);
     if (st != SB_OK)
         return st == SB_ERR_INTERNAL ? st : SB_ERR_UNAUTHORIZED;
-    char granted[ENT_PATH_MAX + 1];
+    char granted[ENT_ENTITY_PATH_MAX + 1];
     if (ent_audience_path(sas.audience, granted, sizeof granted)) {
         snprintf(why, whylen, "the token's audience is not a Service Bus address");
         return SB_ERR_UNAUTHORIZED;

@@ -37,7 +37,7 @@
 #define HTTP_ADMIN_PAGE_MAX 100
 /* A path is at most an entity path plus /Subscriptions/<50>/Rules/<50>, each
  * character percent-encoded at worst. */
-#define HTTP_ADMIN_PATH_MAX (3 * (ENT_PATH_MAX + 128))
+#define HTTP_ADMIN_PATH_MAX (3 * (ENT_ENTITY_PATH_MAX + 128))
 /* Query arguments kept (api-version, enrich, $skip, $top, ...). */
 #define HTTP_ADMIN_ARGS_MAX 16
 #define HTTP_ADMIN_ARG_MAX 256

@@ -80,7 +80,7 @@ static int via_destination_of(pn_link_t *l, char *out, size_t n)
             if (k.size != sizeof VIA_PROPERTY - 1 || memcmp(k.start, VIA_PROPERTY, k.size))
                 continue;
             ent_address a;
-            char addr[ENT_PATH_MAX * 2 + 64];
+            char addr[ENT_ENTITY_PATH_MAX * 2 + 64];
             pn_bytes_t v = pn_data_type(p) == PN_STRING ? pn_data_get_string(p) : pn_bytes(0, NULL);
             snprintf(addr, sizeof addr, "%.*s", (int)v.size, v.start ? v.start : "");
             if (!v.size || ent_address_parse(addr, &a) || a.kind != ENT_NODE_ENTITY || a.dead_letter)
@@ -111,7 +111,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
         refuse_status(lk, st, "The emulator's store could not look up the entity; retry.");
     } else if (lk->role == LINK_ENTITY_IN && lk->via_destination[0]) {
         /* send-via: the via entity exists; the link sends to the destination */
-        char dest[ENT_PATH_MAX + 1];
+        char dest[ENT_ENTITY_PATH_MAX + 1];
         snprintf(dest, sizeof dest, "%s", lk->via_destination);
         lk->via_destination[0] = 0;
         if (!amqp_cbs_authorized(c, dest)) {
@@ -210,7 +210,7 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
             lk->session = amqp_session_filter_of(l, &lk->session_named, lk->session_id, sizeof lk->session_id);
         break;
     }
-    char path[ENT_PATH_MAX + 32];
+    char path[ENT_ENTITY_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s%s", lk->address.entity, lk->address.dead_letter ? "/$DeadLetterQueue" : "");
     if (!amqp_cbs_authorized(c, path)) {
         snprintf(desc, sizeof desc,

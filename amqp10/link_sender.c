@@ -12,12 +12,10 @@
 #include "amqp_message.h"
 #include "amqp_reply.h"
 #include "ent_clock.h"
+#include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_queue.h"
 #include "ent_message_rules.h"
-
-/* Dead-letter reasons and descriptions are capped at 4096 characters by Service Bus. */
-#define AMQP_DEAD_LETTER_TEXT_MAX 4096
 
 typedef struct claim_req {
     amqp_link *lk;
@@ -215,7 +213,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         return; /* pre-settled, or a settlement already in the store */
     uint64_t outcome = pn_delivery_remote_state(d);
     bool undeliverable = pn_disposition_is_undeliverable(pn_delivery_remote(d));
-    char reason[AMQP_DEAD_LETTER_TEXT_MAX + 1], description[AMQP_DEAD_LETTER_TEXT_MAX + 1];
+    char reason[ENT_DEAD_LETTER_TEXT_SIZE], description[ENT_DEAD_LETTER_TEXT_SIZE];
     const char *r = NULL, *ds = NULL;
     bool in_txn = outcome == AMQP_TXN_STATE;
     if (in_txn) { /* the outcome is inside the transactional-state */
@@ -252,6 +250,15 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
             snprintf(description, sizeof description, "%s", pn_condition_get_description(cond));
             ds = description;
         }
+    }
+    char why[160];
+    sb_status st = ent_dead_letter_text_check("dead-letter reason", r, why, sizeof why);
+    if (st == SB_OK)
+        st = ent_dead_letter_text_check("dead-letter description", ds, why, sizeof why);
+    if (st != SB_OK) {
+        amqp_delivery_reject(d, st, why);
+        pn_delivery_settle(d);
+        return;
     }
     amqp_txn *txn;
     if (amqp_txn_of(lk->conn, d, &txn)) {

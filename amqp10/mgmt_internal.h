@@ -26,8 +26,6 @@
 #define MGMT_BATCH_DELETE_MAX 4000
 /* Lock tokens, sequence numbers or messages one request may name. */
 #define MGMT_ITEMS_MAX 5000
-/* Dead-letter reason and description are capped at 4096 characters. */
-#define MGMT_DEAD_LETTER_TEXT_MAX 4096
 
 typedef struct mgmt_req {
     amqp_link *lk;       /* the request link */

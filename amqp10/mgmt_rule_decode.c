@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_queue.h"
 #include "mgmt_rules.h"
 #include "store_rule_json.h"
 
@@ -117,11 +118,11 @@ static int take_described(pn_data_t *d, ent_filter_value *v, char *err, size_t e
     int rc = -1;
     if (ok && desc.size == strlen(MGMT_DESC_TIMESPAN) && !memcmp(desc.start, MGMT_DESC_TIMESPAN, desc.size) &&
         is_integer(t)) {
-        *v = ent_fv_duration(mgmt_get_integer(d) / MGMT_TICKS_PER_MS);
+        *v = ent_fv_duration(mgmt_get_integer(d) / ENT_TICKS_PER_MS);
         rc = 0;
     } else if (ok && desc.size == strlen(MGMT_DESC_DATETIME_OFFSET) &&
                !memcmp(desc.start, MGMT_DESC_DATETIME_OFFSET, desc.size) && is_integer(t)) {
-        *v = ent_fv_time((mgmt_get_integer(d) - MGMT_TICKS_AT_UNIX_EPOCH) / MGMT_TICKS_PER_MS);
+        *v = ent_fv_time((mgmt_get_integer(d) - ENT_TICKS_AT_UNIX_EPOCH) / ENT_TICKS_PER_MS);
         rc = 0;
     } else if (ok && desc.size == strlen(MGMT_DESC_URI) && !memcmp(desc.start, MGMT_DESC_URI, desc.size)) {
         char *s;
@@ -257,16 +258,16 @@ int mgmt_rule_name_check(const char *name, size_t len, sb_status *st, char *err,
         snprintf(err, errlen, "The rule name is not UTF-8 text.");
         return -1;
     }
-    if (chars > ENT_FILTER_RULE_NAME_MAX) {
+    if (chars > ENT_RULE_NAME_MAX) {
         *st = SB_ERR_ARGUMENT_RANGE;
         snprintf(err, errlen, "The rule name '%.*s...' is %ld characters long; the limit is %d.",
-                 utf8_prefix(name, ENT_FILTER_RULE_NAME_MAX), name, chars, ENT_FILTER_RULE_NAME_MAX);
+                 utf8_prefix(name, ENT_RULE_NAME_MAX), name, chars, ENT_RULE_NAME_MAX);
         return -1;
     }
-    size_t bad = strcspn(name, MGMT_RULE_NAME_FORBIDDEN);
+    size_t bad = strcspn(name, ENT_CHILD_NAME_FORBIDDEN_CHARS);
     if (bad < len) {
         snprintf(err, errlen, "The rule name '%s' contains '%c', which a rule name may not hold (%s).", name, name[bad],
-                 MGMT_RULE_NAME_FORBIDDEN);
+                 ENT_CHILD_NAME_FORBIDDEN_CHARS);
         return -1;
     }
     return 0;

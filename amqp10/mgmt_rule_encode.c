@@ -49,7 +49,7 @@ static void put_value(pn_data_t *d, const ent_filter_value *v)
         pn_data_put_described(d);
         pn_data_enter(d);
         pn_data_put_symbol(d, pn_bytes(strlen(MGMT_DESC_TIMESPAN), MGMT_DESC_TIMESPAN));
-        pn_data_put_long(d, v->u.i * MGMT_TICKS_PER_MS);
+        pn_data_put_long(d, v->u.i * ENT_TICKS_PER_MS);
         pn_data_exit(d);
         break;
     case ENT_FV_UUID: {

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ent_duration.h"
 #include "ent_filter.h"
 #include "ent_status.h"
 #include "mgmt_internal.h"
@@ -24,11 +25,8 @@
 #define MGMT_RULES_PAGE_MAX 1000
 /* The compatibility-level the service reports for SQL filters and actions. */
 #define MGMT_RULES_COMPATIBILITY_LEVEL 20
-/* Characters a rule name may not hold: reserved in URIs, and the path
- * separators (.NET EntityNameFormatter.CheckValidRuleName). */
-#define MGMT_RULE_NAME_FORBIDDEN "@?#*/\\"
 /* Bytes of a rule-name as it may arrive, before its characters are counted
- * against ENT_FILTER_RULE_NAME_MAX. */
+ * against ENT_RULE_NAME_MAX. */
 #define MGMT_RULE_NAME_BYTES_MAX 1024
 
 /* .NET types carried as described values (AmqpMessageConstants), as the
@@ -36,9 +34,6 @@
 #define MGMT_DESC_TIMESPAN "com.microsoft:timespan"               /* long: TimeSpan ticks */
 #define MGMT_DESC_DATETIME_OFFSET "com.microsoft:datetime-offset" /* long: UtcTicks */
 #define MGMT_DESC_URI "com.microsoft:uri"                         /* string */
-#define MGMT_TICKS_PER_MS 10000
-/* DateTime ticks (100 ns since 0001-01-01) at the Unix epoch. */
-#define MGMT_TICKS_AT_UNIX_EPOCH INT64_C(621355968000000000)
 
 /* The correlation filter's string fields (ent_filter_correlation's order). */
 #define MGMT_RULE_CORRELATION_FIELDS 8

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ent_clock.h"
+#include "ent_dead_letter.h"
 #include "mgmt_internal.h"
 
 /* ---- the application-properties rewrite ---- */
@@ -297,7 +298,7 @@ static int kind_of(const char *status, store_settle_kind *kind)
 void mgmt_update_disposition(mgmt_req *r)
 {
     char err[256], status[32];
-    char reason[MGMT_DEAD_LETTER_TEXT_MAX + 1], description[MGMT_DEAD_LETTER_TEXT_MAX + 1];
+    char reason[ENT_DEAD_LETTER_TEXT_SIZE], description[ENT_DEAD_LETTER_TEXT_SIZE];
     uint8_t (*tokens)[16] = NULL;
     size_t n = 0;
     store_settle_kind kind;
@@ -308,6 +309,15 @@ void mgmt_update_disposition(mgmt_req *r)
                                            err, sizeof err)) < 0 ||
         mgmt_arg_uuid_array(r->body, "lock-tokens", &tokens, &n, err, sizeof err)) {
         mgmt_respond_error(r, SB_ERR_ARGUMENT, "%s", err);
+        return;
+    }
+    sb_status st = ent_dead_letter_text_check("dead-letter reason", has_reason == 0 ? reason : NULL, err, sizeof err);
+    if (st == SB_OK)
+        st = ent_dead_letter_text_check("dead-letter description", has_description == 0 ? description : NULL, err,
+                                        sizeof err);
+    if (st != SB_OK) {
+        free(tokens);
+        mgmt_respond_error(r, st, "%s", err);
         return;
     }
     if (kind_of(status, &kind)) {

@@ -7,8 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Service Bus entity paths are at most 260 characters. */
-#define ENT_PATH_MAX 260
+#include "ent_lengths.h"
 
 typedef enum ent_node_kind {
     ENT_NODE_ENTITY,     /* a queue, topic or subscription (or its subqueue) */
@@ -18,7 +17,7 @@ typedef enum ent_node_kind {
 
 typedef struct ent_address {
     ent_node_kind kind;
-    char entity[ENT_PATH_MAX + 1]; /* URL-decoded, original case */
+    char entity[ENT_ENTITY_PATH_MAX + 1]; /* URL-decoded, original case */
     bool dead_letter;              /* .../$DeadLetterQueue */
 } ent_address;
 

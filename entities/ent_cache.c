@@ -130,7 +130,7 @@ static int compile_rule(const ent_rule_def *d, ent_filter_rule *out)
     if (ent_filter_rule_init(out, d->name ? d->name : "", f, a, &err)) {
         /* a name too long for a rule: keep the rule, cut the name */
         char name[sizeof out->name];
-        snprintf(name, sizeof name, "%.*s", ENT_FILTER_RULE_NAME_MAX, d->name ? d->name : "?");
+        snprintf(name, sizeof name, "%.*s", ENT_RULE_NAME_MAX, d->name ? d->name : "?");
         f = ent_filter_new_false();
         if (!f || ent_filter_rule_init(out, *name ? name : "?", f, NULL, &err))
             return -1;

@@ -33,7 +33,7 @@ typedef struct ent_entity {
     ent_kind kind;
     int64_t topic_id; /* subscriptions: their topic; else 0 */
     bool dead_lettering_on_filter_exceptions; /* subscriptions */
-    char name[ENT_PATH_MAX + 1];
+    char name[ENT_ENTITY_PATH_MAX + 1];
     char status[ENT_STATUS_MAX];
     bool requires_session;
     int64_t lock_duration_ms;
@@ -43,8 +43,8 @@ typedef struct ent_entity {
     int64_t max_size_mb;
     bool requires_duplicate_detection;
     int64_t duplicate_window_ms;
-    char forward_to[ENT_PATH_MAX + 1];
-    char forward_dead_lettered_to[ENT_PATH_MAX + 1];
+    char forward_to[ENT_ENTITY_PATH_MAX + 1];
+    char forward_dead_lettered_to[ENT_ENTITY_PATH_MAX + 1];
 } ent_entity;
 
 /* Where a link's messages go, resolved from the cache: the entity's own

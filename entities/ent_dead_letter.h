@@ -4,6 +4,11 @@
 #ifndef ENT_DEAD_LETTER_H
 #define ENT_DEAD_LETTER_H
 
+#include <stddef.h>
+
+#include "ent_lengths.h"
+#include "ent_status.h"
+
 #define ENT_DLQ_REASON_MAX_DELIVERY "MaxDeliveryCountExceeded"
 #define ENT_DLQ_DESC_MAX_DELIVERY "Message couldn't be consumed after maximum delivery attempts."
 #define ENT_DLQ_REASON_TTL "TTLExpiredException"
@@ -26,5 +31,12 @@
 
 /* Auto-forwarding may chain at most this many hops. */
 #define ENT_MAX_FORWARD_HOPS 4
+
+/* Whether a client's dead-letter reason or description (what: "dead-letter
+ * reason", ...) is within ENT_DEAD_LETTER_TEXT_MAX characters. NULL is none
+ * and fine. SB_OK, or SB_ERR_ARGUMENT_RANGE (SB_ERR_ARGUMENT for text that is
+ * not UTF-8) with a refusal naming the limit in err. Texts are refused, not
+ * cut: a cut reason would be a silent change of what the user wrote. */
+sb_status ent_dead_letter_text_check(const char *what, const char *text, char *err, size_t errlen);
 
 #endif

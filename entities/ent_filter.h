@@ -29,12 +29,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ent_lengths.h"
 #include "ent_status.h"
 
 /* ---- limits (Service Bus values, common-limits.md) ---------------------- */
 
-/* Characters (code points) in one filter or action expression. */
-#define ENT_FILTER_MAX_EXPR_CHARS 1024
+/* Characters in one filter or action expression: ENT_SQL_EXPRESSION_MAX
+ * (ent_lengths.h) by default. */
 /* SET/REMOVE statements in one rule action. */
 #define ENT_FILTER_MAX_ACTION_STATEMENTS 32
 /* Nesting of parentheses and operators; keeps parser and evaluator recursion
@@ -46,8 +47,7 @@
 #define ENT_FILTER_SCRATCH_BYTES 16384
 /* Longest error text, position included. */
 #define ENT_FILTER_ERROR_MAX 200
-/* Longest rule name in characters (Service Bus: 50). */
-#define ENT_FILTER_RULE_NAME_MAX 50
+/* Rule names are at most ENT_RULE_NAME_MAX characters (ent_lengths.h). */
 #define ENT_FILTER_DEFAULT_RULE_NAME "$Default"
 
 /* The first two limits can be changed at start-up (options room); a zero
@@ -312,7 +312,7 @@ int ent_filter_action_exec(const ent_filter_action *a, const ent_filter_mut_msg 
 /* A rule as topics keep it. The rule owns filter and action (may be NULL);
  * name is a copy. */
 typedef struct ent_filter_rule {
-    char name[ENT_FILTER_RULE_NAME_MAX * 4 + 1]; /* up to 50 code points of UTF-8 */
+    char name[ENT_RULE_NAME_SIZE];
     ent_filter *filter;
     ent_filter_action *action;
 } ent_filter_rule;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "ent_duration.h"
+#include "ent_lengths.h"
 #include "ent_status.h"
 
 /* ---- Limits (Service Bus values) ---------------------------------------- */
@@ -38,22 +39,10 @@
 #define ENT_MAX_SIZE_IN_MEGABYTES_MIN 1
 #define ENT_MAX_SIZE_IN_MEGABYTES_MAX 81920 /* 80 GB: Premium and partitioned entities */
 
-/* Lengths count characters (UTF-8 code points), as Service Bus does. */
-#define ENT_ENTITY_PATH_MAX 260      /* queue and topic names (paths, may hold '/') */
-#define ENT_SUBSCRIPTION_NAME_MAX 50
-#define ENT_RULE_NAME_MAX 50
-#define ENT_USER_METADATA_MAX 1024
-#define ENT_SQL_EXPRESSION_MAX 1024  /* a SQL filter or a rule action */
 /* Characters Service Bus refuses in every entity name. */
 #define ENT_NAME_FORBIDDEN_CHARS "@?#*"
 /* ...and, in subscription and rule names, the path separators too. */
 #define ENT_CHILD_NAME_FORBIDDEN_CHARS "@?#*/\\"
-
-/* Buffer sizes in bytes for the limits above (4 bytes per code point + NUL). */
-#define ENT_ENTITY_PATH_SIZE (ENT_ENTITY_PATH_MAX * 4 + 1)
-#define ENT_SUBSCRIPTION_NAME_SIZE (ENT_SUBSCRIPTION_NAME_MAX * 4 + 1)
-#define ENT_RULE_NAME_SIZE (ENT_RULE_NAME_MAX * 4 + 1)
-#define ENT_USER_METADATA_SIZE (ENT_USER_METADATA_MAX * 4 + 1)
 
 /* Defaults (Azure Service Bus). */
 #define ENT_DEFAULT_LOCK_DURATION_MS INT64_C(60000)     /* PT1M */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ent_cache.h"
+#include "ent_duration.h"
 #include "ent_status.h"
 
 /* A SessionId is at most 128 characters (Service Bus; the SDKs check it too). */
@@ -27,8 +28,6 @@ sb_status ent_session_settle_failure(sb_status st, bool in_session, bool lock_li
  * no com.microsoft:timeout: Service Bus's own bound (1 min 5 s), which the JS
  * SDK's comments describe. */
 #define ENT_SESSION_ACCEPT_TIMEOUT_DEFAULT_MS INT64_C(65000)
-/* .NET ticks (100 ns since 0001-01-01) of the Unix epoch. */
-#define ENT_TICKS_AT_UNIX_EPOCH INT64_C(621355968000000000)
 
 /* Whether a receiver may attach to entity e (its dead-letter subqueue when
  * dead_letter) with (has_filter) or without a session filter. SB_OK, or the

@@ -200,14 +200,14 @@ int ent_filter_rule_init(ent_filter_rule *r, const char *name, ent_filter *filte
         memset(err, 0, sizeof *err);
     size_t n = name ? strlen(name) : 0;
     size_t chars = name ? futf8_count(name, n) : 0;
-    if (n == 0 || chars > ENT_FILTER_RULE_NAME_MAX || n >= sizeof r->name || !filter) {
+    if (n == 0 || chars > ENT_RULE_NAME_MAX || n >= sizeof r->name || !filter) {
         if (!filter)
             ferr_set(err, ENT_FILTER_ERR_SYNTAX, NULL, 0, FPOS_NONE, "a rule needs a filter");
         else if (n == 0)
             ferr_set(err, ENT_FILTER_ERR_SYNTAX, NULL, 0, FPOS_NONE, "a rule needs a name");
         else
             ferr_set(err, ENT_FILTER_ERR_LIMIT, NULL, 0, FPOS_NONE,
-                     "rule name is %zu characters long; the limit is %d", chars, ENT_FILTER_RULE_NAME_MAX);
+                     "rule name is %zu characters long; the limit is %d", chars, ENT_RULE_NAME_MAX);
         ent_filter_free(filter);
         ent_filter_action_free(action);
         return -1;

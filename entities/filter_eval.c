@@ -30,6 +30,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "ent_duration.h"
 #include "filter_internal.h"
 
 /* Room for the text of any non-string scalar (a double, a timestamp...). */
@@ -140,8 +141,7 @@ static const fnode *nd(const feval *e, int32_t n) { return &e->prog->nodes[n]; }
  *    tolerated (IS [NOT] NULL, EXISTS).
  * EXISTS(sys.X) stays "the message carries it" for all of them.
  * Returns 1 with *out filled when a default applies, 0 when the lookup fails. */
-#define DATETIME_MIN_MS INT64_C(-62135596800000) /* 0001-01-01T00:00:00Z */
-#define TIMESPAN_MAX_MS INT64_C(922337203685477) /* 9223372036854775807 ticks */
+#define DATETIME_MIN_MS (-ENT_TICKS_AT_UNIX_EPOCH / ENT_TICKS_PER_MS) /* 0001-01-01T00:00:00Z */
 
 static int absent_sys_value(ent_filter_sys id, ent_filter_value *out)
 {
@@ -154,7 +154,7 @@ static int absent_sys_value(ent_filter_sys id, ent_filter_value *out)
         return 1;
     }
     if (id == ENT_SYS_TIME_TO_LIVE) {
-        *out = ent_fv_duration(TIMESPAN_MAX_MS);
+        *out = ent_fv_duration(ENT_DURATION_MAXVALUE_MS);
         return 1;
     }
     return 0;

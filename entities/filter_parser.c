@@ -22,7 +22,7 @@
 /* Longest identifier quoted back in an error message. */
 #define NAME_IN_ERROR_MAX 64
 
-static ent_filter_limits limits = {ENT_FILTER_MAX_EXPR_CHARS, ENT_FILTER_MAX_ACTION_STATEMENTS};
+static ent_filter_limits limits = {ENT_SQL_EXPRESSION_MAX, ENT_FILTER_MAX_ACTION_STATEMENTS};
 
 void ent_filter_set_limits(const ent_filter_limits *l)
 {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_duration.h"
 #include "filter_internal.h"
 
 /* Significant digits that make every double round-trip. */
@@ -15,8 +16,6 @@
 #define DOUBLE_SCI_LOW_EXP (-4)
 #define MS_PER_SECOND 1000
 #define MS_PER_DAY INT64_C(86400000)
-/* TimeSpan text has seven fraction digits (100 ns ticks). */
-#define TICKS_PER_MS 10000
 
 ent_filter_value ent_fv_cstr(const char *s) { return ent_fv_string(s, s ? strlen(s) : 0); }
 
@@ -254,7 +253,7 @@ size_t ent_fv_format_duration(int64_t ms, char *buf, size_t cap)
     if (days)
         snprintf(dpart, sizeof dpart, "%llu.", (unsigned long long)days);
     if (frac)
-        snprintf(fpart, sizeof fpart, ".%07u", frac * TICKS_PER_MS);
+        snprintf(fpart, sizeof fpart, ".%07u", frac * ENT_TICKS_PER_MS);
     return (size_t)snprintf(buf, cap, "%s%s%02u:%02u:%02u%s", sign, dpart, secs / 3600, secs / 60 % 60, secs % 60,
                             fpart);
 }

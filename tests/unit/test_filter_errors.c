@@ -236,18 +236,18 @@ static void test_length_limit(void **state)
     ent_filter *f;
     ent_filter_error err;
     /* "a = '" + x... + "'": exactly 1024 characters parses, 1025 does not. */
-    char *ok = repeat("a = '", "x", ENT_FILTER_MAX_EXPR_CHARS - 6, "'");
-    assert_int_equal(strlen(ok), ENT_FILTER_MAX_EXPR_CHARS);
+    char *ok = repeat("a = '", "x", ENT_SQL_EXPRESSION_MAX - 6, "'");
+    assert_int_equal(strlen(ok), ENT_SQL_EXPRESSION_MAX);
     assert_int_equal(ent_filter_parse(ok, strlen(ok), NULL, 0, &f, &err), 0);
     ent_filter_free(f);
-    char *bad = repeat("a = '", "x", ENT_FILTER_MAX_EXPR_CHARS - 5, "'");
+    char *bad = repeat("a = '", "x", ENT_SQL_EXPRESSION_MAX - 5, "'");
     assert_int_equal(ent_filter_parse(bad, strlen(bad), NULL, 0, &f, &err), -1);
     assert_string_equal(err.message, "expression is 1025 characters long; the limit is 1024");
     assert_int_equal(err.kind, ENT_FILTER_ERR_LIMIT);
     assert_int_equal(ent_filter_error_status(&err), SB_ERR_ARGUMENT);
 
     /* Characters, not bytes: 1024 two-byte characters are fine. */
-    char *wide = repeat("a = '", "\xc3\xa9", ENT_FILTER_MAX_EXPR_CHARS - 6, "'");
+    char *wide = repeat("a = '", "\xc3\xa9", ENT_SQL_EXPRESSION_MAX - 6, "'");
     assert_int_equal(ent_filter_parse(wide, strlen(wide), NULL, 0, &f, &err), 0);
     ent_filter_free(f);
 
@@ -259,7 +259,7 @@ static void test_length_limit(void **state)
     assert_int_equal(ent_filter_parse(bad, strlen(bad), NULL, 0, &f, &err), 0);
     ent_filter_free(f);
     ent_filter_set_limits(&saved);
-    assert_int_equal(ent_filter_get_limits().max_expr_chars, ENT_FILTER_MAX_EXPR_CHARS);
+    assert_int_equal(ent_filter_get_limits().max_expr_chars, ENT_SQL_EXPRESSION_MAX);
     free(ok);
     free(bad);
     free(wide);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_queue.h"
 #include "mgmt_rules.h"
 #include "store_rule_json.h"
 
@@ -231,13 +232,13 @@ static void test_correlation(void **state)
     pn_data_put_described(d);
     pn_data_enter(d);
     sym(d, MGMT_DESC_TIMESPAN);
-    pn_data_put_long(d, INT64_C(90) * 1000 * MGMT_TICKS_PER_MS); /* 90 s */
+    pn_data_put_long(d, INT64_C(90) * 1000 * ENT_TICKS_PER_MS); /* 90 s */
     end(d);
     str(d, "offset");
     pn_data_put_described(d);
     pn_data_enter(d);
     sym(d, MGMT_DESC_DATETIME_OFFSET);
-    pn_data_put_long(d, MGMT_TICKS_AT_UNIX_EPOCH + WHEN_MS * MGMT_TICKS_PER_MS);
+    pn_data_put_long(d, ENT_TICKS_AT_UNIX_EPOCH + WHEN_MS * ENT_TICKS_PER_MS);
     end(d);
     str(d, "uri");
     pn_data_put_described(d);
@@ -390,7 +391,7 @@ static void test_rule_names(void **state)
     char err[256];
     /* 50 characters of two bytes each fit; 51 do not */
     char name[256] = "";
-    for (int i = 0; i < ENT_FILTER_RULE_NAME_MAX; i++)
+    for (int i = 0; i < ENT_RULE_NAME_MAX; i++)
         strcat(name, "\xc3\xa9");
     assert_int_equal(mgmt_rule_name_check(name, strlen(name), &st, err, sizeof err), 0);
     strcat(name, "\xc3\xa9");
@@ -401,7 +402,7 @@ static void test_rule_names(void **state)
     assert_int_equal(mgmt_rule_name_check("  \t", 3, &st, err, sizeof err), -1);
     assert_int_equal(st, SB_ERR_ARGUMENT);
     assert_int_equal(mgmt_rule_name_check("", 0, &st, err, sizeof err), -1);
-    for (const char *c = MGMT_RULE_NAME_FORBIDDEN; *c; c++) {
+    for (const char *c = ENT_CHILD_NAME_FORBIDDEN_CHARS; *c; c++) {
         char bad[8];
         snprintf(bad, sizeof bad, "a%cb", *c);
         assert_int_equal(mgmt_rule_name_check(bad, 3, &st, err, sizeof err), -1);
@@ -605,7 +606,7 @@ static void test_encode_every_kind(void **state)
             assert_int_equal(pn_data_get_symbol(d).size, strlen(MGMT_DESC_TIMESPAN));
             assert_true(pn_data_next(d));
             assert_int_equal(pn_data_type(d), PN_LONG);
-            assert_int_equal(pn_data_get_long(d), INT64_C(90000) * MGMT_TICKS_PER_MS);
+            assert_int_equal(pn_data_get_long(d), INT64_C(90000) * ENT_TICKS_PER_MS);
             pn_data_exit(d);
         } else {
             fail_msg("unexpected property %.*s", (int)k.size, k.start);
