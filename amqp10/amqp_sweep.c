@@ -20,7 +20,9 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
 {
     amqp_server *srv = ctx;
     srv->sweeping = false;
-    if (st != SB_OK)
+    if (st == SB_ERR_SERVER_BUSY)
+        LOG_DEBUG("sweep: %s", sb_status_name(st)); /* the store said why, once */
+    else if (st != SB_OK)
         LOG_WARN("sweep: %s", sb_status_name(st));
     if (st == SB_OK)
         srv->lapsed_swept_ms = ++srv->sweeps % AMQP_LAPSE_FULL_SCAN_SWEEPS ? srv->sweep_now_ms : 0;

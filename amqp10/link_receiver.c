@@ -35,7 +35,7 @@ static void on_sent(void *ctx, sb_status st)
 {
     pending_send *ps = ctx;
     amqp_conn *c = ps->lk->conn;
-    char desc[600];
+    char desc[STORE_LAST_ERROR_MAX + 256];
     if (st == SB_ERR_QUOTA_EXCEEDED && ps->msgs) {
         /* the ForwardTo end is full: ForwardingFailed in the source, same delivery */
         divert(ps->msgs, ps->n);
@@ -56,6 +56,9 @@ static void on_sent(void *ctx, sb_status st)
         else if (st == SB_ERR_NOT_FOUND)
             snprintf(desc, sizeof desc, "The messaging entity '%s' could not be found (it was deleted).",
                      ps->lk->entity.name);
+        else if (st == SB_ERR_SERVER_BUSY)
+            snprintf(desc, sizeof desc, "The emulator's database cannot take the message now (%s); retry.",
+                     store_last_error(c->srv->store)[0] ? store_last_error(c->srv->store) : "reconnecting");
         else
             snprintf(desc, sizeof desc, "The emulator's store could not commit the message; retry.");
         LOG_INFO("conn %llu: send to '%s' failed: %s", (unsigned long long)c->id, ps->lk->entity.name, desc);

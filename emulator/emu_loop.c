@@ -87,9 +87,82 @@ static void hook_on_entities(void *ud, const char *table)
         amqp_server_refresh_entities(L->listener.srv);
 }
 
+/* ---- losing PostgreSQL and finding it again ---- */
+
+static lws_sorted_usec_list_t recover_sul;
+static emu_loop *recover_loop;
+
+static int adopt_store_socket(emu_loop *L)
+{
+    struct lws_vhost *internal = lws_get_vhost_by_name(L->ctx, "internal");
+    /* lws closes what it adopts; libpq keeps its own descriptor */
+    int fd = dup(store_socket(L->store));
+    lws_sock_file_fd_type desc = {.filefd = fd};
+    L->pg_wsi = internal && fd >= 0 ? lws_adopt_descriptor_vhost(internal, LWS_ADOPT_RAW_FILE_DESC, desc,
+                                                                 "sbemu-pg", NULL)
+                                    : NULL;
+    if (!L->pg_wsi && fd >= 0)
+        close(fd);
+    return L->pg_wsi ? 0 : -1;
+}
+
+static void recover_poll(lws_sorted_usec_list_t *sul)
+{
+    (void)sul;
+    emu_loop *L = recover_loop;
+    int64_t offset;
+    int attempts;
+    char why[EMU_RECOVER_WHY_MAX];
+    struct pg_conn *conn = emu_recover_begin(L->recover) == 0
+                               ? emu_recover_take(L->recover, &offset, &attempts, why, sizeof why)
+                               : NULL;
+    if (!conn) {
+        if (attempts != L->recover_logged && (attempts == 1 || attempts % EMU_LOOP_RECOVER_LOG_EVERY == 0))
+            LOG_WARN("PostgreSQL is still unavailable after %d attempts (%s); operations are answered "
+                     "server-busy until it is back",
+                     attempts, why);
+        L->recover_logged = attempts;
+        lws_sul_schedule(L->ctx, 0, &recover_sul, recover_poll, EMU_RECOVER_POLL_MS * LWS_US_PER_MS);
+        return;
+    }
+    store_resume(L->store, conn);
+    if (adopt_store_socket(L)) {
+        LOG_ERROR("cannot watch the new PostgreSQL socket; the emulator cannot work without it");
+        return;
+    }
+    LOG_INFO("PostgreSQL is back after %.1f s (%d failed attempts); serving again",
+             (double)(ent_clock_wall_ms() - L->lost_at_ms) / 1000.0, attempts);
+    /* What was announced while we were away is lost: look again at
+     * everything (entities, the clock, messages, deadlines). */
+    hook_on_clock(L, offset);
+    if (L->listener.srv) {
+        amqp_server_refresh_entities(L->listener.srv);
+        amqp_sweep_now(L->listener.srv);
+        amqp_server_wake_all(L->listener.srv);
+    }
+}
+
+/* The store closed its connection: stop watching the dead socket (at EOF it
+ * is always readable) and start looking for PostgreSQL. */
+static void hook_on_lost(void *ud)
+{
+    emu_loop *L = ud;
+    if (L->pg_wsi) {
+        lws_set_timeout(L->pg_wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
+        L->pg_wsi = NULL;
+    }
+    if (!L->recover || !L->ctx)
+        return;
+    L->lost_at_ms = ent_clock_wall_ms();
+    L->recover_logged = 0;
+    recover_loop = L;
+    lws_sul_schedule(L->ctx, 0, &recover_sul, recover_poll, 1);
+}
+
 store_hooks emu_loop_store_hooks(emu_loop *L)
 {
-    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, hook_on_clock, hook_on_entities, L};
+    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, hook_on_clock, hook_on_entities,
+                         hook_on_lost,    L};
 }
 
 static emu_loop *loop_of(struct lws *wsi) { return lws_vhost_user(lws_get_vhost(wsi)); }
@@ -155,12 +228,7 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
     vi.port = CONTEXT_PORT_NO_LISTEN_SERVER;
     vi.protocols = L->pg_protocols;
     vi.user = L;
-    struct lws_vhost *internal = lws_create_vhost(L->ctx, &vi);
-    /* lws closes what it adopts; libpq keeps its own descriptor */
-    int fd = dup(store_socket(st));
-    lws_sock_file_fd_type desc = {.filefd = fd};
-    L->pg_wsi = internal ? lws_adopt_descriptor_vhost(internal, LWS_ADOPT_RAW_FILE_DESC, desc, "sbemu-pg", NULL) : NULL;
-    if (!L->pg_wsi) {
+    if (!lws_create_vhost(L->ctx, &vi) || adopt_store_socket(L)) {
         snprintf(err, errlen, "cannot watch the PostgreSQL socket");
         return -1;
     }
@@ -194,6 +262,7 @@ void emu_loop_destroy(emu_loop *L)
     if (L->ctx) {
         lws_sul_cancel(&flush_sul);
         lws_sul_cancel(&write_sul);
+        lws_sul_cancel(&recover_sul);
         L->listener.all_listening = false;
         lws_context_destroy(L->ctx);
         L->ctx = NULL;

@@ -1,6 +1,7 @@
 /* The one event loop: a libwebsockets context with a vhost per listening port
  * (plain AMQP, AMQP over TLS, HTTP) and an internal vhost that watches the
- * store's PostgreSQL socket. Everything runs on this thread. */
+ * store's PostgreSQL socket. Everything runs on this thread, except the
+ * blocking way back to a lost PostgreSQL (emu_recover.h), which it polls. */
 #ifndef EMU_LOOP_H
 #define EMU_LOOP_H
 
@@ -10,13 +11,20 @@
 
 #include "amqp_server.h"
 #include "emu_options.h"
+#include "emu_recover.h"
 #include "http_api.h"
 #include "store.h"
+
+/* While PostgreSQL is away, say so after the first failed attempt and every this many. */
+#define EMU_LOOP_RECOVER_LOG_EVERY 10
 
 typedef struct emu_loop {
     struct lws_context *ctx;
     store *store;
-    struct lws *pg_wsi;          /* the adopted dup() of the store's socket */
+    struct lws *pg_wsi;          /* the adopted dup() of the store's socket; NULL while it is lost */
+    emu_recover *recover;        /* finds PostgreSQL again after a loss; set before start */
+    int64_t lost_at_ms;          /* wall clock when the store lost PostgreSQL */
+    int recover_logged;          /* failed attempts last logged, this outage */
     bool flush_scheduled;
     bool in_pg_writeable;        /* inside the PostgreSQL socket's WRITEABLE callback */
     amqp_listener listener;      /* the user pointer of every listening vhost */

@@ -883,6 +883,15 @@ fail_locked:
     return -1;
 }
 
+int emu_pgembed_revive(emu_pgembed *pg, char *err, size_t errlen)
+{
+    pid_t pid = read_postmaster_pid(pg);
+    if (pid && process_alive(pid))
+        return 0; /* it runs (perhaps recovering after a backend crashed): connecting will tell */
+    /* sbemu.conf is as start wrote it: rewriting it on a full disk could only lose it */
+    return pg_ctl_start(pg, err, errlen);
+}
+
 void emu_pgembed_stop(emu_pgembed *pg)
 {
     if (!pg || !pg->active)

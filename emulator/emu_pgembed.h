@@ -76,6 +76,12 @@ typedef struct emu_pgembed {
 int emu_pgembed_start(emu_pgembed *pg, const char *data_dir, char *conninfo, size_t conninfo_len, char *err,
                       size_t errlen);
 
+/* After a lost connection: if the postmaster is gone (killed, crashed, out
+ * of disk), starts it again, waiting for crash recovery; if it runs, does
+ * nothing. Blocking (seconds, if WAL is replayed); the recovery thread calls
+ * it (emu_recover.c) while the loop serves. Returns 0, or -1 with err. */
+int emu_pgembed_revive(emu_pgembed *pg, char *err, size_t errlen);
+
 /* Stops the server (pg_ctl -m fast stop: clients are disconnected, in-flight
  * transactions roll back, committed data is safe) and releases the lock. */
 void emu_pgembed_stop(emu_pgembed *pg);

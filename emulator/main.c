@@ -27,6 +27,7 @@
 #include "emu_options.h"
 #include "emu_pgembed.h"
 #include "emu_ready.h"
+#include "emu_recover.h"
 #include "emu_tlscert.h"
 #include "ent_clock.h"
 #include "ent_log.h"
@@ -42,6 +43,7 @@
 
 static volatile int stop_requested;
 static emu_loop loop;
+static emu_recover recover;
 
 static void on_signal(int sig)
 {
@@ -191,6 +193,8 @@ static int run(emu_options *o)
         LOG_ERROR("TLS certificate: %s", err);
         goto out;
     }
+    emu_recover_init(&recover, conninfo, o->postgres ? NULL : &pg);
+    loop.recover = &recover;
     store_hooks hooks = emu_loop_store_hooks(&loop);
     if (!(st = store_open(conninfo, &hooks, err, sizeof err))) {
         LOG_ERROR("%s", err);
@@ -217,6 +221,7 @@ out:
     emu_ready_stop(&ready);
     amqp_server_detach_loop(srv);
     emu_loop_destroy(&loop);
+    emu_recover_stop(&recover); /* before the cluster stops: it may be starting it */
     /* the store first: what it fails calls back into the server's links */
     store_close(st);
     amqp_server_free(srv);

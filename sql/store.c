@@ -22,6 +22,9 @@
 #define STORE_CLOCK_CHANNEL "sbemu_clock"
 /* The channel the entity tables' triggers notify (migration 001). */
 #define STORE_ENTITIES_CHANNEL "sbemu_entities"
+/* How long a (re)connect may wait for an unreachable server, unless the
+ * conninfo says otherwise: libpq's keyword takes seconds, as text. */
+#define STORE_CONNECT_TIMEOUT_S "5"
 /* Queue ids one notification carries; beyond this, receivers poll. */
 #define STORE_NOTIFY_MAX_ENTITIES 64
 
@@ -77,7 +80,7 @@ typedef struct store_slot {
     int ngroup;
 } store_slot;
 
-/* Owned by the emulator; owns the connection and every queued op. */
+/* Owned by the emulator; owns the connection (NULL while lost) and every queued op. */
 struct store {
     PGconn *conn;
     store_hooks hooks;
@@ -90,6 +93,7 @@ struct store {
     store_op **merged;  /* the in-flight batch's merged ops, grouped; slots point into it */
     int merged_cap;
     size_t held_bytes;  /* bytes of every op pending or in flight */
+    char last_error[STORE_LAST_ERROR_MAX];
     bool result_taken;  /* the parse callback kept the result it was given */
     store_stats stats;
     bool batch_failed;
@@ -222,6 +226,56 @@ int store_op_answered(const store_op *op) { return op->merge ? op->merge->answer
 
 /* ---- connection ---- */
 
+/* PostgreSQL's notices and asynchronous errors (a server shutting down says
+ * so before it hangs up) go to our log, not raw to stderr. */
+static void notice_to_log(void *arg, const char *message)
+{
+    (void)arg;
+    int n = (int)strcspn(message, "\n");
+    LOG_WARN("PostgreSQL: %.*s", n, message);
+}
+
+PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen)
+{
+    /* Our connect_timeout comes first, so one in the user's conninfo wins: a
+     * reconnect to an unreachable host must not wait forever. */
+    const char *keys[] = {"connect_timeout", "dbname", NULL};
+    const char *values[] = {STORE_CONNECT_TIMEOUT_S, conninfo, NULL};
+    PGconn *conn = PQconnectdbParams(keys, values, 1);
+    if (PQstatus(conn) != CONNECTION_OK) {
+        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
+        err[strcspn(err, "\n")] = 0;
+        PQfinish(conn);
+        return NULL;
+    }
+    PQsetNoticeProcessor(conn, notice_to_log, NULL);
+    /* The plans test_store_plans checks, and no planning per execution: a
+     * custom plan would be re-planned from statistics that may be missing or
+     * stale (right after a bulk send), which is what made drains slow. */
+    PQclear(PQexec(conn, "SET plan_cache_mode = force_generic_plan"));
+    PQclear(PQexec(conn, "LISTEN " STORE_NOTIFY_CHANNEL));
+    PQclear(PQexec(conn, "LISTEN " STORE_CLOCK_CHANNEL));
+    PQclear(PQexec(conn, "LISTEN " STORE_ENTITIES_CHANNEL));
+    if (clock_offset_ms) {
+        PGresult *r = PQexec(conn, "SELECT offset_ms FROM sbemu_clock");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+            *clock_offset_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        PQclear(r);
+    }
+    err[0] = 0;
+    if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
+        store_admin_statements_prepare(conn, err, errlen) || PQsetnonblocking(conn, 1) ||
+        !PQenterPipelineMode(conn)) {
+        if (!err[0])
+            snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(conn));
+        PQfinish(conn);
+        return NULL;
+    }
+    return conn;
+}
+
+void store_connection_free(PGconn *conn) { PQfinish(conn); }
+
 store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen)
 {
     store *s = calloc(1, sizeof *s);
@@ -230,31 +284,23 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
         return NULL;
     }
     s->hooks = *hooks;
-    s->conn = PQconnectdb(conninfo);
-    if (PQstatus(s->conn) != CONNECTION_OK) {
-        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(s->conn));
-        PQfinish(s->conn);
-        free(s);
-        return NULL;
-    }
-    /* The plans test_store_plans checks, and no planning per execution: a
-     * custom plan would be re-planned from statistics that may be missing or
-     * stale (right after a bulk send), which is what made drains slow. */
-    PQclear(PQexec(s->conn, "SET plan_cache_mode = force_generic_plan"));
-    PQclear(PQexec(s->conn, "LISTEN " STORE_NOTIFY_CHANNEL));
-    PQclear(PQexec(s->conn, "LISTEN " STORE_CLOCK_CHANNEL));
-    PQclear(PQexec(s->conn, "LISTEN " STORE_ENTITIES_CHANNEL));
-    if (store_statements_prepare(s->conn, err, errlen) || store_mgmt_statements_prepare(s->conn, err, errlen) ||
-        store_admin_statements_prepare(s->conn, err, errlen) || PQsetnonblocking(s->conn, 1) ||
-        !PQenterPipelineMode(s->conn)) {
-        if (!err[0])
-            snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(s->conn));
-        PQfinish(s->conn);
+    if (!(s->conn = store_connect(conninfo, NULL, err, errlen))) {
         free(s);
         return NULL;
     }
     return s;
 }
+
+void store_resume(store *s, PGconn *conn)
+{
+    s->conn = conn;
+    s->broken = false;
+    s->last_error[0] = 0;
+    if (s->pending && s->hooks.want_flush)
+        s->hooks.want_flush(s->hooks.ud);
+}
+
+const char *store_last_error(const store *s) { return s->last_error; }
 
 static void fail_list(store *s, store_op *op, sb_status st)
 {
@@ -279,28 +325,39 @@ void store_close(store *s)
         fail_list(s, inflight, SB_ERR_INTERNAL);
         fail_list(s, pending, SB_ERR_INTERNAL);
     }
-    PQfinish(s->conn);
+    if (s->conn)
+        PQfinish(s->conn);
     free(s->slots);
     free(s->merged);
     free(s);
 }
 
-int store_socket(const store *s) { return PQsocket(s->conn); }
+int store_socket(const store *s) { return s->conn ? PQsocket(s->conn) : -1; }
 store_stats store_get_stats(const store *s) { return s->stats; }
 size_t store_pending_bytes(const store *s) { return s->held_bytes; }
 bool store_idle(const store *s) { return !s->pending && !s->inflight; }
-bool store_healthy(const store *s) { return !s->broken && PQstatus(s->conn) == CONNECTION_OK; }
+bool store_healthy(const store *s) { return !s->broken && s->conn && PQstatus(s->conn) == CONNECTION_OK; }
 
-/* The connection is gone: everything queued fails; the store stays broken. */
+/* The connection is gone: it is closed (its socket, always readable at EOF,
+ * would keep the loop spinning), everything queued fails with server-busy,
+ * and the loop is told; the store takes nothing until store_resume. */
 static void store_break(store *s, const char *why)
 {
-    if (!s->broken)
-        LOG_ERROR("PostgreSQL connection lost (%s): %s", why, PQerrorMessage(s->conn));
+    if (s->broken)
+        return;
+    snprintf(s->last_error, sizeof s->last_error, "the connection to PostgreSQL was lost (%s): %s", why,
+             PQerrorMessage(s->conn));
+    s->last_error[strcspn(s->last_error, "\n")] = 0;
+    LOG_ERROR("%s", s->last_error);
     s->broken = true;
+    PQfinish(s->conn);
+    s->conn = NULL;
     store_op *inflight = s->inflight, *pending = s->pending;
     s->inflight = s->pending = s->pending_tail = NULL;
-    fail_list(s, inflight, SB_ERR_INTERNAL);
-    fail_list(s, pending, SB_ERR_INTERNAL);
+    fail_list(s, inflight, SB_ERR_SERVER_BUSY);
+    fail_list(s, pending, SB_ERR_SERVER_BUSY);
+    if (s->hooks.on_lost)
+        s->hooks.on_lost(s->hooks.ud);
 }
 
 void store_submit(store *s, store_op *op)
@@ -308,8 +365,8 @@ void store_submit(store *s, store_op *op)
     if (op->merge && op->merge->filled != op->merge->nrows)
         op->status = SB_ERR_INTERNAL; /* a row could not be stored (out of memory) */
     if (s->broken || s->closing || op->status != SB_OK) {
-        /* broken or closing store, or the op could not even be built (out of memory) */
-        op_finish(op, s->broken || s->closing ? SB_ERR_INTERNAL : op->status);
+        /* no connection, a closing store, or the op could not even be built (out of memory) */
+        op_finish(op, s->broken ? SB_ERR_SERVER_BUSY : s->closing ? SB_ERR_INTERNAL : op->status);
         return;
     }
     op->next = NULL;
@@ -622,10 +679,16 @@ static void batch_complete(store *s)
 
 /* Statements raise SQLSTATEs of class SB (sbemu_raise) for outcomes that are
  * Service Bus answers: SBN.. entity gone, SBQ.. quota exceeded, SBD..
- * entity disabled, SBL.. a lock lost. */
+ * entity disabled, SBL.. a lock lost. The server's own troubles (53 out of
+ * disk, memory or connections, 57P shutting down, 58 I/O errors, 08 the
+ * connection) pass once it has room again: server-busy, which the SDKs retry. */
 static sb_status status_of_sqlstate(const char *state)
 {
-    if (!state || strncmp(state, "SB", 2))
+    if (!state)
+        return SB_OK;
+    if (!strncmp(state, "53", 2) || !strncmp(state, "57P", 3) || !strncmp(state, "58", 2) || !strncmp(state, "08", 2))
+        return SB_ERR_SERVER_BUSY;
+    if (strncmp(state, "SB", 2))
         return SB_OK;
     switch (state[2]) {
     case 'N': return SB_ERR_NOT_FOUND;
@@ -678,6 +741,19 @@ static void handle_result(store *s, PGresult *r)
     store_op *owner = slot->group ? (slot->ngroup == 1 ? slot->group[0] : NULL) : slot->op;
     if (st == PGRES_FATAL_ERROR) {
         sb_status answer = status_of_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+        if (answer == SB_ERR_SERVER_BUSY || answer == SB_OK) {
+            /* not a Service Bus answer: what a client refused for it should hear */
+            snprintf(s->last_error, sizeof s->last_error, "PostgreSQL: %s", PQresultErrorMessage(r));
+            s->last_error[strcspn(s->last_error, "\n")] = 0;
+        }
+        if (answer == SB_ERR_SERVER_BUSY) {
+            if (!s->batch_failed)
+                LOG_WARN("store: %s", s->last_error);
+            if (owner)
+                owner->status = answer;
+            s->batch_failed = true;
+            return;
+        }
         if (owner && answer != SB_OK) {
             owner->status = answer; /* a Service Bus answer, not a failure */
             s->batch_failed = true;

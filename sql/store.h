@@ -9,7 +9,16 @@
  *
  * If a transaction fails, each of its operations is retried alone, so one bad
  * request cannot fail its neighbours. The loop integration is three calls
- * (store_socket, store_on_readable, store_on_writable) and two hooks. */
+ * (store_socket, store_on_readable, store_on_writable) and two hooks.
+ *
+ * Losing PostgreSQL. When the connection breaks, every op pending or in
+ * flight fails with SB_ERR_SERVER_BUSY (what the SDKs retry; an in-flight
+ * commit's fate is unknown, so its client retries it: at least once), the
+ * store closes the connection and calls on_lost, and until store_resume hands
+ * it a new connection every submit fails at once with SB_ERR_SERVER_BUSY.
+ * Finding a way back (restarting an embedded cluster, backoff) is the
+ * emulator's business: store_connect is the blocking half it may run on
+ * another thread. */
 #ifndef STORE_H
 #define STORE_H
 
@@ -36,6 +45,9 @@ typedef struct store_hooks {
     /* Entities were created, changed or deleted (sbemu_entities: by any
      * emulator, the management plane or plain SQL); table is the table's name. */
     void (*on_entities)(void *ud, const char *table);
+    /* The connection broke and was closed: stop watching its socket, find a
+     * new connection, store_resume. Called once per loss. */
+    void (*on_lost)(void *ud);
     void *ud;
 } store_hooks;
 
@@ -44,12 +56,26 @@ typedef struct store_hooks {
 store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen);
 void store_close(store *s); /* fails what is still pending with SB_ERR_INTERNAL */
 
-int store_socket(const store *s);
+/* A connection ready for store_resume: connected, statements prepared, in
+ * pipeline mode. Blocking, touches no store: any thread may call it. The
+ * namespace clock's offset is read on the way (notifications sent while
+ * disconnected are lost). NULL with a message in err on failure. */
+struct pg_conn;
+struct pg_conn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen);
+/* Takes conn (from store_connect) after on_lost: the store works again. */
+void store_resume(store *s, struct pg_conn *conn);
+void store_connection_free(struct pg_conn *conn); /* one store_resume did not take */
+/* Why the last commit or the connection failed ("" if none since the last
+ * resume): for errors that should name their cause (a full disk). */
+const char *store_last_error(const store *s);
+#define STORE_LAST_ERROR_MAX 512 /* its length, PostgreSQL's message included */
+
+int store_socket(const store *s); /* -1 while disconnected */
 void store_on_readable(store *s);
 void store_on_writable(store *s);
 void store_flush(store *s);        /* sends the pending batch if none is in flight */
 bool store_idle(const store *s);   /* nothing pending, nothing in flight */
-bool store_healthy(const store *s);
+bool store_healthy(const store *s); /* connected */
 
 /* What the store has done since it opened: for tests and the benchmark, which
  * check that work is paid per batch (statements per commit), not per message. */

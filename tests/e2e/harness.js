@@ -460,7 +460,60 @@ function ackingLoad(script, env) {
   };
 }
 
+/**
+ * A PostgreSQL cluster of its own (initdb in a temp dir, TCP on a free port),
+ * for --postgres tests. Returns { conninfo, port, start(), stop(mode), cleanup() };
+ * it runs as the postgres user when we are root, as PostgreSQL insists.
+ */
+async function externalPostgres() {
+  const { execFileSync } = require("node:child_process");
+  const PGBIN = "/usr/lib/postgresql/15/bin";
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sbemu-e2e-extpg-"));
+  const pgDir = path.join(tmp, "pg");
+  const data = path.join(pgDir, "data");
+  const port = await freePort();
+  const root = process.getuid && process.getuid() === 0;
+  const run = (bin, args) =>
+    root
+      ? execFileSync("runuser", ["-u", "postgres", "--", path.join(PGBIN, bin), ...args], { stdio: "pipe" })
+      : execFileSync(path.join(PGBIN, bin), args, { stdio: "pipe" });
+  fs.mkdirSync(pgDir);
+  if (root) {
+    fs.chmodSync(tmp, 0o755);
+    execFileSync("chown", ["postgres", pgDir]);
+  }
+  run("initdb", ["-D", data, "-U", "sbtest", "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"]);
+  const pg = {
+    port,
+    conninfo: `host=127.0.0.1 port=${port} user=sbtest dbname=sb`,
+    psql: (db, sql) =>
+      execFileSync("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "sbtest", "-d", db, "-Atc", sql]).toString().trim(),
+    start: () =>
+      run("pg_ctl", ["-D", data, "-l", path.join(pgDir, "log"), "-w", "-o",
+        `-k ${pgDir} -c listen_addresses=127.0.0.1 -p ${port}`, "start"]),
+    stop: (mode = "fast") => run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]),
+    cleanup() {
+      try {
+        pg.stop("immediate");
+      } catch {}
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+  pg.start();
+  pg.psql("postgres", "CREATE DATABASE sb");
+  return pg;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
 module.exports = {
+  externalPostgres,
+  cpuSeconds,
   BIN,
   REPO,
   SAS_KEY,

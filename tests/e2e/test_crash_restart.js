@@ -3,18 +3,13 @@
 "use strict";
 
 const assert = require("node:assert/strict");
-const fs = require("node:fs");
-const os = require("node:os");
-const path = require("node:path");
-const { execFileSync } = require("node:child_process");
 const { describe, test, after } = require("node:test");
 const { ServiceBusClient } = require("@azure/service-bus");
-const { Emulator, ackingLoad, freePort, postmasterPid, alive } = require("./harness");
+const { Emulator, ackingLoad, externalPostgres, postmasterPid, alive } = require("./harness");
 const { PEEK_LOCK } = require("./js/util");
 
 const N = 100;
 const QUEUE = "durable";
-const PGBIN = "/usr/lib/postgresql/15/bin";
 
 /** The child of the SIGTERM test: 20 concurrent senders of 100 KB messages
  * (megabytes in the store when the signal comes), one "ACK id" line per
@@ -165,30 +160,9 @@ describe("crash and restart", () => {
   });
 
   test("--postgres on a separate cluster: kill -9 sbemu, restart, nothing lost", { timeout: 180000 }, async (t) => {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sbemu-e2e-extpg-"));
-    const pgDir = path.join(tmp, "pg");
-    const port = await freePort();
-    const asPg = process.getuid && process.getuid() === 0 ? ["runuser", ["-u", "postgres", "--"]] : [null, []];
-    const run = (bin, args) =>
-      asPg[0]
-        ? execFileSync(asPg[0], [...asPg[1], path.join(PGBIN, bin), ...args], { stdio: "pipe" })
-        : execFileSync(path.join(PGBIN, bin), args, { stdio: "pipe" });
-    fs.mkdirSync(pgDir);
-    if (asPg[0]) {
-      fs.chmodSync(tmp, 0o755);
-      execFileSync("chown", ["postgres", pgDir]);
-    }
-    run("initdb", ["-D", path.join(pgDir, "data"), "-U", "sbtest", "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"]);
-    run("pg_ctl", ["-D", path.join(pgDir, "data"), "-l", path.join(pgDir, "log"), "-w", "-o",
-      `-k ${pgDir} -c listen_addresses=127.0.0.1 -p ${port}`, "start"]);
-    t.after(() => {
-      try {
-        run("pg_ctl", ["-D", path.join(pgDir, "data"), "-m", "immediate", "-w", "stop"]);
-      } catch {}
-      fs.rmSync(tmp, { recursive: true, force: true });
-    });
-    execFileSync("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "sbtest", "-d", "postgres", "-qc", "CREATE DATABASE sb"]);
-    const conninfo = `host=127.0.0.1 port=${port} user=sbtest dbname=sb`;
+    const pg = await externalPostgres();
+    t.after(() => pg.cleanup());
+    const conninfo = pg.conninfo;
     const emu = new Emulator({ name: "extpg", queues: [QUEUE], args: ["--postgres", conninfo] });
     emus.push(emu);
     await guarded(emu, async () => {
@@ -196,8 +170,7 @@ describe("crash and restart", () => {
       assert.equal(postmasterPid(emu.dataDir), null, "no embedded cluster when --postgres is given");
       await sendAll(emu, "ext");
       // The messages are rows in the external database.
-      const count = execFileSync("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "sbtest", "-d", "sb", "-Atc",
-        `SELECT count(*) FROM messages m JOIN queues q ON q.id = m.entity_id WHERE q.name = '${QUEUE}'`]).toString().trim();
+      const count = pg.psql("sb", `SELECT count(*) FROM messages m JOIN queues q ON q.id = m.entity_id WHERE q.name = '${QUEUE}'`);
       assert.equal(count, String(N), "rows in the messages table");
       await emu.kill9();
       await emu.start();
