@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
+
 static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
 static uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
@@ -182,7 +184,7 @@ bool amqp_val_is_symbol(const amqp_val *v, const char *name)
 
 void amqp_buf_free(amqp_buf *b)
 {
-    free(b->data);
+    ent_free(b->data);
     memset(b, 0, sizeof *b);
 }
 
@@ -194,7 +196,7 @@ static uint8_t *grow(amqp_buf *b, size_t n)
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->len + n)
             cap *= 2;
-        uint8_t *d = realloc(b->data, cap);
+        uint8_t *d = ent_realloc(b->data, cap);
         if (!d) {
             b->failed = true;
             return NULL;

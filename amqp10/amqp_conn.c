@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 
@@ -32,9 +33,9 @@ static void tick(lws_sorted_usec_list_t *sul);
 
 static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi, enum lws_write_protocol write_mode)
 {
-    amqp_conn *c = calloc(1, sizeof *c);
+    amqp_conn *c = ent_calloc(1, sizeof *c);
     if (!c || pn_connection_driver_init(&c->driver, NULL, NULL)) {
-        free(c);
+        ent_free(c);
         return NULL;
     }
     c->srv = srv;
@@ -71,10 +72,10 @@ static void conn_destroy(amqp_conn *c)
     pn_connection_driver_destroy(&c->driver);
     for (amqp_link *lk = c->links, *next; lk; lk = next) {
         next = lk->next;
-        free(lk);
+        ent_free(lk);
     }
     LOG_DEBUG("conn %llu: freed", (unsigned long long)c->id);
-    free(c);
+    ent_free(c);
 }
 
 void amqp_conn_ref(amqp_conn *c) { c->refs++; }
@@ -99,7 +100,7 @@ static void link_free(amqp_link *lk)
         }
     pn_link_set_context(lk->pn, NULL);
     pn_link_free(lk->pn);
-    free(lk);
+    ent_free(lk);
 }
 
 void amqp_link_hold(amqp_link *lk)
@@ -198,7 +199,7 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
     case LINK_CBS_REQUESTS:
     case LINK_MGMT_REQUESTS: {
         size_t len = pn_delivery_pending(d);
-        char *buf = malloc(len ? len : 1);
+        char *buf = ent_malloc(len ? len : 1);
         ssize_t got = buf ? pn_link_recv(l, buf, len) : -1;
         pn_link_advance(l);
         if (got >= 0) {
@@ -209,7 +210,7 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
         } else {
             pn_delivery_settle(d);
         }
-        free(buf);
+        ent_free(buf);
         break;
     }
     default:
@@ -406,12 +407,12 @@ static int conn_writeable(amqp_conn *c)
     pn_bytes_t wb = pn_connection_driver_write_buffer(&c->driver);
     if (wb.size) {
         size_t n = wb.size < AMQP_WRITE_CHUNK ? wb.size : AMQP_WRITE_CHUNK;
-        unsigned char *buf = malloc(LWS_PRE + n);
+        unsigned char *buf = ent_malloc(LWS_PRE + n);
         if (!buf)
             return -1;
         memcpy(buf + LWS_PRE, wb.start, n);
         int w = lws_write(c->wsi, buf + LWS_PRE, n, c->write_mode);
-        free(buf);
+        ent_free(buf);
         if (w < 0)
             return -1;
         pn_connection_driver_write_done(&c->driver, n);

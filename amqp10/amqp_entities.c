@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_log.h"
 
 /* A look-up waiting for a refill; freed when answered. */
@@ -122,7 +123,7 @@ static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n,
                 answer(srv, w->name, w->cb, w->ctx);
             else
                 w->cb(w->ctx, st, NULL, NULL);
-            free(w);
+            ent_free(w);
         }
         w = next;
     }
@@ -149,7 +150,7 @@ static void refill(amqp_server *srv)
 
 static void wait_for_refill(amqp_server *srv, bool any, const char *name, amqp_entity_cb cb, void *ctx)
 {
-    entity_waiter *w = calloc(1, sizeof *w);
+    entity_waiter *w = ent_calloc(1, sizeof *w);
     if (!w) {
         cb(ctx, SB_ERR_INTERNAL, NULL, NULL);
         return;

@@ -14,6 +14,7 @@
 #include "amqp_filter_msg.h"
 #include "amqp_rule_action.h"
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_session.h"
 #include "store_txn.h"
 #include "ent_dead_letter.h"
@@ -45,7 +46,7 @@ static store_copy *row(build *b)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 16;
-        store_copy *v = realloc(b->rows, cap * sizeof *v);
+        store_copy *v = ent_realloc(b->rows, cap * sizeof *v);
         if (!v)
             return NULL;
         b->rows = v;
@@ -60,7 +61,7 @@ static int own(build *b, uint8_t *p)
 {
     if (b->nowned == b->owned_cap) {
         size_t cap = b->owned_cap ? b->owned_cap * 2 : 8;
-        uint8_t **v = realloc(b->owned, cap * sizeof *v);
+        uint8_t **v = ent_realloc(b->owned, cap * sizeof *v);
         if (!v)
             return -1;
         b->owned = v;
@@ -73,9 +74,9 @@ static int own(build *b, uint8_t *p)
 static void build_free(build *b)
 {
     for (size_t i = 0; i < b->nowned; i++)
-        free(b->owned[i]);
-    free(b->owned);
-    free(b->rows);
+        ent_free(b->owned[i]);
+    ent_free(b->owned);
+    ent_free(b->rows);
     ent_topic_copies_free(&b->copies);
 }
 
@@ -101,9 +102,9 @@ static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *
     if (filter_error) {
         /* a copy the build owns: the text is on the caller's stack or in the
          * copies list, which the next message of the delivery reuses */
-        char *owned = strdup(filter_error);
+        char *owned = ent_strdup(filter_error);
         if (!owned || own(b, (uint8_t *)owned)) {
-            free(owned);
+            ent_free(owned);
             return NULL;
         }
         reason = ENT_DLQ_REASON_FILTER;
@@ -185,7 +186,7 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
                     snprintf(err_text, sizeof err_text, "rule '%s': %s", cp->rule->name, err.message);
                     dl_desc = err_text;
                 } else if (own(b, out)) {
-                    free(out);
+                    ent_free(out);
                     return -1;
                 } else {
                     bytes = out;
@@ -249,21 +250,21 @@ static void on_published(void *ctx, sb_status st)
         for (size_t i = 0; i < p->npump; i++)
             amqp_topic_pump(p->srv, p->pump[i]);
     p->cb(p->ctx, st);
-    free(p);
+    ent_free(p);
 }
 
 void amqp_publish(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
                   size_t n, const uint8_t (*consume)[16], store_status_cb cb, void *ctx)
 {
     build b = {0};
-    publish_ctx *p = calloc(1, sizeof *p);
+    publish_ctx *p = ent_calloc(1, sizeof *p);
     const ent_entity *t = srv->cache ? ent_cache_get(srv->cache, topic->id) : NULL;
     int rc = p && t ? 0 : -1;
     for (size_t i = 0; i < n && !rc; i++)
         rc = add_message(&b, srv->cache, t, &msgs[i], &parsed[i], consume ? consume[i] : NULL);
     if (rc) {
         build_free(&b);
-        free(p);
+        ent_free(p);
         cb(ctx, t ? SB_ERR_INTERNAL : SB_ERR_NOT_FOUND);
         return;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ent_alloc.h"
 #include "ent_log.h"
 
 pn_message_t *amqp_request_decode(const char *bytes, size_t len)
@@ -102,7 +103,7 @@ void amqp_reply_send(amqp_link *via, pn_message_t *req, pn_message_t *resp)
     size_t cap = 1024;
     char *buf = NULL;
     for (;;) {
-        char *nb = realloc(buf, cap);
+        char *nb = ent_realloc(buf, cap);
         if (!nb)
             break;
         buf = nb;
@@ -122,6 +123,6 @@ void amqp_reply_send(amqp_link *via, pn_message_t *req, pn_message_t *resp)
         }
         break;
     }
-    free(buf);
+    ent_free(buf);
     pn_message_free(resp);
 }

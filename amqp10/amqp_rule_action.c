@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "amqp_filter_msg.h"
+#include "ent_alloc.h"
 #include "ent_duration.h"
 
 #define OVERLAY_INITIAL_CAP 8
@@ -74,7 +75,7 @@ static const struct {
 static void release(ent_filter_value *v)
 {
     if (v->type == ENT_FV_STRING)
-        free((char *)v->u.s.ptr);
+        ent_free((char *)v->u.s.ptr);
     *v = ent_fv_null();
 }
 
@@ -83,7 +84,7 @@ static int copy_value(overlay *o, const ent_filter_value *v, ent_filter_value *o
     *out = *v;
     if (v->type != ENT_FV_STRING)
         return 0;
-    char *s = malloc(v->u.s.len + 1);
+    char *s = ent_malloc(v->u.s.len + 1);
     if (!s) {
         o->oom = true;
         return -1;
@@ -100,10 +101,10 @@ static void overlay_free(overlay *o)
     for (int i = 0; i < ENT_SYS_COUNT; i++)
         release(&o->sys[i]);
     for (size_t i = 0; i < o->nuser; i++) {
-        free(o->user[i].name);
+        ent_free(o->user[i].name);
         release(&o->user[i].value);
     }
-    free(o->user);
+    ent_free(o->user);
 }
 
 static ov_prop *find_user(const overlay *o, const uint8_t *name, size_t len)
@@ -190,13 +191,13 @@ static int ov_set_user(void *self, const char *name, size_t len, const ent_filte
     if (!p) {
         if (o->nuser == o->cap) {
             size_t cap = o->cap ? o->cap * 2 : OVERLAY_INITIAL_CAP;
-            ov_prop *grown = realloc(o->user, cap * sizeof *grown);
+            ov_prop *grown = ent_realloc(o->user, cap * sizeof *grown);
             if (!grown)
                 goto oom;
             o->user = grown;
             o->cap = cap;
         }
-        char *n = malloc(len + 1);
+        char *n = ent_malloc(len + 1);
         if (!n)
             goto oom;
         if (len)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
+
 static int hexval(int c)
 {
     if (isdigit(c))
@@ -88,7 +90,7 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
     }
     /* HMAC-SHA256(key, sr_raw "\n" se) */
     size_t msglen = srl + 1 + sel;
-    char *msg = malloc(msglen);
+    char *msg = ent_malloc(msglen);
     if (!msg) {
         snprintf(why, whylen, "out of memory");
         return SB_ERR_INTERNAL;
@@ -99,7 +101,7 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int maclen = 0;
     HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)msg, msglen, mac, &maclen);
-    free(msg);
+    ent_free(msg);
     unsigned char expect[128];
     int b64 = EVP_EncodeBlock(expect, mac, (int)maclen);
     char given[256];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 
@@ -54,12 +55,12 @@ void amqp_sweep_now(amqp_server *srv)
     srv->sweeping = true;
     /* what expired and lapsed messages become is decided here, from the cache */
     size_t n = srv->cache ? ent_cache_count(srv->cache) : 0, ndl = 0, nfw = 0;
-    int64_t *dl = malloc((n ? n : 1) * sizeof *dl), *from = malloc((n ? n : 1) * sizeof *from),
-            *to = malloc((n ? n : 1) * sizeof *to);
+    int64_t *dl = ent_malloc((n ? n : 1) * sizeof *dl), *from = ent_malloc((n ? n : 1) * sizeof *from),
+            *to = ent_malloc((n ? n : 1) * sizeof *to);
     if (!dl || !from || !to) {
-        free(dl);
-        free(from);
-        free(to);
+        ent_free(dl);
+        ent_free(from);
+        ent_free(to);
         on_swept(srv, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
@@ -79,9 +80,9 @@ void amqp_sweep_now(amqp_server *srv)
     int64_t since = srv->lapsed_swept_ms ? srv->lapsed_swept_ms - AMQP_LAPSE_RECHECK_MS : 0;
     store_sweep_policy policy = {dl, ndl, from, to, nfw, since > 0 ? since : 0};
     store_sweep(srv->store, srv->sweep_now_ms, &policy, on_swept, srv); /* copies the policy */
-    free(dl);
-    free(from);
-    free(to);
+    ent_free(dl);
+    ent_free(from);
+    ent_free(to);
 }
 
 static void sweep_timer(lws_sorted_usec_list_t *sul)

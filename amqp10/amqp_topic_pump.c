@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
@@ -40,7 +41,7 @@ static void finish(topic_pump *p, bool more)
             *at = p->next;
             break;
         }
-    free(p);
+    ent_free(p);
 }
 
 typedef struct round {
@@ -56,7 +57,7 @@ static void on_published(void *ctx, sb_status st)
                  (long long)r->p->topic_id, sb_status_name(st));
     topic_pump *p = r->p;
     bool more = st == SB_OK && r->full;
-    free(r);
+    ent_free(r);
     finish(p, more);
 }
 
@@ -65,17 +66,17 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     topic_pump *p = ctx;
     amqp_server *srv = p->srv;
     const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, p->topic_id) : NULL;
-    store_new_message *out = n ? calloc(n, sizeof *out) : NULL;
-    amqp_msg *parsed = n ? calloc(n, sizeof *parsed) : NULL;
-    uint8_t (*tokens)[16] = n ? calloc(n, sizeof *tokens) : NULL;
-    round *r = n ? calloc(1, sizeof *r) : NULL;
+    store_new_message *out = n ? ent_calloc(n, sizeof *out) : NULL;
+    amqp_msg *parsed = n ? ent_calloc(n, sizeof *parsed) : NULL;
+    uint8_t (*tokens)[16] = n ? ent_calloc(n, sizeof *tokens) : NULL;
+    round *r = n ? ent_calloc(1, sizeof *r) : NULL;
     if (st != SB_OK || !n || !topic || !out || !parsed || !tokens || !r) {
         if (st != SB_OK)
             LOG_WARN("topic %lld: claiming messages at rest failed (%s)", (long long)p->topic_id, sb_status_name(st));
-        free(out);
-        free(parsed);
-        free(tokens);
-        free(r);
+        ent_free(out);
+        ent_free(parsed);
+        ent_free(tokens);
+        ent_free(r);
         finish(p, false);
         return;
     }
@@ -102,9 +103,9 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     r->p = p;
     r->full = n >= AMQP_TOPIC_PUMP_MAX;
     amqp_publish(srv, topic, out, parsed, k, (const uint8_t(*)[16])tokens, on_published, r);
-    free(out);
-    free(parsed);
-    free(tokens);
+    ent_free(out);
+    ent_free(parsed);
+    ent_free(tokens);
 }
 
 static void start(topic_pump *p)
@@ -121,7 +122,7 @@ static void pump_one(amqp_server *srv, int64_t topic_id)
             p->again = true;
             return;
         }
-    topic_pump *p = calloc(1, sizeof *p);
+    topic_pump *p = ent_calloc(1, sizeof *p);
     if (!p)
         return; /* the periodic pump comes back to it */
     p->srv = srv;
@@ -154,6 +155,6 @@ void amqp_topic_pumps_free(amqp_server *srv)
     while (srv->pumps) {
         topic_pump *p = srv->pumps;
         srv->pumps = p->next;
-        free(p);
+        ent_free(p);
     }
 }

@@ -22,6 +22,7 @@
 
 #include "amqp_internal.h"
 #include "amqp_reply.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_txn.h"
@@ -55,7 +56,7 @@ static void txn_unlink_free(amqp_txn *t)
     if (t->work) /* rolled back: what it scheduled goes */
         store_txn_discard(c->srv->store, t->work);
     store_txn_free(t->work);
-    free(t);
+    ent_free(t);
 }
 
 bool amqp_txn_alive(const amqp_conn *c, const amqp_txn *txn)
@@ -243,10 +244,10 @@ static void declare(amqp_link *lk, pn_delivery_t *d)
         refuse(d, sb_status_condition(SB_ERR_QUOTA_EXCEEDED), desc);
         return;
     }
-    amqp_txn *t = calloc(1, sizeof *t);
+    amqp_txn *t = ent_calloc(1, sizeof *t);
     store_txn *w = t ? store_txn_new() : NULL;
     if (!w) {
-        free(t);
+        ent_free(t);
         refuse(d, sb_status_condition(SB_ERR_INTERNAL), "out of memory");
         return;
     }
@@ -303,8 +304,8 @@ static void on_committed(void *ctx, sb_status st)
     }
     amqp_conn_pump(c);
     amqp_link_drop(q->lk);
-    free(q->targets);
-    free(q);
+    ent_free(q->targets);
+    ent_free(q);
 }
 
 static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
@@ -328,13 +329,13 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
         refuse(d, st == SB_ERR_TIMEOUT ? sb_status_condition(st) : TXN_ROLLBACK, err);
         return;
     }
-    commit_req *q = calloc(1, sizeof *q);
+    commit_req *q = ent_calloc(1, sizeof *q);
     const int64_t *ids;
     size_t n = store_txn_targets(t->work, &ids);
-    if (q && n && (q->targets = malloc(n * sizeof *ids)))
+    if (q && n && (q->targets = ent_malloc(n * sizeof *ids)))
         memcpy(q->targets, ids, n * sizeof *ids), q->ntargets = n;
     if (!q || (n && !q->targets)) {
-        free(q);
+        ent_free(q);
         txn_unlink_free(t);
         refuse(d, sb_status_condition(SB_ERR_INTERNAL), "out of memory");
         return;
@@ -351,11 +352,11 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
 void amqp_txn_on_control(amqp_link *lk, pn_delivery_t *d)
 {
     size_t len = pn_delivery_pending(d);
-    char *buf = malloc(len ? len : 1);
+    char *buf = ent_malloc(len ? len : 1);
     ssize_t got = buf ? pn_link_recv(lk->pn, buf, len) : -1;
     pn_link_advance(lk->pn);
     pn_message_t *msg = got >= 0 ? amqp_request_decode(buf, (size_t)got) : NULL;
-    free(buf);
+    ent_free(buf);
     pn_data_t *body = msg ? pn_message_body(msg) : NULL;
     uint64_t code = 0;
     pn_bytes_t id = {0, NULL};

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "http_describe.h"
@@ -34,10 +35,10 @@ static void req_free(http_req *r)
         return;
     if (r->work_free)
         r->work_free(r->work);
-    free(r->auth);
+    ent_free(r->auth);
     http_xml_buf_free(&r->body);
-    free(r->out);
-    free(r);
+    ent_free(r->out);
+    ent_free(r);
 }
 
 /* ---- answering ---- */
@@ -53,11 +54,11 @@ bool http_req_gone(http_req *r)
 static void respond(http_req *r, int code, const char *content_type, char *body, size_t len)
 {
     if (http_req_gone(r)) {
-        free(body);
+        ent_free(body);
         return;
     }
     if (r->answered) { /* a handler answered twice: keep the first */
-        free(body);
+        ent_free(body);
         return;
     }
     r->answered = true;
@@ -71,7 +72,7 @@ static void respond(http_req *r, int code, const char *content_type, char *body,
 static void respond_oom(http_req *r)
 {
     static const char text[] = "<Error><Code>500</Code><Detail>The emulator ran out of memory.</Detail></Error>";
-    char *copy = malloc(sizeof text);
+    char *copy = ent_malloc(sizeof text);
     if (copy)
         memcpy(copy, text, sizeof text);
     respond(r, sb_status_http_code(SB_ERR_INTERNAL), "application/xml; charset=utf-8", copy, copy ? sizeof text - 1 : 0);
@@ -125,7 +126,7 @@ void http_respond_ok(http_req *r) { respond(r, sb_status_http_code(SB_OK), "appl
 void http_respond_json(http_req *r, sb_status st, const char *json)
 {
     size_t n = strlen(json);
-    char *copy = malloc(n + 1);
+    char *copy = ent_malloc(n + 1);
     if (copy)
         memcpy(copy, json, n + 1);
     respond(r, sb_status_http_code(st), "application/json", copy, copy ? n : 0);
@@ -284,7 +285,7 @@ char *http_entry_body(const http_req *r, const void *row, http_entry_fn fn, size
     http_xml_buf b;
     http_xml_buf_init(&b);
     fn(&b, r, base, row, true);
-    free(base);
+    ent_free(base);
     return http_xml_take(&b, len);
 }
 
@@ -302,7 +303,7 @@ void http_respond_feed(http_req *r, const char *path, const char *title, const v
     for (size_t i = 0; i < n; i++)
         fn(&b, r, base, (const char *)rows + i * size, false);
     http_xml_feed_end(&b);
-    free(base);
+    ent_free(base);
     size_t len = 0;
     char *body = http_xml_take(&b, &len);
     http_respond_xml(r, SB_OK, true, body, len);
@@ -322,21 +323,21 @@ static void on_refilled(void *ctx, sb_status st, const ent_entity *e, const ent_
     held_answer *h = ctx;
     http_req *r = h->r;
     if (http_req_gone(r))
-        free(h->body);
+        ent_free(h->body);
     else if (!h->body)
         http_respond_ok(r);
     else if (h->created)
         http_respond_created(r, h->body, h->len);
     else
         http_respond_xml(r, SB_OK, false, h->body, h->len);
-    free(h);
+    ent_free(h);
 }
 
 void http_answer_after_refill(http_req *r, bool created, char *body, size_t len)
 {
-    held_answer *h = malloc(sizeof *h);
+    held_answer *h = ent_malloc(sizeof *h);
     if (!h) {
-        free(body);
+        ent_free(body);
         http_respond_error(r, SB_ERR_INTERNAL, "The emulator ran out of memory.");
         return;
     }
@@ -383,9 +384,9 @@ static char *header_dup(struct lws *wsi, enum lws_token_indexes h)
     int n = lws_hdr_total_length(wsi, h);
     if (n <= 0)
         return NULL;
-    char *s = malloc((size_t)n + 1);
+    char *s = ent_malloc((size_t)n + 1);
     if (s && lws_hdr_copy(wsi, s, n + 1, h) < 0) {
-        free(s);
+        ent_free(s);
         return NULL;
     }
     return s;
@@ -393,7 +394,7 @@ static char *header_dup(struct lws *wsi, enum lws_token_indexes h)
 
 static http_req *req_new(struct lws *wsi, const char *path)
 {
-    http_req *r = calloc(1, sizeof *r);
+    http_req *r = ent_calloc(1, sizeof *r);
     if (!r)
         return NULL;
     const amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "ent_address.h"
+#include "ent_alloc.h"
 #include "ent_duration.h"
 
 /* ---- what is taken but not kept ---- */
@@ -203,7 +204,7 @@ static const char *const correlation_elements[MGMT_RULE_CORRELATION_FIELDS] = {
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s);
-    char *c = malloc(n + 1);
+    char *c = ent_malloc(n + 1);
     if (c)
         memcpy(c, s, n + 1);
     return c;
@@ -284,7 +285,7 @@ static sb_status add_item(ent_filter_prop **v, size_t *n, const http_xml_prop *p
     for (size_t i = 0; i < *n; i++)
         if (!strcmp((*v)[i].name, p->key))
             return refuse(SB_ERR_ARGUMENT, err, errlen, "%s: '%.64s' is given twice", what, p->key);
-    ent_filter_prop *t = realloc(*v, (*n + 1) * sizeof *t);
+    ent_filter_prop *t = ent_realloc(*v, (*n + 1) * sizeof *t);
     if (!t)
         return refuse(SB_ERR_INTERNAL, err, errlen, "out of memory");
     *v = t;
@@ -343,7 +344,7 @@ static sb_status copy_text(char **dst, const http_xml_prop *p, const char *what,
 {
     if (!p->value)
         return refuse(SB_ERR_ARGUMENT, err, errlen, "%s must hold text, not elements", what);
-    free(*dst);
+    ent_free(*dst);
     if (!(*dst = dup_str(p->value)))
         return refuse(SB_ERR_INTERNAL, err, errlen, "out of memory");
     return SB_OK;

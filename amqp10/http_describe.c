@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_duration.h"
 #include "store_rule_json.h"
 
@@ -198,7 +199,7 @@ static void key_value(http_xml_buf *b, const ent_filter_prop *p)
         http_xml_text(b, s);
     } else {
         /* strings are not NUL-terminated */
-        char *copy = malloc(v->u.s.len + 1);
+        char *copy = ent_malloc(v->u.s.len + 1);
         if (!copy) {
             b->oom = true;
             return;
@@ -206,7 +207,7 @@ static void key_value(http_xml_buf *b, const ent_filter_prop *p)
         memcpy(copy, v->u.s.ptr, v->u.s.len);
         copy[v->u.s.len] = 0;
         http_xml_text(b, copy);
-        free(copy);
+        ent_free(copy);
     }
     http_xml_raw(b, "</Value></KeyValueOfstringanyType>");
 }
@@ -249,7 +250,7 @@ static int correlation(http_xml_buf *b, const char *json, char *err, size_t errl
     for (size_t i = 0; i < c.nproperties; i++)
         key_value(b, &c.properties[i]);
     http_xml_raw(b, "</Properties></Filter>");
-    free(storage);
+    ent_free(storage);
     store_rule_props_free(&props);
     return 0;
 }
@@ -309,7 +310,7 @@ void http_describe_entry_begin(http_xml_buf *b, const char *base, const char *pa
     }
     http_xml_meta m = {url, title, rt ? rt->created_ms : 0, rt ? rt->updated_ms : 0, HTTP_DESCRIBE_NAMESPACE};
     http_xml_entry_begin(b, &m, top_level);
-    free(url);
+    ent_free(url);
 }
 
 void http_describe_feed_begin(http_xml_buf *b, const char *base, const char *path, const char *title, int64_t skip,
@@ -330,7 +331,7 @@ void http_describe_feed_begin(http_xml_buf *b, const char *base, const char *pat
         b->oom = true;
     else
         http_xml_feed_begin(b, title, s, n, now_ms);
-    free(s);
-    free(n);
+    ent_free(s);
+    ent_free(n);
     http_xml_buf_free(&next);
 }

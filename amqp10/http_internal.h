@@ -63,7 +63,7 @@ typedef struct http_req {
     bool if_match;              /* If-Match: * (an update) */
     http_arg args[HTTP_ADMIN_ARGS_MAX];
     int nargs;
-    char *auth;                 /* the Authorization header (malloc'd), NULL if none */
+    char *auth;                 /* the Authorization header (ent_malloc'd), NULL if none */
     http_xml_buf body;          /* PUT: the body as it came */
     int64_t declared_len;       /* Content-Length, -1 if none */
     bool body_refused;          /* too large: dropped as it comes, answered 413 */
@@ -79,7 +79,7 @@ typedef struct http_req {
     bool answered;
     int code;
     const char *content_type;
-    char *out;                  /* malloc'd */
+    char *out;                  /* ent_malloc'd */
     size_t out_len, out_sent;
     bool headers_sent;
     bool close_after;           /* close the connection once answered */
@@ -87,7 +87,7 @@ typedef struct http_req {
 
 /* ---- answering (http_api.c) ---- */
 
-/* Takes body (malloc'd XML) as the answer, with the status's HTTP code. */
+/* Takes body (ent_malloc'd XML) as the answer, with the status's HTTP code. */
 void http_respond_xml(http_req *r, sb_status st, bool feed, char *body, size_t len);
 /* Answers 201 Created with body (a created entity). */
 void http_respond_created(http_req *r, char *body, size_t len);
@@ -123,7 +123,7 @@ int http_req_entry(http_req *r, http_xml_entry *e);
 void http_answer_after_refill(http_req *r, bool created, char *body, size_t len);
 /* Writes the whole <entry> of one row (a store_admin_* row or a store_rule). */
 typedef void (*http_entry_fn)(http_xml_buf *b, const http_req *r, const char *base, const void *row, bool top_level);
-/* The entry of one row as a document (malloc'd), or NULL out of memory. */
+/* The entry of one row as a document (ent_malloc'd), or NULL out of memory. */
 char *http_entry_body(const http_req *r, const void *row, http_entry_fn fn, size_t *len);
 /* Answers the feed of the page r->skip.. of the list at path: n rows of size
  * bytes each, total in the whole list (a next link when more follow). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "http_apply.h"
 #include "http_describe.h"
 #include "http_internal.h"
@@ -24,7 +25,7 @@ static void work_free(void *p)
 {
     rule_work *w = p;
     mgmt_rule_def_free(&w->def);
-    free(w);
+    ent_free(w);
 }
 
 static void rule_entry(http_xml_buf *b, const http_req *r, const char *base, const void *row, bool top_level)
@@ -168,7 +169,7 @@ static rule_work *begin(http_req *r, rule_step step, const char *topic, const ch
         http_req_keep(r, r->sub, sizeof r->sub, sub, "subscription") ||
         (name && http_req_keep(r, r->rule, sizeof r->rule, name, "rule")))
         return NULL;
-    rule_work *w = calloc(1, sizeof *w);
+    rule_work *w = ent_calloc(1, sizeof *w);
     if (!w) {
         http_respond_error(r, SB_ERR_INTERNAL, "The emulator ran out of memory.");
         return NULL;

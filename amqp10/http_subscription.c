@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_session.h"
 #include "http_apply.h"
 #include "http_describe.h"
@@ -88,7 +89,7 @@ static void on_put(void *ctx, sb_status st, const store_admin_subscription *rows
 static void rule_free(void *p)
 {
     mgmt_rule_def_free(p);
-    free(p);
+    ent_free(p);
 }
 
 void http_subscription_put(http_req *r, const char *topic, const char *name)
@@ -111,7 +112,7 @@ void http_subscription_put(http_req *r, const char *topic, const char *name)
     mgmt_rule_def *rule = NULL;
     if (st == SB_OK && has_rule) {
         /* the definition (its texts) must live until the store has copied them */
-        if (!(rule = calloc(1, sizeof *rule)))
+        if (!(rule = ent_calloc(1, sizeof *rule)))
             st = SB_ERR_INTERNAL, snprintf(err, sizeof err, "The emulator ran out of memory.");
         else
             st = http_apply_rule(rule, &e, HTTP_APPLY_DEFAULT_RULE, NULL, err, sizeof err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_filter.h"
 
 #define XML_NS_XML "http://www.w3.org/XML/1998/namespace"
@@ -63,25 +64,25 @@ __attribute__((format(printf, 2, 3))) static int fail(xdoc *d, const char *fmt, 
 static void doc_free(xdoc *d)
 {
     for (int i = 0; i < d->n; i++) {
-        free(d->nodes[i].local);
-        free(d->nodes[i].ns);
-        free(d->nodes[i].qname);
+        ent_free(d->nodes[i].local);
+        ent_free(d->nodes[i].ns);
+        ent_free(d->nodes[i].qname);
         http_xml_buf_free(&d->nodes[i].text);
-        free(d->nodes[i].type);
-        free(d->nodes[i].type_ns);
+        ent_free(d->nodes[i].type);
+        ent_free(d->nodes[i].type_ns);
     }
-    free(d->nodes);
+    ent_free(d->nodes);
     for (int i = 0; i < d->nns; i++) {
-        free(d->ns[i].prefix);
-        free(d->ns[i].uri);
+        ent_free(d->ns[i].prefix);
+        ent_free(d->ns[i].uri);
     }
-    free(d->ns);
-    free(d);
+    ent_free(d->ns);
+    ent_free(d);
 }
 
 static char *dup_n(const char *s, size_t n)
 {
-    char *c = malloc(n + 1);
+    char *c = ent_malloc(n + 1);
     if (c) {
         memcpy(c, s, n);
         c[n] = 0;
@@ -265,7 +266,7 @@ static int grow(xdoc *d, void **v, size_t *cap, size_t n, size_t size)
     if (n < *cap)
         return 0;
     size_t c = *cap ? *cap * 2 : 16;
-    void *t = realloc(*v, c * size);
+    void *t = ent_realloc(*v, c * size);
     if (!t)
         return fail(d, "out of memory");
     *v = t;
@@ -334,8 +335,8 @@ static int ns_push(xdoc *d, const char *prefix, const char *uri, int depth)
     x->uri = dup_n(uri, strlen(uri));
     x->depth = depth;
     if (!x->prefix || !x->uri) {
-        free(x->prefix);
-        free(x->uri);
+        ent_free(x->prefix);
+        ent_free(x->uri);
         return fail(d, "out of memory");
     }
     d->nns++;
@@ -346,8 +347,8 @@ static void ns_pop(xdoc *d, int depth)
 {
     while (d->nns && d->ns[d->nns - 1].depth >= depth) {
         d->nns--;
-        free(d->ns[d->nns].prefix);
-        free(d->ns[d->nns].uri);
+        ent_free(d->ns[d->nns].prefix);
+        ent_free(d->ns[d->nns].uri);
     }
 }
 
@@ -401,8 +402,8 @@ static int new_node(xdoc *d, int parent)
 static void free_attrs(xattr *a, int n)
 {
     for (int i = 0; i < n; i++) {
-        free(a[i].qname);
-        free(a[i].value);
+        ent_free(a[i].qname);
+        ent_free(a[i].value);
     }
 }
 
@@ -432,8 +433,8 @@ static int apply_attrs(xdoc *d, xnode *nd, xattr *a, int na, int depth)
         if (resolve(d, a[i].qname, false, &local, &ns))
             return -1;
         bool is_type = ns && !strcmp(ns, HTTP_XML_NS_XSI) && !strcmp(local, "type");
-        free(local);
-        free(ns);
+        ent_free(local);
+        ent_free(ns);
         if (!is_type)
             continue;
         const char *v = a[i].value, *colon = strchr(v, ':');
@@ -489,14 +490,14 @@ static int read_start_tag(xdoc *d, int parent, int depth, bool *self_closing)
         skip_ws(d);
         if (d->p >= d->end || *d->p != '=') {
             fail(d, "attribute '%s' has no value", aname);
-            free(aname);
+            ent_free(aname);
             goto out;
         }
         advance(d, 1);
         skip_ws(d);
         char *value = read_attr_value(d);
         if (!value) {
-            free(aname);
+            ent_free(aname);
             goto out;
         }
         attrs[na].qname = aname;
@@ -556,10 +557,10 @@ static int parse_doc(xdoc *d)
             if (!match || !at(d, ">")) {
                 fail(d, match ? "end tag </%s> is not closed" : "end tag </%s> does not close <%s>", name,
                      d->nodes[cur].qname);
-                free(name);
+                ent_free(name);
                 return -1;
             }
-            free(name);
+            ent_free(name);
             advance(d, 1);
             if (d->nodes[cur].first >= 0 && !blank(d->nodes[cur].text.data))
                 return fail(d, "<%s> mixes text and elements", d->nodes[cur].qname);
@@ -648,7 +649,7 @@ static char *own_path(xdoc *d, flat *f, const char *prefix, const char *local)
     if (grow(d, (void **)&f->owned, &f->cap_owned, f->nowned, sizeof *f->owned))
         return NULL;
     size_t n = (prefix ? strlen(prefix) + 1 : 0) + strlen(local) + 1;
-    char *s = malloc(n);
+    char *s = ent_malloc(n);
     if (!s) {
         fail(d, "out of memory");
         return NULL;
@@ -709,16 +710,16 @@ static void entry_doc_free(entry_doc *e)
     if (!e)
         return;
     for (size_t i = 0; i < e->nowned; i++)
-        free(e->owned[i]);
-    free(e->owned);
+        ent_free(e->owned[i]);
+    ent_free(e->owned);
     doc_free(e->doc);
-    free(e);
+    ent_free(e);
 }
 
 int http_xml_parse_entry(const char *body, size_t len, http_xml_entry *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    xdoc *d = calloc(1, sizeof *d);
+    xdoc *d = ent_calloc(1, sizeof *d);
     if (!d) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -759,14 +760,14 @@ int http_xml_parse_entry(const char *body, size_t len, http_xml_entry *out, char
     }
     if (!rc)
         rc = flatten(d, &f, desc, NULL);
-    entry_doc *keep = rc ? NULL : calloc(1, sizeof *keep);
+    entry_doc *keep = rc ? NULL : ent_calloc(1, sizeof *keep);
     if (!rc && !keep)
         rc = fail(d, "out of memory");
     if (rc) {
         for (size_t i = 0; i < f.nowned; i++)
-            free(f.owned[i]);
-        free(f.owned);
-        free(f.v);
+            ent_free(f.owned[i]);
+        ent_free(f.owned);
+        ent_free(f.v);
         doc_free(d);
         return -1;
     }
@@ -784,7 +785,7 @@ void http_xml_entry_free(http_xml_entry *e)
 {
     if (!e)
         return;
-    free(e->props);
+    ent_free(e->props);
     entry_doc_free(e->doc);
     memset(e, 0, sizeof *e);
 }

@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_filter.h" /* ent_fv_format_time */
 
 void http_xml_buf_init(http_xml_buf *b) { memset(b, 0, sizeof *b); }
 
 void http_xml_buf_free(http_xml_buf *b)
 {
-    free(b->data);
+    ent_free(b->data);
     memset(b, 0, sizeof *b);
 }
 
@@ -26,7 +27,7 @@ char *http_xml_take(http_xml_buf *b, size_t *len)
         http_xml_buf_free(b);
         if (oom)
             return NULL;
-        char *empty = calloc(1, 1);
+        char *empty = ent_calloc(1, 1);
         if (len)
             *len = 0;
         return empty;
@@ -46,7 +47,7 @@ void http_xml_rawn(http_xml_buf *b, const char *s, size_t n)
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *t = realloc(b->data, cap);
+        char *t = ent_realloc(b->data, cap);
         if (!t) {
             b->oom = true;
             return;
@@ -76,7 +77,7 @@ void http_xml_rawf(http_xml_buf *b, const char *fmt, ...)
         http_xml_rawn(b, small, (size_t)n);
         return;
     }
-    char *big = malloc((size_t)n + 1);
+    char *big = ent_malloc((size_t)n + 1);
     if (!big) {
         b->oom = true;
         return;
@@ -85,7 +86,7 @@ void http_xml_rawf(http_xml_buf *b, const char *fmt, ...)
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     http_xml_rawn(b, big, (size_t)n);
-    free(big);
+    ent_free(big);
 }
 
 /* Escapes s; quotes too when it goes into an attribute value. */

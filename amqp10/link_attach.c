@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_log.h"
 #include "ent_queue.h"
 
@@ -167,7 +168,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
 
 void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
 {
-    amqp_link *lk = calloc(1, sizeof *lk);
+    amqp_link *lk = ent_calloc(1, sizeof *lk);
     if (!lk) {
         amqp_link_refuse(l, "amqp:internal-error", "out of memory");
         return;

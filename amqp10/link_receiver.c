@@ -8,6 +8,7 @@
 
 #include "amqp_internal.h"
 #include "amqp_message.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
@@ -41,7 +42,7 @@ static void on_sent(void *ctx, sb_status st)
         divert(ps->msgs, ps->n);
         submit(ps->lk, ps->d, ps->lk->entity.id, ps->buf, ps->msgs, ps->parsed, ps->n);
         amqp_link_drop(ps->lk);
-        free(ps);
+        ent_free(ps);
         return;
     }
     if (st == SB_OK) {
@@ -69,10 +70,10 @@ static void on_sent(void *ctx, sb_status st)
         amqp_link_top_up(ps->lk);
     amqp_conn_pump(c);
     amqp_link_drop(ps->lk);
-    free(ps->buf);
-    free(ps->msgs);
-    free(ps->parsed);
-    free(ps);
+    ent_free(ps->buf);
+    ent_free(ps->msgs);
+    ent_free(ps->parsed);
+    ent_free(ps);
 }
 
 /* Hands messages to the store for target. Takes buf, msgs and parsed (what
@@ -81,13 +82,13 @@ static void on_sent(void *ctx, sb_status st)
 static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf, store_new_message *msgs,
                    amqp_msg *parsed, size_t n)
 {
-    pending_send *ps = calloc(1, sizeof *ps);
+    pending_send *ps = ent_calloc(1, sizeof *ps);
     if (!ps) {
         amqp_delivery_reject(d, SB_ERR_INTERNAL, "out of memory");
         pn_delivery_settle(d);
-        free(buf);
-        free(msgs);
-        free(parsed);
+        ent_free(buf);
+        ent_free(msgs);
+        ent_free(parsed);
         return;
     }
     ps->lk = lk;
@@ -111,9 +112,9 @@ static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf
         store_send(srv->store, target, msgs, n, on_sent, ps);
     }
     if (!keep) {
-        free(buf);
-        free(msgs);
-        free(parsed);
+        ent_free(buf);
+        ent_free(msgs);
+        ent_free(parsed);
     }
 }
 
@@ -183,7 +184,7 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
 {
     pn_link_t *l = lk->pn;
     size_t len = pn_delivery_pending(d);
-    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *buf = ent_malloc(len ? len : 1);
     ssize_t got = buf ? pn_link_recv(l, (char *)buf, len) : -1;
     pn_link_advance(l);
     char desc[512];
@@ -201,7 +202,7 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
         amqp_msg m;
         if (amqp_msg_parse(buf, (size_t)got, &m, desc, sizeof desc)) {
             reject_now(lk, d, SB_ERR_ARGUMENT, desc);
-            free(buf);
+            ent_free(buf);
             return;
         }
         int64_t now = ent_clock_now_ms();
@@ -214,8 +215,8 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
             size_t count = 0;
             while (amqp_msg_batch_next(&m, &cur, &inner))
                 count++;
-            msgs = calloc(count, sizeof *msgs);
-            parsed = calloc(count, sizeof *parsed);
+            msgs = ent_calloc(count, sizeof *msgs);
+            parsed = ent_calloc(count, sizeof *parsed);
             cur = NULL;
             while (msgs && parsed && amqp_msg_batch_next(&m, &cur, &inner)) {
                 amqp_msg_parse(inner.p, inner.len, &parsed[n], NULL, 0); /* checked by amqp_msg_is_batch */
@@ -223,8 +224,8 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
                 n++;
             }
         } else {
-            msgs = calloc(1, sizeof *msgs);
-            parsed = malloc(sizeof *parsed); /* on the heap: a forwarded send keeps it */
+            msgs = ent_calloc(1, sizeof *msgs);
+            parsed = ent_malloc(sizeof *parsed); /* on the heap: a forwarded send keeps it */
             if (msgs && parsed) {
                 *parsed = m;
                 stamp(lk, parsed, buf, (size_t)got, now, &msgs[n++]);
@@ -239,9 +240,9 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
                                                       msgs[i].session_id != NULL, desc, sizeof desc);
                 if (st != SB_OK) {
                     reject_now(lk, d, st, desc);
-                    free(msgs);
-                    free(parsed);
-                    free(buf);
+                    ent_free(msgs);
+                    ent_free(parsed);
+                    ent_free(buf);
                     return;
                 }
             }
@@ -261,8 +262,8 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
                 return;
             }
         }
-        free(msgs);
-        free(parsed);
+        ent_free(msgs);
+        ent_free(parsed);
     }
-    free(buf);
+    ent_free(buf);
 }

@@ -11,6 +11,7 @@
 #include "amqp_internal.h"
 #include "amqp_message.h"
 #include "amqp_reply.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
@@ -71,12 +72,12 @@ static void on_released(void *ctx, sb_status st)
         amqp_server_rewind(r->srv, r->entity_id);
         amqp_server_wake(r->srv, r->entity_id);
     }
-    free(r);
+    ent_free(r);
 }
 
 amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id)
 {
-    released *r = malloc(sizeof *r);
+    released *r = ent_malloc(sizeof *r);
     if (r) {
         r->srv = srv;
         r->entity_id = entity_id;
@@ -122,7 +123,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     }
     amqp_conn_pump(c);
     amqp_link_drop(lk);
-    free(req);
+    ent_free(req);
 }
 
 void amqp_link_pump(amqp_link *lk)
@@ -146,7 +147,7 @@ void amqp_link_pump(amqp_link *lk)
             pn_link_drained(lk->pn);
         return;
     }
-    claim_req *req = malloc(sizeof *req);
+    claim_req *req = ent_malloc(sizeof *req);
     if (!req)
         return;
     bool is_activity = !lk->parked; /* a parked link re-polling is not a new receive */
@@ -204,7 +205,7 @@ static void on_settled(void *ctx, sb_status st)
     pn_delivery_settle(req->d);
     amqp_conn_pump(c);
     amqp_link_drop(req->lk);
-    free(req);
+    ent_free(req);
 }
 
 void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
@@ -276,7 +277,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         }
         return;
     }
-    settle_req *req = malloc(sizeof *req);
+    settle_req *req = ent_malloc(sizeof *req);
     if (!req)
         return;
     req->lk = lk;

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
@@ -155,12 +156,12 @@ static void on_locked(void *ctx, sb_status st, const char *sid)
     }
     amqp_conn_pump(c);
     amqp_link_drop(lk);
-    free(req);
+    ent_free(req);
 }
 
 static void try_lock(amqp_link *lk)
 {
-    lock_req *req = malloc(sizeof *req);
+    lock_req *req = ent_malloc(sizeof *req);
     if (!req) {
         refuse(lk, SB_ERR_INTERNAL, "out of memory");
         return;
@@ -170,7 +171,7 @@ static void try_lock(amqp_link *lk)
     req->until_ms = ent_lock_until_ms(now, lk->entity.lock_duration_ms);
     /* a fresh token per attempt: a lock that lapsed unseen is never mistaken for ours */
     if (getrandom(lk->session_token, sizeof lk->session_token, 0) != (ssize_t)sizeof lk->session_token) {
-        free(req);
+        ent_free(req);
         refuse(lk, SB_ERR_INTERNAL, "no randomness for a lock token");
         return;
     }

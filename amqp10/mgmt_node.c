@@ -11,6 +11,7 @@
 
 #include "amqp_message.h"
 #include "amqp_reply.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
@@ -65,7 +66,7 @@ static void req_free(mgmt_req *r)
     amqp_link *lk = r->lk;
     bool held = r->held;
     pn_message_free(r->msg);
-    free(r);
+    ent_free(r);
     if (held) {
         amqp_conn_pump(lk->conn);
         amqp_link_drop(lk);
@@ -304,7 +305,7 @@ int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t 
     size_t count;
     if (locate(body, key, true, expected, err, errlen) || enter_sequence(body, key, expected, &count, err, errlen))
         return -1;
-    int64_t *v = malloc(count * sizeof *v);
+    int64_t *v = ent_malloc(count * sizeof *v);
     if (!v) {
         snprintf(err, errlen, "out of memory reading '%s'", key);
         return -1;
@@ -312,7 +313,7 @@ int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t 
     size_t i = 0;
     while (i < count && pn_data_next(body)) {
         if (!is_integer(pn_data_type(body))) {
-            free(v);
+            ent_free(v);
             snprintf(err, errlen, "The request body's '%s' must be %s; item %zu is %s.", key, expected, i,
                      mgmt_type_name(pn_data_type(body)));
             return -1;
@@ -332,7 +333,7 @@ int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], s
     size_t count;
     if (locate(body, key, true, expected, err, errlen) || enter_sequence(body, key, expected, &count, err, errlen))
         return -1;
-    uint8_t (*v)[16] = malloc(count * sizeof *v);
+    uint8_t (*v)[16] = ent_malloc(count * sizeof *v);
     if (!v) {
         snprintf(err, errlen, "out of memory reading '%s'", key);
         return -1;
@@ -340,7 +341,7 @@ int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], s
     size_t i = 0;
     while (i < count && pn_data_next(body)) {
         if (pn_data_type(body) != PN_UUID) {
-            free(v);
+            ent_free(v);
             snprintf(err, errlen, "The request body's '%s' must be %s; item %zu is %s.", key, expected, i,
                      mgmt_type_name(pn_data_type(body)));
             return -1;
@@ -477,7 +478,7 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
         LOG_WARN("conn %llu: $management request is not an AMQP message", (unsigned long long)lk->conn->id);
         return;
     }
-    mgmt_req *r = calloc(1, sizeof *r);
+    mgmt_req *r = ent_calloc(1, sizeof *r);
     if (!r) {
         pn_message_free(msg);
         return;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_log.h"
 #include "ent_queue.h"
 #include "ent_message_rules.h"
@@ -24,7 +25,7 @@ static void on_received(void *ctx, sb_status st, int64_t missing, const store_mg
     rbs_req *q = ctx;
     mgmt_req *r = q->r;
     bool lock = q->lock;
-    free(q);
+    ent_free(q);
     if (st == SB_ERR_MESSAGE_NOT_FOUND) {
         mgmt_respond_error(r, st,
                            "Failed to retrieve the message with sequence number %lld: it is not a deferred message "
@@ -66,21 +67,21 @@ void mgmt_receive_by_seq(mgmt_req *r)
         return;
     }
     if (mode != 0 && mode != 1) {
-        free(seqs);
+        ent_free(seqs);
         mgmt_respond_error(r, SB_ERR_ARGUMENT_RANGE,
                            "'receiver-settle-mode' must be 0 (receive-and-delete) or 1 (peek-lock), not %lld.",
                            (long long)mode);
         return;
     }
     if (!ent_entity_status_allows_receive(r->lk->entity.status)) {
-        free(seqs);
+        ent_free(seqs);
         mgmt_respond_error(r, SB_ERR_ENTITY_DISABLED, "The messaging entity '%s' is %s; receiving is not allowed.",
                            r->lk->entity.name, r->lk->entity.status);
         return;
     }
-    rbs_req *q = malloc(sizeof *q);
+    rbs_req *q = ent_malloc(sizeof *q);
     if (!q) {
-        free(seqs);
+        ent_free(seqs);
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
         return;
     }
@@ -89,5 +90,5 @@ void mgmt_receive_by_seq(mgmt_req *r)
     mgmt_hold(r);
     store_receive_deferred(r->lk->conn->srv->store, r->lk->entity.id, r->lk->subqueue, seqs, n, !q->lock, r->now_ms,
                            ent_lock_until_ms(r->now_ms, r->lk->entity.lock_duration_ms), on_received, q);
-    free(seqs);
+    ent_free(seqs);
 }

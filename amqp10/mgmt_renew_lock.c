@@ -4,6 +4,7 @@
  * lapsed fails the whole request with 410 message-lock-lost (wire-protocol §7.3). */
 #include <stdlib.h>
 
+#include "ent_alloc.h"
 #include "ent_message_rules.h"
 #include "mgmt_internal.h"
 
@@ -43,5 +44,5 @@ void mgmt_renew_lock(mgmt_req *r)
     mgmt_hold(r);
     store_renew_locks(r->lk->conn->srv->store, r->lk->entity.id, (const uint8_t (*)[16])tokens, n, r->now_ms,
                       ent_lock_until_ms(r->now_ms, r->lk->entity.lock_duration_ms), on_renewed, r);
-    free(tokens);
+    ent_free(tokens);
 }

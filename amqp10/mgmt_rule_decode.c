@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_queue.h"
 #include "mgmt_rules.h"
 #include "store_rule_json.h"
@@ -90,7 +91,7 @@ static int take_string(pn_data_t *d, const char *what, char **out, size_t *outle
         snprintf(err, errlen, "%s is not UTF-8 text.", what);
         return -1;
     }
-    if (!(*out = malloc(b.size + 1))) {
+    if (!(*out = ent_malloc(b.size + 1))) {
         snprintf(err, errlen, "out of memory reading %s", what);
         return -1;
     }
@@ -182,11 +183,11 @@ static int take_value(pn_data_t *d, ent_filter_value *v, char *err, size_t errle
 static void props_free(ent_filter_prop *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        free((char *)p[i].name);
+        ent_free((char *)p[i].name);
         if (p[i].value.type == ENT_FV_STRING)
-            free((char *)p[i].value.u.s.ptr);
+            ent_free((char *)p[i].value.u.s.ptr);
     }
-    free(p);
+    ent_free(p);
 }
 
 /* The map at the current node as named values ({name: value}). *out and *n
@@ -198,7 +199,7 @@ static int take_props(pn_data_t *d, const char *what, ent_filter_prop **out, siz
         return -1;
     }
     size_t count = pn_data_get_map(d) / 2;
-    if (!(*out = calloc(count ? count : 1, sizeof **out))) {
+    if (!(*out = ent_calloc(count ? count : 1, sizeof **out))) {
         snprintf(err, errlen, "out of memory reading %s", what);
         return -1;
     }
@@ -403,15 +404,15 @@ int mgmt_rule_def_finish(mgmt_rule_def *o, sb_status *st, char *err, size_t errl
 
 void mgmt_rule_def_free(mgmt_rule_def *o)
 {
-    free(o->sql);
-    free(o->action);
+    ent_free(o->sql);
+    ent_free(o->action);
     for (size_t i = 0; i < MGMT_RULE_CORRELATION_FIELDS; i++)
-        free(o->correlation_fields[i]);
+        ent_free(o->correlation_fields[i]);
     props_free(o->correlation_props, o->ncorrelation_props);
     props_free(o->filter_params, o->nfilter_params);
     props_free(o->action_params, o->naction_params);
-    free(o->correlation_json);
-    free(o->filter_params_json);
-    free(o->action_params_json);
+    ent_free(o->correlation_json);
+    ent_free(o->filter_params_json);
+    ent_free(o->action_params_json);
     memset(o, 0, sizeof *o);
 }

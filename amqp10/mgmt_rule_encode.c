@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "mgmt_rules.h"
 #include "store_rule_json.h"
 
@@ -84,7 +85,7 @@ static int put_correlation(pn_data_t *d, const store_rule *x, char *err, size_t 
     }
     pn_data_exit(d);
     described_end(d);
-    free(storage);
+    ent_free(storage);
     store_rule_props_free(&props);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_log.h"
 #include "mgmt_rules.h"
 
@@ -44,7 +45,7 @@ typedef struct rule_call {
 
 static rule_call *rule_call_new(mgmt_req *r, const char *name)
 {
-    rule_call *c = calloc(1, sizeof *c);
+    rule_call *c = ent_calloc(1, sizeof *c);
     if (!c) {
         mgmt_respond_error(r, SB_ERR_INTERNAL, "The emulator ran out of memory answering the request.");
         return NULL;
@@ -59,7 +60,7 @@ static void on_refilled(void *ctx, sb_status st, const ent_entity *e, const ent_
     (void)st, (void)e, (void)route;
     rule_call *c = ctx;
     mgmt_send(c->r, mgmt_response(c->r, SB_OK)); /* the row is committed whatever the refill did */
-    free(c);
+    ent_free(c);
 }
 
 /* Answers a committed rule change once this emulator's cache holds it, so
@@ -103,7 +104,7 @@ static void on_added(void *ctx, sb_status st, int64_t count)
         mgmt_respond_error(r, st, "The emulator's store could not add rule '%s'; retry.", c->name);
         break;
     }
-    free(c);
+    ent_free(c);
 }
 
 void mgmt_add_rule(mgmt_req *r)
@@ -146,7 +147,7 @@ static void on_removed(void *ctx, sb_status st)
                            host_of(r), r->lk->entity.name, c->name);
     else
         mgmt_respond_error(r, st, "The emulator's store could not remove rule '%s'; retry.", c->name);
-    free(c);
+    ent_free(c);
 }
 
 void mgmt_remove_rule(mgmt_req *r)

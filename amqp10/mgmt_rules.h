@@ -61,7 +61,7 @@ typedef struct mgmt_rule_def {
     ent_filter_kind kind;
     char *sql;                           /* ENT_FILTER_KIND_SQL */
     char *correlation_fields[MGMT_RULE_CORRELATION_FIELDS]; /* NULL: not set */
-    ent_filter_prop *correlation_props;  /* names and strings malloc'd */
+    ent_filter_prop *correlation_props;  /* names and strings from ent_malloc */
     size_t ncorrelation_props;
     ent_filter_prop *filter_params;
     size_t nfilter_params;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "amqp_message.h"
+#include "ent_alloc.h"
 #include "ent_dead_letter.h"
 #include "ent_message_rules.h"
 #include "ent_queue.h"
@@ -130,7 +131,7 @@ static void on_scheduled_in_txn(void *ctx, sb_status st, const int64_t *seqs, si
     txn_schedule *x = ctx;
     mgmt_req *r = x->r;
     int64_t target = x->target;
-    free(x);
+    ent_free(x);
     if (st == SB_OK && !amqp_txn_alive(r->lk->conn, r->txn))
         mgmt_respond_error(r, SB_ERR_NOT_FOUND, "The transaction ended while the messages were scheduled.");
     else if (st == SB_OK && store_txn_activate(amqp_txn_work(r->txn), target, seqs, n))
@@ -145,7 +146,7 @@ static void schedule_in_txn(mgmt_req *r, int64_t target, store_new_message *msgs
     sb_status st = SB_OK;
     for (size_t i = 0; i < n && st == SB_OK; i++)
         st = amqp_txn_admit_op(r->txn, err, sizeof err);
-    txn_schedule *x = st == SB_OK ? malloc(sizeof *x) : NULL;
+    txn_schedule *x = st == SB_OK ? ent_malloc(sizeof *x) : NULL;
     if (!x) {
         mgmt_respond_error(r, st == SB_OK ? SB_ERR_INTERNAL : st, "%s", st == SB_OK ? "out of memory" : err);
         return;
@@ -181,11 +182,11 @@ void mgmt_schedule(mgmt_req *r)
                            MGMT_ITEMS_MAX, count);
         return;
     }
-    sched_entry *entries = calloc(count, sizeof *entries);
-    store_new_message *msgs = calloc(count, sizeof *msgs);
+    sched_entry *entries = ent_calloc(count, sizeof *entries);
+    store_new_message *msgs = ent_calloc(count, sizeof *msgs);
     if (!entries || !msgs) {
-        free(entries);
-        free(msgs);
+        ent_free(entries);
+        ent_free(msgs);
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
         return;
     }
@@ -249,8 +250,8 @@ void mgmt_schedule(mgmt_req *r)
     }
     pn_data_exit(d);
     if (st != SB_OK) {
-        free(entries);
-        free(msgs);
+        ent_free(entries);
+        ent_free(msgs);
         mgmt_respond_error(r, st, "%s", err);
         return;
     }
@@ -260,8 +261,8 @@ void mgmt_schedule(mgmt_req *r)
         schedule_in_txn(r, target, msgs, n);
     else
         store_schedule(r->lk->conn->srv->store, target, msgs, n, r->now_ms, on_scheduled, r); /* copies the bytes */
-    free(entries);
-    free(msgs);
+    ent_free(entries);
+    ent_free(msgs);
 }
 
 static void on_cancelled(void *ctx, sb_status st)
@@ -289,5 +290,5 @@ void mgmt_cancel_scheduled(mgmt_req *r)
     }
     mgmt_hold(r);
     store_cancel_scheduled(r->lk->conn->srv->store, r->lk->entity.id, seqs, n, r->now_ms, on_cancelled, r);
-    free(seqs);
+    ent_free(seqs);
 }

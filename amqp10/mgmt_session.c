@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_message_rules.h"
 #include "mgmt_internal.h"
 #include "store_session.h"
@@ -78,19 +79,19 @@ static void on_renewed(void *ctx, sb_status st, int64_t until_ms)
         }
         mgmt_send(r, resp);
     }
-    free(x);
+    ent_free(x);
 }
 
 void mgmt_renew_session_lock(mgmt_req *r)
 {
-    renew_ctx *x = calloc(1, sizeof *x);
+    renew_ctx *x = ent_calloc(1, sizeof *x);
     if (!x) {
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
         return;
     }
     amqp_link *h = holder_of(r, x->sid, sizeof x->sid);
     if (!h) {
-        free(x);
+        ent_free(x);
         return;
     }
     x->r = r;
@@ -200,7 +201,7 @@ static void on_listed(void *ctx, sb_status st, const char *const *ids, size_t n)
         }
         mgmt_send(r, resp);
     }
-    free(x);
+    ent_free(x);
 }
 
 void mgmt_get_message_sessions(mgmt_req *r)
@@ -219,7 +220,7 @@ void mgmt_get_message_sessions(mgmt_req *r)
     }
     if (top > MGMT_SESSIONS_PAGE_MAX)
         top = MGMT_SESSIONS_PAGE_MAX;
-    list_ctx *x = malloc(sizeof *x);
+    list_ctx *x = ent_malloc(sizeof *x);
     if (!x) {
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
         return;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_dead_letter.h"
 #include "mgmt_internal.h"
@@ -114,9 +115,9 @@ static int properties_to_modify(pn_data_t *body, uint8_t **out, size_t *outlen)
     char *buf = NULL;
     ssize_t got;
     for (;;) {
-        char *nb = realloc(buf, cap);
+        char *nb = ent_realloc(buf, cap);
         if (!nb) {
-            free(buf);
+            ent_free(buf);
             return -1;
         }
         buf = nb;
@@ -137,7 +138,7 @@ static int properties_to_modify(pn_data_t *body, uint8_t **out, size_t *outlen)
             size_t n;
             if (amqp_val_bytes(&k, &d, &n) && n == 20 && !memcmp(d, "properties-to-modify", 20)) {
                 *outlen = (size_t)(v.end - v.start);
-                *out = malloc(*outlen);
+                *out = ent_malloc(*outlen);
                 if (*out) {
                     memcpy(*out, v.start, *outlen);
                     rc = 0;
@@ -146,7 +147,7 @@ static int properties_to_modify(pn_data_t *body, uint8_t **out, size_t *outlen)
             }
         }
     }
-    free(buf);
+    ent_free(buf);
     return rc;
 }
 
@@ -178,10 +179,10 @@ static void on_settled(void *ctx, sb_status st)
     mgmt_req *r = q->r;
     sb_status worst = q->worst;
     store_settle_kind kind = q->kind;
-    free(q->reason);
-    free(q->description);
-    free(q->mods);
-    free(q);
+    ent_free(q->reason);
+    ent_free(q->description);
+    ent_free(q->mods);
+    ent_free(q);
     char sid[ENT_SESSION_ID_SIZE], err[64];
     bool in_session = r->lk->entity.requires_session && !r->lk->subqueue &&
                       mgmt_arg_string(r->body, "session-id", false, sid, sizeof sid, err, sizeof err) == 0;
@@ -225,7 +226,7 @@ static void on_replaced(void *ctx, sb_status st)
         settle_token(t->q, t->token);
     else
         on_settled(t->q, st);
-    free(t);
+    ent_free(t);
 }
 
 static void on_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
@@ -234,14 +235,14 @@ static void on_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
     disp_req *q = t->q;
     if (st != SB_OK) {
         on_settled(q, st);
-        free(t);
+        ent_free(t);
         return;
     }
     amqp_buf out = {0};
     if (mgmt_apply_properties(bytes, len, q->mods, q->modslen, &out)) {
         amqp_buf_free(&out);
         on_settled(q, SB_ERR_ARGUMENT);
-        free(t);
+        ent_free(t);
         return;
     }
     mgmt_req *r = q->r;
@@ -316,12 +317,12 @@ void mgmt_update_disposition(mgmt_req *r)
         st = ent_dead_letter_text_check("dead-letter description", has_description == 0 ? description : NULL, err,
                                         sizeof err);
     if (st != SB_OK) {
-        free(tokens);
+        ent_free(tokens);
         mgmt_respond_error(r, st, "%s", err);
         return;
     }
     if (kind_of(status, &kind)) {
-        free(tokens);
+        ent_free(tokens);
         mgmt_respond_error(r, SB_ERR_ARGUMENT,
                            "The request body's 'disposition-status' must be completed, abandoned, suspended or "
                            "defered, not '%s'.",
@@ -330,29 +331,29 @@ void mgmt_update_disposition(mgmt_req *r)
     }
     if (r->txn) {
         settle_in_txn(r, kind, tokens, n, has_reason == 0 ? reason : NULL, has_description == 0 ? description : NULL);
-        free(tokens);
+        ent_free(tokens);
         return;
     }
-    disp_req *q = calloc(1, sizeof *q);
+    disp_req *q = ent_calloc(1, sizeof *q);
     int mods = q ? properties_to_modify(r->body, &q->mods, &q->modslen) : 0;
     if (q && mods < 0) {
-        free(tokens);
-        free(q);
+        ent_free(tokens);
+        ent_free(q);
         mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body's 'properties-to-modify' must be a map.");
         return;
     }
     if (q && has_reason == 0)
-        q->reason = strdup(reason);
+        q->reason = ent_strdup(reason);
     if (q && has_description == 0)
-        q->description = strdup(description);
+        q->description = ent_strdup(description);
     if (!q || (has_reason == 0 && !q->reason) || (has_description == 0 && !q->description)) {
-        free(tokens);
+        ent_free(tokens);
         if (q) {
-            free(q->reason);
-            free(q->description);
-            free(q->mods);
+            ent_free(q->reason);
+            ent_free(q->description);
+            ent_free(q->mods);
         }
-        free(q);
+        ent_free(q);
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
         return;
     }
@@ -367,7 +368,7 @@ void mgmt_update_disposition(mgmt_req *r)
     /* a completed message is gone: there is nothing to modify */
     bool modify = q->mods && kind != STORE_SETTLE_COMPLETE;
     for (size_t i = 0; i < n; i++) {
-        disp_token *t = modify ? malloc(sizeof *t) : NULL;
+        disp_token *t = modify ? ent_malloc(sizeof *t) : NULL;
         if (modify && !t) {
             on_settled(q, SB_ERR_INTERNAL);
             continue;
@@ -380,6 +381,6 @@ void mgmt_update_disposition(mgmt_req *r)
             settle_token(q, tokens[i]);
         }
     }
-    free(tokens);
+    ent_free(tokens);
     on_settled(q, SB_OK);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd_filter.h"
+#include "ent_alloc.h"
 #include "ent_filter.h"
 
 #define EXIT_MATCHED_OR_NOT 0
@@ -43,7 +44,7 @@ static void args_free(cmd_args *a)
 {
     for (size_t i = 0; i < a->nparams; i++) {
         json_decref(a->param_json[i]);
-        free(a->param_names[i]);
+        ent_free(a->param_names[i]);
     }
 }
 
@@ -83,7 +84,7 @@ static int add_param(cmd_args *a, const char *spec, FILE *err)
         json_decref(j);
         return -1;
     }
-    char *name = strndup(spec, (size_t)(eq - spec));
+    char *name = ent_strndup(spec, (size_t)(eq - spec));
     if (!name) {
         json_decref(j);
         return -1;
@@ -151,15 +152,15 @@ static int parse_args(cmd_args *a, int argc, char **argv, FILE *err)
 static char *read_all(FILE *in, size_t *len, FILE *err)
 {
     size_t cap = READ_CHUNK, n = 0;
-    char *buf = malloc(cap);
+    char *buf = ent_malloc(cap);
     while (buf) {
         if (n == cap) {
             if (cap >= CMD_FILTER_MAX_INPUT) {
                 fprintf(err, "sbemu filter: message on stdin is larger than %d bytes\n", CMD_FILTER_MAX_INPUT);
-                free(buf);
+                ent_free(buf);
                 return NULL;
             }
-            char *grown = realloc(buf, cap * 2);
+            char *grown = ent_realloc(buf, cap * 2);
             if (!grown)
                 break;
             buf = grown;
@@ -298,7 +299,7 @@ static void print_json_string(FILE *out, const char *s, size_t len)
     json_t *j = json_stringn_nocheck(s, len);
     char *text = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
     fputs(text ? text : "null", out);
-    free(text);
+    free(text); /* json_dumps' memory is jansson's (malloc), not ours */
     json_decref(j);
 }
 
@@ -381,7 +382,7 @@ static int run(const cmd_args *a, FILE *in, FILE *out, FILE *err)
         goto done;
     }
     int loaded = load_message(&m, buf, len, err);
-    free(buf);
+    ent_free(buf);
     if (loaded < 0) {
         rc = EXIT_USAGE;
         goto done;

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "ent_alloc.h"
 #include "ent_log.h"
 #include "store_config.h"
 
@@ -44,7 +45,7 @@ static int walk_fail(walk *w, const char *fmt, ...)
 
 char *emu_config_strip_comments(const char *text, size_t len, char *err, size_t errlen)
 {
-    char *out = malloc(len + 1);
+    char *out = ent_malloc(len + 1);
     if (!out) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -92,7 +93,7 @@ char *emu_config_strip_comments(const char *text, size_t len, char *err, size_t 
             }
             if (i >= len) {
                 snprintf(err, errlen, "line %d, column %zu: unterminated /* comment", start_line, start_col);
-                free(out);
+                ent_free(out);
                 return NULL;
             }
             out[i] = out[i + 1] = ' ';
@@ -636,7 +637,7 @@ int emu_config_parse(const char *text, size_t len, const char *source, ent_confi
         return walk_fail(&w, "%s", why);
     json_error_t jerr;
     json_t *root = json_loadb(clean, len, 0, &jerr);
-    free(clean);
+    ent_free(clean);
     if (!root)
         return walk_fail(&w, "line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
     int rc = read_root(&w, root);
@@ -666,7 +667,7 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
                 break;
             }
             cap = cap ? cap * 2 : 16384;
-            char *grown = realloc(buf, cap);
+            char *grown = ent_realloc(buf, cap);
             if (!grown) {
                 snprintf(err, errlen, "%s: out of memory", path);
                 rc = -1;
@@ -687,7 +688,7 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
     fclose(f);
     if (!rc)
         rc = emu_config_parse(buf ? buf : "", len, path, out, err, errlen);
-    free(buf);
+    ent_free(buf);
     return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "emu_log.h"
+#include "ent_alloc.h"
 
 typedef enum opt_type {
     OPT_STRING,     /* non-empty string; absent default = NULL */
@@ -163,16 +164,16 @@ static int apply(emu_options *o, const opt_def *d, const char *value, const char
     case OPT_STRING:
         if (!*value)
             return fail(err, errlen, "sbemu: %s: needs a non-empty value", from);
-        free(*sp);
-        if (!(*sp = strdup(value)))
+        ent_free(*sp);
+        if (!(*sp = ent_strdup(value)))
             return fail(err, errlen, "sbemu: %s: out of memory", from);
         return 0;
     case OPT_BIND:
-        free(*sp);
+        ent_free(*sp);
         *sp = NULL;
         if (!*value || strcmp(value, "*") == 0)
             return 0;
-        if (!(*sp = strdup(value)))
+        if (!(*sp = ent_strdup(value)))
             return fail(err, errlen, "sbemu: %s: out of memory", from);
         return 0;
     case OPT_PORT:
@@ -328,7 +329,7 @@ void emu_options_free(emu_options *o)
         const opt_def *d = &opt_table[i];
         if (d->type == OPT_STRING || d->type == OPT_BIND) {
             char **sp = (char **)((char *)o + d->offset);
-            free(*sp);
+            ent_free(*sp);
             *sp = NULL;
         }
     }

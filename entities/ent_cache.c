@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ent_alloc.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 
@@ -65,18 +66,18 @@ static int cmp_rule(const void *a, const void *b)
     return i < j ? -1 : i > j;
 }
 
-ent_cache *ent_cache_new(void) { return calloc(1, sizeof(ent_cache)); }
+ent_cache *ent_cache_new(void) { return ent_calloc(1, sizeof(ent_cache)); }
 
 static void free_content(ent_cache *c)
 {
     for (size_t i = 0; i < c->nrules; i++)
         ent_filter_rule_free(&c->rules[i]);
-    free(c->rules);
-    free(c->subs);
-    free(c->slots);
-    free(c->items);
-    free(c->by_name);
-    free(c->by_id);
+    ent_free(c->rules);
+    ent_free(c->subs);
+    ent_free(c->slots);
+    ent_free(c->items);
+    ent_free(c->by_name);
+    ent_free(c->by_id);
 }
 
 void ent_cache_free(ent_cache *c)
@@ -84,7 +85,7 @@ void ent_cache_free(ent_cache *c)
     if (!c)
         return;
     free_content(c);
-    free(c);
+    ent_free(c);
 }
 
 /* Compiles one rule. A rule the database holds but the language refuses
@@ -142,13 +143,13 @@ int ent_cache_replace(ent_cache *c, const ent_entity *list, size_t n, const ent_
 {
     ent_cache next = {0};
     size_t alloc = n ? n : 1;
-    next.items = malloc(alloc * sizeof *next.items);
-    next.by_name = malloc(alloc * sizeof *next.by_name);
-    next.by_id = malloc(alloc * sizeof *next.by_id);
-    next.slots = calloc(alloc, sizeof *next.slots);
-    next.subs = malloc(alloc * sizeof *next.subs);
-    next.rules = calloc(nrules ? nrules : 1, sizeof *next.rules);
-    size_t *order = malloc((nrules ? nrules : 1) * sizeof *order);
+    next.items = ent_malloc(alloc * sizeof *next.items);
+    next.by_name = ent_malloc(alloc * sizeof *next.by_name);
+    next.by_id = ent_malloc(alloc * sizeof *next.by_id);
+    next.slots = ent_calloc(alloc, sizeof *next.slots);
+    next.subs = ent_malloc(alloc * sizeof *next.subs);
+    next.rules = ent_calloc(nrules ? nrules : 1, sizeof *next.rules);
+    size_t *order = ent_malloc((nrules ? nrules : 1) * sizeof *order);
     if (!next.items || !next.by_name || !next.by_id || !next.slots || !next.subs || !next.rules || !order)
         goto oom;
     if (n)
@@ -196,13 +197,13 @@ int ent_cache_replace(ent_cache *c, const ent_entity *list, size_t n, const ent_
         sl->n++;
         next.nrules++;
     }
-    free(order);
+    ent_free(order);
     free_content(c);
     next.generation = c->generation + 1;
     *c = next;
     return 0;
 oom:
-    free(order);
+    ent_free(order);
     free_content(&next);
     return -1;
 }

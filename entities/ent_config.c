@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ent_alloc.h"
+
 void ent_config_init(ent_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -15,7 +17,7 @@ static void free_subscription(ent_subscription_config *s)
 {
     for (size_t i = 0; i < s->nrules; i++)
         ent_rule_props_free(&s->rules[i]);
-    free(s->rules);
+    ent_free(s->rules);
 }
 
 void ent_config_free(ent_config *cfg)
@@ -26,17 +28,17 @@ void ent_config_free(ent_config *cfg)
         ent_topic_config *t = &cfg->topics[i];
         for (size_t j = 0; j < t->nsubscriptions; j++)
             free_subscription(&t->subscriptions[j]);
-        free(t->subscriptions);
+        ent_free(t->subscriptions);
     }
-    free(cfg->topics);
-    free(cfg->queues);
+    ent_free(cfg->topics);
+    ent_free(cfg->queues);
     ent_config_init(cfg);
 }
 
 /* Appends one zeroed element of size elem to *arr (length *n). */
 static void *grow(void **arr, size_t *n, size_t elem)
 {
-    char *p = realloc(*arr, (*n + 1) * elem);
+    char *p = ent_realloc(*arr, (*n + 1) * elem);
     if (!p)
         return NULL;
     *arr = p;

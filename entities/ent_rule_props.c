@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ent_alloc.h"
+
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 __attribute__((format(printf, 4, 5)))
@@ -117,22 +119,22 @@ static char **corr_slot(ent_correlation_filter *c, const corr_field *f)
 
 static void free_property(ent_correlation_property *p)
 {
-    free(p->name);
+    ent_free(p->name);
     if (p->value.type == ENT_VALUE_STRING)
-        free((char *)p->value.u.s);
+        ent_free((char *)p->value.u.s);
 }
 
 void ent_rule_props_free(ent_rule_props *r)
 {
     if (!r)
         return;
-    free(r->sql_expression);
-    free(r->action_expression);
+    ent_free(r->sql_expression);
+    ent_free(r->action_expression);
     for (size_t i = 0; i < COUNT(corr_fields); i++)
-        free(*corr_slot(&r->correlation, &corr_fields[i]));
+        ent_free(*corr_slot(&r->correlation, &corr_fields[i]));
     for (size_t i = 0; i < r->correlation.nproperties; i++)
         free_property(&r->correlation.properties[i]);
-    free(r->correlation.properties);
+    ent_free(r->correlation.properties);
     r->sql_expression = r->action_expression = NULL;
     memset(&r->correlation, 0, sizeof r->correlation);
 }
@@ -142,7 +144,7 @@ static int dup_opt(char **dst, const char *src)
     *dst = NULL;
     if (!src)
         return 0;
-    *dst = strdup(src);
+    *dst = ent_strdup(src);
     return *dst ? 0 : -1;
 }
 
@@ -157,7 +159,7 @@ int ent_rule_props_copy(ent_rule_props *dst, const ent_rule_props *src)
         bad |= dup_opt(corr_slot(&dst->correlation, &corr_fields[i]),
                        *corr_slot((ent_correlation_filter *)&src->correlation, &corr_fields[i]));
     if (src->correlation.nproperties) {
-        dst->correlation.properties = calloc(src->correlation.nproperties, sizeof *dst->correlation.properties);
+        dst->correlation.properties = ent_calloc(src->correlation.nproperties, sizeof *dst->correlation.properties);
         if (!dst->correlation.properties)
             bad = -1;
         for (size_t i = 0; !bad && i < src->correlation.nproperties; i++) {
@@ -185,9 +187,9 @@ int ent_rule_props_copy(ent_rule_props *dst, const ent_rule_props *src)
 static sb_status set_owned(char **slot, const char *s, const char *who, const char *prop, char *err, size_t errlen)
 {
     char *copy = NULL;
-    if (s && !(copy = strdup(s)))
+    if (s && !(copy = ent_strdup(s)))
         return fail(SB_ERR_INTERNAL, err, errlen, "%s: %s: out of memory", who, prop);
-    free(*slot);
+    ent_free(*slot);
     *slot = copy;
     return SB_OK;
 }
@@ -231,15 +233,15 @@ static sb_status set_correlation_property(ent_rule_props *r, const char *who, co
         return SB_OK;
     }
     ent_correlation_property np = {.value = v};
-    np.name = strdup(pname);
+    np.name = ent_strdup(pname);
     if (v.type == ENT_VALUE_STRING)
-        np.value.u.s = strdup(v.u.s);
+        np.value.u.s = ent_strdup(v.u.s);
     if (!np.name || (v.type == ENT_VALUE_STRING && !np.value.u.s)) {
         free_property(&np);
         return fail(SB_ERR_INTERNAL, err, errlen, "%s: CorrelationFilter.Properties.%s: out of memory", who, pname);
     }
     if (at == c->nproperties) {
-        ent_correlation_property *grown = realloc(c->properties, (c->nproperties + 1) * sizeof *grown);
+        ent_correlation_property *grown = ent_realloc(c->properties, (c->nproperties + 1) * sizeof *grown);
         if (!grown) {
             free_property(&np);
             return fail(SB_ERR_INTERNAL, err, errlen, "%s: CorrelationFilter.Properties.%s: out of memory", who,

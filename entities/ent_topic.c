@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ent_alloc.h"
 #include "ent_dead_letter.h"
 #include "ent_message_rules.h"
 #include "ent_queue.h"
@@ -14,7 +15,7 @@ static ent_topic_copy *push(ent_topic_copies *l)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
-        ent_topic_copy *v = realloc(l->v, cap * sizeof *v);
+        ent_topic_copy *v = ent_realloc(l->v, cap * sizeof *v);
         if (!v)
             return NULL;
         l->v = v;
@@ -84,7 +85,7 @@ int ent_topic_route(const ent_cache *c, const ent_entity *topic, const ent_filte
 
 void ent_topic_copies_free(ent_topic_copies *l)
 {
-    free(l->v);
+    ent_free(l->v);
     memset(l, 0, sizeof *l);
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "filter_internal.h"
 
 typedef enum stmt_kind { STMT_SET, STMT_REMOVE } stmt_kind;
@@ -39,8 +40,8 @@ void ent_filter_action_free(ent_filter_action *a)
     if (!a)
         return;
     fprog_free(&a->prog);
-    free(a->stmts);
-    free(a);
+    ent_free(a->stmts);
+    ent_free(a);
 }
 
 const char *ent_filter_action_text(const ent_filter_action *a) { return a->prog.text; }
@@ -123,10 +124,10 @@ int ent_filter_action_parse(const char *text, size_t len, const ent_filter_prop 
                             ent_filter_action **out, ent_filter_error *err)
 {
     *out = NULL;
-    ent_filter_action *a = calloc(1, sizeof *a);
+    ent_filter_action *a = ent_calloc(1, sizeof *a);
     size_t max = ent_filter_get_limits().max_action_statements;
     if (a)
-        a->stmts = calloc(max, sizeof *a->stmts);
+        a->stmts = ent_calloc(max, sizeof *a->stmts);
     if (!a || !a->stmts) {
         ferr_set(err, ENT_FILTER_ERR_NOMEM, NULL, 0, FPOS_NONE, "out of memory");
         ent_filter_action_free(a);
@@ -140,7 +141,7 @@ int ent_filter_action_parse(const char *text, size_t len, const ent_filter_prop 
         ent_filter_action_free(a);
         return -1;
     }
-    fstmt *shrunk = realloc(a->stmts, a->n * sizeof *shrunk);
+    fstmt *shrunk = ent_realloc(a->stmts, a->n * sizeof *shrunk);
     if (shrunk)
         a->stmts = shrunk;
     *out = a;

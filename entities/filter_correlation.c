@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "filter_internal.h"
 
 /* The texts Service Bus reports for true and false filters. */
@@ -22,7 +23,7 @@ sb_status ent_filter_error_status(const ent_filter_error *err)
 
 static ent_filter *new_kind(ent_filter_kind kind)
 {
-    ent_filter *f = calloc(1, sizeof *f);
+    ent_filter *f = ent_calloc(1, sizeof *f);
     if (f)
         f->kind = kind;
     return f;
@@ -54,18 +55,18 @@ static void corr_release(ent_filter *f)
 {
     ent_filter_sys id;
     for (int i = 0; i < CORR_FIELDS; i++)
-        free((char *)*corr_field(&f->corr, i, &id));
+        ent_free((char *)*corr_field(&f->corr, i, &id));
     for (size_t i = 0; i < f->corr.nproperties; i++) {
-        free((char *)f->corr_props[i].name);
+        ent_free((char *)f->corr_props[i].name);
         if (f->corr_props[i].value.type == ENT_FV_STRING)
-            free((char *)f->corr_props[i].value.u.s.ptr);
+            ent_free((char *)f->corr_props[i].value.u.s.ptr);
     }
-    free(f->corr_props);
+    ent_free(f->corr_props);
 }
 
 static char *dup_bytes(const char *s, size_t n)
 {
-    char *d = malloc(n + 1);
+    char *d = ent_malloc(n + 1);
     if (d) {
         if (n)
             memcpy(d, s, n);
@@ -101,7 +102,7 @@ int ent_filter_new_correlation(const ent_filter_correlation *spec, ent_filter **
         return -1;
     }
     if (spec->nproperties) {
-        f->corr_props = calloc(spec->nproperties, sizeof *f->corr_props);
+        f->corr_props = ent_calloc(spec->nproperties, sizeof *f->corr_props);
         if (!f->corr_props)
             goto oom;
         for (size_t i = 0; i < spec->nproperties; i++) {
@@ -170,7 +171,7 @@ void ent_filter_free(ent_filter *f)
     if (f->kind == ENT_FILTER_KIND_CORRELATION)
         corr_release(f);
     fprog_free(&f->prog);
-    free(f);
+    ent_free(f);
 }
 
 ent_filter_kind ent_filter_get_kind(const ent_filter *f) { return f->kind; }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "filter_internal.h"
 
 #define USER_INITIAL_CAP 8
@@ -15,7 +16,7 @@ void ent_filter_kvmsg_init(ent_filter_kvmsg *m) { memset(m, 0, sizeof *m); }
 static void release_value(ent_filter_value *v)
 {
     if (v->type == ENT_FV_STRING)
-        free((char *)v->u.s.ptr);
+        ent_free((char *)v->u.s.ptr);
     *v = ent_fv_null();
 }
 
@@ -25,7 +26,7 @@ static int copy_value(const ent_filter_value *v, ent_filter_value *out)
     *out = *v;
     if (v->type != ENT_FV_STRING)
         return 0;
-    char *s = malloc(v->u.s.len + 1);
+    char *s = ent_malloc(v->u.s.len + 1);
     if (!s)
         return -1;
     if (v->u.s.len)
@@ -40,10 +41,10 @@ void ent_filter_kvmsg_free(ent_filter_kvmsg *m)
     for (int i = 0; i < ENT_SYS_COUNT; i++)
         release_value(&m->sys[i]);
     for (size_t i = 0; i < m->nuser; i++) {
-        free((char *)m->user[i].name);
+        ent_free((char *)m->user[i].name);
         release_value(&m->user[i].value);
     }
-    free(m->user);
+    ent_free(m->user);
     memset(m, 0, sizeof *m);
 }
 
@@ -76,7 +77,7 @@ int ent_filter_kvmsg_set_user(ent_filter_kvmsg *m, const char *name, size_t len,
     ent_filter_prop *p = find_user(m, name, len);
     if (!v) {
         if (p) {
-            free((char *)p->name);
+            ent_free((char *)p->name);
             release_value(&p->value);
             size_t i = (size_t)(p - m->user);
             memmove(p, p + 1, (m->nuser - i - 1) * sizeof *p);
@@ -94,7 +95,7 @@ int ent_filter_kvmsg_set_user(ent_filter_kvmsg *m, const char *name, size_t len,
     }
     if (m->nuser == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : USER_INITIAL_CAP;
-        ent_filter_prop *grown = realloc(m->user, cap * sizeof *grown);
+        ent_filter_prop *grown = ent_realloc(m->user, cap * sizeof *grown);
         if (!grown) {
             release_value(&copy);
             return -1;
@@ -102,7 +103,7 @@ int ent_filter_kvmsg_set_user(ent_filter_kvmsg *m, const char *name, size_t len,
         m->user = grown;
         m->cap = cap;
     }
-    char *n = malloc(len + 1);
+    char *n = ent_malloc(len + 1);
     if (!n) {
         release_value(&copy);
         return -1;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "filter_internal.h"
 
 /* First node array size; it doubles as needed. */
@@ -36,9 +37,9 @@ ent_filter_limits ent_filter_get_limits(void) { return limits; }
 
 void fprog_free(fprog *prog)
 {
-    free(prog->text);
-    free(prog->nodes);
-    free(prog->pool);
+    ent_free(prog->text);
+    ent_free(prog->nodes);
+    ent_free(prog->pool);
     memset(prog, 0, sizeof *prog);
 }
 
@@ -150,10 +151,10 @@ int fparse_begin(fparser *p, fprog *prog, const char *text, size_t len, const en
         if (params[i].value.type == ENT_FV_STRING)
             pool_cap += params[i].value.u.s.len;
     }
-    prog->text = malloc(len + 1);
-    prog->pool = malloc(pool_cap);
-    prog->nodes = malloc(NODES_INITIAL * sizeof *prog->nodes);
-    p->param_vals = nparams ? calloc(nparams, sizeof *p->param_vals) : NULL;
+    prog->text = ent_malloc(len + 1);
+    prog->pool = ent_malloc(pool_cap);
+    prog->nodes = ent_malloc(NODES_INITIAL * sizeof *prog->nodes);
+    p->param_vals = nparams ? ent_calloc(nparams, sizeof *p->param_vals) : NULL;
     if (!prog->text || !prog->pool || !prog->nodes || (nparams && !p->param_vals)) {
         parse_oom(p);
         return -1;
@@ -186,10 +187,10 @@ int fparse_begin(fparser *p, fprog *prog, const char *text, size_t len, const en
 
 void fparse_end(fparser *p)
 {
-    free(p->param_vals);
+    ent_free(p->param_vals);
     p->param_vals = NULL;
     if (!p->failed && p->prog->nnodes > 0 && p->prog->nnodes < p->prog->cap) {
-        fnode *shrunk = realloc(p->prog->nodes, (size_t)p->prog->nnodes * sizeof *shrunk);
+        fnode *shrunk = ent_realloc(p->prog->nodes, (size_t)p->prog->nnodes * sizeof *shrunk);
         if (shrunk) {
             p->prog->nodes = shrunk;
             p->prog->cap = p->prog->nnodes;
@@ -207,7 +208,7 @@ static int32_t new_node(fparser *p, fop op, size_t pos, size_t start)
     if (p->failed)
         return -1;
     if (g->nnodes == g->cap) {
-        fnode *grown = realloc(g->nodes, (size_t)g->cap * 2 * sizeof *grown);
+        fnode *grown = ent_realloc(g->nodes, (size_t)g->cap * 2 * sizeof *grown);
         if (!grown) {
             parse_oom(p);
             return -1;
@@ -719,7 +720,7 @@ int ent_filter_parse(const char *text, size_t len, const ent_filter_prop *params
                      ent_filter **out, ent_filter_error *err)
 {
     *out = NULL;
-    ent_filter *f = calloc(1, sizeof *f);
+    ent_filter *f = ent_calloc(1, sizeof *f);
     if (!f) {
         ferr_set(err, ENT_FILTER_ERR_NOMEM, NULL, 0, FPOS_NONE, "out of memory");
         return -1;

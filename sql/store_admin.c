@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "store_binary.h"
 #include "store_statements.h"
 
@@ -29,8 +30,8 @@ typedef struct admin_result {
 static void result_free(void *p)
 {
     admin_result *a = p;
-    free(a->rows);
-    free(a);
+    ent_free(a->rows);
+    ent_free(a);
 }
 
 /* ---- reading rows ---- */
@@ -148,7 +149,7 @@ static void read_rows(store_op *op, admin_result *a, const PGresult *r)
         if (PQgetisnull(r, 0, 0))
             rows = 0;
     }
-    if (rows > 0 && !(a->rows = calloc((size_t)rows, kinds[a->kind].size))) {
+    if (rows > 0 && !(a->rows = ent_calloc((size_t)rows, kinds[a->kind].size))) {
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
@@ -214,7 +215,7 @@ static void admin_done(store_op *op, sb_status st)
     case KIND_TOPIC: ((store_admin_topics_cb)u->fn)(u->ctx, st, v, n, a->total); break;
     case KIND_SUBSCRIPTION: ((store_admin_subscriptions_cb)u->fn)(u->ctx, st, v, n, a->total); break;
     }
-    free(u);
+    ent_free(u);
 }
 
 static void fail_now(admin_kind kind, void (*fn)(void), void *ctx);
@@ -224,10 +225,10 @@ static void fail_now(admin_kind kind, void (*fn)(void), void *ctx);
 static store_op *admin_op(int nstmt, admin_kind kind, int rows_stmt, int verdict_stmt, bool update,
                           store_done_fn done, void (*fn)(void), void *ctx)
 {
-    admin_result *a = calloc(1, sizeof *a);
+    admin_result *a = ent_calloc(1, sizeof *a);
     store_op *op = a ? store_op_or_fail(nstmt, admin_parse, done, user_new(fn, ctx)) : NULL;
     if (!op) {
-        free(a);
+        ent_free(a);
         fail_now(kind, fn, ctx);
         return NULL;
     }
@@ -542,7 +543,7 @@ static void rule_done(store_op *op, sb_status st)
         st = SB_ERR_INTERNAL;
     }
     ((store_admin_rule_cb)u->fn)(u->ctx, st, n ? &rule : NULL, n);
-    free(u);
+    ent_free(u);
 }
 
 void store_admin_get_rule(store *s, int64_t subscription_id, const char *name, store_admin_rule_cb cb, void *ctx)
@@ -582,7 +583,7 @@ static void ns_done(store_op *op, sb_status st)
     if (st == SB_OK && (!x || !x->read))
         st = SB_ERR_INTERNAL;
     ((store_admin_namespace_cb)u->fn)(u->ctx, st, st == SB_OK ? x->created : 0, st == SB_OK ? x->modified : 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_admin_namespace(store *s, store_admin_namespace_cb cb, void *ctx)
@@ -592,8 +593,8 @@ void store_admin_namespace(store *s, store_admin_namespace_cb cb, void *ctx)
         cb(ctx, SB_ERR_INTERNAL, 0, 0);
         return;
     }
-    ns_result *x = calloc(1, sizeof *x);
+    ns_result *x = ent_calloc(1, sizeof *x);
     if (x)
-        store_op_set_result(op, x, free);
+        store_op_set_result(op, x, ent_free);
     submit(s, op, !x || store_op_stmt(op, 0, STMT_ADMIN_NAMESPACE, NULL, 0));
 }

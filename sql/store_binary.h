@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "store.h"
 #include "store_statements.h"
 
@@ -69,7 +70,7 @@ typedef struct user_cb {
 
 static inline user_cb *user_new(void (*fn)(void), void *ctx)
 {
-    user_cb *u = malloc(sizeof *u);
+    user_cb *u = ent_malloc(sizeof *u);
     if (u) {
         u->fn = fn;
         u->ctx = ctx;
@@ -84,7 +85,7 @@ static inline void store_status_done(store_op *op, sb_status st)
     user_cb *u = store_op_ctx(op);
     if (u->fn)
         ((void (*)(void *, sb_status))u->fn)(u->ctx, st);
-    free(u);
+    ent_free(u);
 }
 
 /* A new op owning u, or NULL (u freed): the caller then fails its callback itself. */
@@ -92,7 +93,7 @@ static inline store_op *store_op_or_fail(int nstmt, store_parse_fn parse, store_
 {
     store_op *op = u ? store_op_new(nstmt, parse, done, u) : NULL;
     if (!op)
-        free(u);
+        ent_free(u);
     return op;
 }
 

@@ -10,6 +10,9 @@
 
 #include <jansson.h>
 
+#include "ent_alloc.h"
+#include "store_rule_json.h"
+
 #define MAX_PARAMS 20
 
 /* Text parameters for PQexecParams; NULL entries are SQL NULL. */
@@ -323,7 +326,7 @@ static char *correlation_json(const ent_correlation_filter *c)
         }
         json_object_set_new(o, "Properties", props);
     }
-    char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    char *text = store_json_text(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     return text;
 }
@@ -345,7 +348,7 @@ static int apply_rule(PGconn *conn, int64_t subscription_id, const ent_rule_prop
     p_text(&p, r->action_expression);
     int rc = run(conn, rule_sql, &p, NULL, err, errlen, "rule \"%s/Subscriptions/%s/Rules/%s\"", r->topic,
                  r->subscription, r->name);
-    free(corr);
+    ent_free(corr);
     return rc;
 }
 
@@ -356,7 +359,7 @@ static int drop_new_default(PGconn *conn, int64_t sub_id, const ent_subscription
     size_t cap = 3;
     for (size_t k = 0; k < s->nrules; k++)
         cap += strlen(s->rules[k].name) * 2 + 4;
-    char *names = malloc(cap);
+    char *names = ent_malloc(cap);
     if (!names) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -382,7 +385,7 @@ static int drop_new_default(PGconn *conn, int64_t sub_id, const ent_subscription
     p_text(&p, names);
     int rc = run(conn, drop_new_default_sql, &p, NULL, err, errlen, "subscription \"%s/Subscriptions/%s\"",
                  s->props.topic, s->props.name);
-    free(names);
+    ent_free(names);
     return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "store_binary.h" /* helpers shared with store_queue.c */
 #include "store_session.h"
 #include "store_statements.h"
@@ -16,7 +17,7 @@
 char *store_mgmt_int8_array(const int64_t *v, size_t n)
 {
     size_t cap = 3 + n * 21;
-    char *s = malloc(cap);
+    char *s = ent_malloc(cap);
     if (!s)
         return NULL;
     size_t o = 0;
@@ -31,7 +32,7 @@ char *store_mgmt_int8_array(const int64_t *v, size_t n)
 char *store_mgmt_uuid_array(const uint8_t (*v)[16], size_t n)
 {
     size_t cap = 3 + n * 37;
-    char *s = malloc(cap);
+    char *s = ent_malloc(cap);
     if (!s)
         return NULL;
     size_t o = 0;
@@ -64,16 +65,16 @@ static void msgs_free(void *p)
 {
     msgs_result *m = p;
     PQclear(m->pgresult);
-    free(m->msgs);
-    free(m->found);
-    free(m);
+    ent_free(m->msgs);
+    ent_free(m->found);
+    ent_free(m);
 }
 
 static msgs_result *msgs_result_of(store_op *op)
 {
     msgs_result *m = store_op_result(op);
     if (!m) {
-        m = calloc(1, sizeof *m);
+        m = ent_calloc(1, sizeof *m);
         if (m)
             store_op_set_result(op, m, msgs_free);
     }
@@ -85,7 +86,7 @@ static int parse_msgs(msgs_result *m, const PGresult *r)
 {
     int rows = PQntuples(r);
     PGresult *copy = PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
-    if (!copy || (rows && !(m->msgs = calloc((size_t)rows, sizeof *m->msgs)))) {
+    if (!copy || (rows && !(m->msgs = ent_calloc((size_t)rows, sizeof *m->msgs)))) {
         PQclear(copy);
         return -1;
     }
@@ -138,7 +139,7 @@ static void msgs_done(store_op *op, sb_status st)
         ((store_mgmt_msgs_cb)u->fn)(u->ctx, SB_OK, m->msgs, m->n);
     else
         ((store_mgmt_msgs_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
@@ -187,9 +188,9 @@ typedef struct renew_result {
 static void renew_free(void *p)
 {
     renew_result *r = p;
-    free(r->tokens);
-    free(r->until);
-    free(r);
+    ent_free(r->tokens);
+    ent_free(r->until);
+    ent_free(r);
 }
 
 static void renew_parse(store_op *op, int stmt, const void *res)
@@ -222,21 +223,21 @@ static void renew_done(store_op *op, sb_status st)
         ((store_renew_cb)u->fn)(u->ctx, SB_OK, rr->until, rr->n);
     else
         ((store_renew_cb)u->fn)(u->ctx, st, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16], size_t n, int64_t now_ms,
                        int64_t until_ms, store_renew_cb cb, void *ctx)
 {
     store_op *op = store_op_or_fail(2, renew_parse, renew_done, user_new((void (*)(void))cb, ctx));
-    renew_result *rr = op ? calloc(1, sizeof *rr) : NULL;
+    renew_result *rr = op ? ent_calloc(1, sizeof *rr) : NULL;
     if (rr) {
         rr->n = n;
-        rr->tokens = malloc((n ? n : 1) * sizeof *rr->tokens);
-        rr->until = calloc(n ? n : 1, sizeof *rr->until);
+        rr->tokens = ent_malloc((n ? n : 1) * sizeof *rr->tokens);
+        rr->until = ent_calloc(n ? n : 1, sizeof *rr->until);
     }
     /* the statement wants each token once: cardinality() counts the array */
-    uint8_t (*distinct)[16] = malloc((n ? n : 1) * sizeof *distinct);
+    uint8_t (*distinct)[16] = ent_malloc((n ? n : 1) * sizeof *distinct);
     size_t nd = 0;
     if (rr && rr->tokens && distinct) {
         memcpy(rr->tokens, tokens, n * sizeof *tokens);
@@ -249,11 +250,11 @@ void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16],
         }
     }
     char *arr = distinct ? store_mgmt_uuid_array((const uint8_t (*)[16])distinct, nd) : NULL;
-    free(distinct);
+    ent_free(distinct);
     if (!op || !rr || !rr->tokens || !rr->until || !arr) {
         if (rr)
             renew_free(rr);
-        free(arr);
+        ent_free(arr);
         if (op) {
             store_op_set_status(op, SB_ERR_INTERNAL);
             store_submit(s, op); /* fails it at once, through renew_done */
@@ -267,7 +268,7 @@ void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16],
     int rc = store_op_stmt(op, 0, STMT_MGMT_RENEW, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now), P_INT8(until)},
                            4);
     rc |= store_touch_stmt(op, 1, entity_id, now_ms);
-    free(arr);
+    ent_free(arr);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -300,7 +301,7 @@ static void deferred_parse(store_op *op, int stmt, const void *res)
     if (stmt == 0) {
         /* the find: which of the asked ones are takeable */
         int rows = PQntuples(r);
-        m->found = malloc((size_t)(rows ? rows : 1) * sizeof *m->found);
+        m->found = ent_malloc((size_t)(rows ? rows : 1) * sizeof *m->found);
         if (!m->found) {
             store_op_set_status(op, SB_ERR_INTERNAL);
             return;
@@ -330,7 +331,7 @@ static void deferred_done(store_op *op, sb_status st)
     store_deferred_cb cb = (store_deferred_cb)dr->u.fn;
     if (st == SB_OK && m) {
         /* back to request order (a repeated number is answered each time it was asked) */
-        store_mgmt_msg *ordered = malloc((dr->n ? dr->n : 1) * sizeof *ordered);
+        store_mgmt_msg *ordered = ent_malloc((dr->n ? dr->n : 1) * sizeof *ordered);
         size_t k = 0;
         for (size_t i = 0; ordered && m->msgs && i < dr->n; i++) {
             store_mgmt_msg key = {.sequence_number = dr->seqs[i]};
@@ -342,27 +343,27 @@ static void deferred_done(store_op *op, sb_status st)
             cb(dr->u.ctx, SB_OK, 0, ordered, k);
         else
             cb(dr->u.ctx, SB_ERR_INTERNAL, 0, NULL, 0);
-        free(ordered);
+        ent_free(ordered);
     } else {
         cb(dr->u.ctx, st == SB_OK ? SB_ERR_INTERNAL : st, dr->missing, NULL, 0);
     }
-    free(dr->seqs);
-    free(dr);
+    ent_free(dr->seqs);
+    ent_free(dr);
 }
 
 void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int64_t *seqs, size_t n, bool delete,
                             int64_t now_ms, int64_t until_ms, store_deferred_cb cb, void *ctx)
 {
-    deferred_req *dr = calloc(1, sizeof *dr);
-    int64_t *distinct = malloc((n ? n : 1) * sizeof *distinct);
+    deferred_req *dr = ent_calloc(1, sizeof *dr);
+    int64_t *distinct = ent_malloc((n ? n : 1) * sizeof *distinct);
     if (dr)
-        dr->seqs = malloc((n ? n : 1) * sizeof *dr->seqs);
+        dr->seqs = ent_malloc((n ? n : 1) * sizeof *dr->seqs);
     store_op *op = dr && dr->seqs && distinct ? store_op_new(3, deferred_parse, deferred_done, dr) : NULL;
     if (!op) {
-        free(distinct);
+        ent_free(distinct);
         if (dr)
-            free(dr->seqs);
-        free(dr);
+            ent_free(dr->seqs);
+        ent_free(dr);
         cb(ctx, SB_ERR_INTERNAL, 0, NULL, 0);
         return;
     }
@@ -377,7 +378,7 @@ void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int
         if (!nd || distinct[nd - 1] != distinct[i])
             distinct[nd++] = distinct[i];
     char *arr = store_mgmt_int8_array(distinct, nd);
-    free(distinct);
+    ent_free(distinct);
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), until = be_int8(until_ms);
     int rc = !arr;
     if (arr) {
@@ -391,7 +392,7 @@ void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int
                                 (store_param[]){P_INT8(q), P_INT8(sq), P_TEXT(arr), P_INT8(now), P_INT8(until)}, 5);
         rc |= store_touch_stmt(op, 2, entity_id, now_ms);
     }
-    free(arr);
+    ent_free(arr);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -407,8 +408,8 @@ typedef struct seqs_result {
 static void seqs_free(void *p)
 {
     seqs_result *r = p;
-    free(r->seqs);
-    free(r);
+    ent_free(r->seqs);
+    ent_free(r);
 }
 
 /* One answer per message stored: (ordinal, sequence number). A duplicate
@@ -439,7 +440,7 @@ static void schedule_done(store_op *op, sb_status st)
         ((store_seqs_cb)u->fn)(u->ctx, SB_OK, sr->seqs, sr->n);
     else
         ((store_seqs_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_schedule(store *s, int64_t entity_id, const store_new_message *msgs, size_t n, int64_t now_ms,
@@ -449,13 +450,13 @@ void store_schedule(store *s, int64_t entity_id, const store_new_message *msgs, 
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new_merged(schedule_def(), entity_id, (int)n, schedule_done, u) : NULL;
     if (!op) {
-        free(u);
+        ent_free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
-    seqs_result *sr = calloc(1, sizeof *sr);
-    if (sr && !(sr->seqs = calloc(n ? n : 1, sizeof *sr->seqs))) {
-        free(sr);
+    seqs_result *sr = ent_calloc(1, sizeof *sr);
+    if (sr && !(sr->seqs = ent_calloc(n ? n : 1, sizeof *sr->seqs))) {
+        ent_free(sr);
         sr = NULL;
     }
     if (!sr) {
@@ -490,7 +491,7 @@ void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, si
     if (arr)
         rc |= store_op_stmt(op, 0, STMT_MGMT_CANCEL, (store_param[]){P_INT8(q), P_TEXT(arr), P_INT8(now)}, 3);
     rc |= store_touch_stmt(op, 1, entity_id, now_ms);
-    free(arr);
+    ent_free(arr);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -529,7 +530,7 @@ static void count_done(store_op *op, sb_status st)
     user_cb *u = store_op_ctx(op);
     count_result *c = store_op_result(op);
     ((store_count_cb)u->fn)(u->ctx, st == SB_OK && !c ? SB_ERR_INTERNAL : st, c ? c->count : 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_batch_delete(store *s, int64_t entity_id, int subqueue, int max, int64_t before_ms, int64_t now_ms,
@@ -540,9 +541,9 @@ void store_batch_delete(store *s, int64_t entity_id, int subqueue, int max, int6
         cb(ctx, SB_ERR_INTERNAL, 0);
         return;
     }
-    count_result *c = calloc(1, sizeof *c);
+    count_result *c = ent_calloc(1, sizeof *c);
     if (c)
-        store_op_set_result(op, c, free);
+        store_op_set_result(op, c, ent_free);
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), lim = be_int8(max), before = be_int8(before_ms),
                now = be_int8(now_ms);
     int rc = !c;
@@ -564,7 +565,7 @@ static void bytes_free(void *p)
 {
     bytes_result *b = p;
     PQclear(b->pgresult);
-    free(b);
+    ent_free(b);
 }
 
 static void read_parse(store_op *op, int stmt, const void *res)
@@ -575,9 +576,9 @@ static void read_parse(store_op *op, int stmt, const void *res)
         store_op_set_status(op, SB_ERR_LOCK_LOST);
         return;
     }
-    bytes_result *b = calloc(1, sizeof *b);
+    bytes_result *b = ent_calloc(1, sizeof *b);
     if (!b || !(b->pgresult = PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES))) {
-        free(b);
+        ent_free(b);
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
@@ -593,7 +594,7 @@ static void read_done(store_op *op, sb_status st)
                                 (size_t)PQgetlength(b->pgresult, 0, 0));
     else
         ((store_bytes_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_read_locked_message(store *s, int64_t entity_id, const uint8_t token[16], int64_t now_ms,

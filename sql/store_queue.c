@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "store_binary.h"
@@ -36,22 +37,22 @@ static void entity_list_free(void *p)
 {
     entity_list *l = p;
     for (size_t i = 0; i < l->nrules; i++) {
-        free(l->rule_items[i].text);
-        free(l->rule_items[i].correlation_text);
+        ent_free(l->rule_items[i].text);
+        ent_free(l->rule_items[i].correlation_text);
         store_rule_props_free(&l->rule_items[i].fparams);
         store_rule_props_free(&l->rule_items[i].aparams);
         store_rule_props_free(&l->rule_items[i].cprops);
     }
-    free(l->rules);
-    free(l->rule_items);
-    free(l->items);
-    free(l);
+    ent_free(l->rules);
+    ent_free(l->rule_items);
+    ent_free(l->items);
+    ent_free(l);
 }
 
 static void parse_entities(entity_list *l, const PGresult *r, store_op *op)
 {
     int rows = PQntuples(r);
-    if (!(l->items = calloc(rows ? (size_t)rows : 1, sizeof *l->items))) {
+    if (!(l->items = ent_calloc(rows ? (size_t)rows : 1, sizeof *l->items))) {
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
@@ -84,7 +85,7 @@ static int rule_texts(const PGresult *r, int row, rule_item *it, ent_rule_def *d
     size_t need = 0;
     for (size_t k = 0; k < 4; k++)
         need += (size_t)PQgetlength(r, row, cols[k]) + 1;
-    char *t = it->text = malloc(need);
+    char *t = it->text = ent_malloc(need);
     if (!t)
         return -1;
     const char **out[] = {&d->name, &d->filter_type, &d->sql_expression, &d->action_expression};
@@ -108,8 +109,8 @@ static const char *opt_value(const PGresult *r, int row, int col)
 static void parse_rules(entity_list *l, const PGresult *r, store_op *op)
 {
     int rows = PQntuples(r);
-    l->rules = calloc(rows ? (size_t)rows : 1, sizeof *l->rules);
-    l->rule_items = calloc(rows ? (size_t)rows : 1, sizeof *l->rule_items);
+    l->rules = ent_calloc(rows ? (size_t)rows : 1, sizeof *l->rules);
+    l->rule_items = ent_calloc(rows ? (size_t)rows : 1, sizeof *l->rule_items);
     if (!l->rules || !l->rule_items) {
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
@@ -148,7 +149,7 @@ static void entities_parse(store_op *op, int stmt, const void *res)
 {
     entity_list *l = store_op_result(op);
     if (!l) {
-        if (!(l = calloc(1, sizeof *l))) {
+        if (!(l = ent_calloc(1, sizeof *l))) {
             store_op_set_status(op, SB_ERR_INTERNAL);
             return;
         }
@@ -168,7 +169,7 @@ static void entities_done(store_op *op, sb_status st)
         ((store_entities_cb)u->fn)(u->ctx, SB_OK, l->items, l->n, l->rules, l->nrules);
     else
         ((store_entities_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_load_entities(store *s, store_entities_cb cb, void *ctx)
@@ -176,7 +177,7 @@ void store_load_entities(store *s, store_entities_cb cb, void *ctx)
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new(2, entities_parse, entities_done, u) : NULL;
     if (!op) {
-        free(u);
+        ent_free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0, NULL, 0);
         return;
     }
@@ -222,7 +223,7 @@ void store_send(store *s, int64_t entity_id, const store_new_message *msgs, size
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new_merged(&store_send_set, entity_id, (int)n, store_status_done, u) : NULL;
     if (!op) {
-        free(u);
+        ent_free(u);
         cb(ctx, SB_ERR_INTERNAL);
         return;
     }
@@ -247,8 +248,8 @@ static void claim_free(void *p)
 {
     claim_result *c = p;
     PQclear(c->pgresult);
-    free(c->msgs);
-    free(c);
+    ent_free(c->msgs);
+    ent_free(c);
 }
 
 static int by_sequence(const void *a, const void *b)
@@ -263,11 +264,11 @@ static void claim_parse(store_op *op, int stmt, const void *res)
     if (stmt != store_op_nstmt(op) - 1)
         return; /* the touch before the claim */
     int rows = PQntuples(r);
-    claim_result *c = calloc(1, sizeof *c);
+    claim_result *c = ent_calloc(1, sizeof *c);
     /* the messages stay in the result they came in (not copied again) */
     PGresult *copy = (PGresult *)r;
-    if (!c || (rows && !(c->msgs = calloc((size_t)rows, sizeof *c->msgs)))) {
-        free(c);
+    if (!c || (rows && !(c->msgs = ent_calloc((size_t)rows, sizeof *c->msgs)))) {
+        ent_free(c);
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
@@ -303,7 +304,7 @@ static void claim_done(store_op *op, sb_status st)
         ((store_claim_cb)u->fn)(u->ctx, SB_OK, c->msgs, c->n);
     else
         ((store_claim_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 /* A claim op: the activity stamp first when is_activity, then the claim
@@ -314,7 +315,7 @@ static store_op *claim_op(int64_t entity_id, int64_t now_ms, bool is_activity, i
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new(1 + is_activity, claim_parse, claim_done, u) : NULL;
     if (!op) {
-        free(u);
+        ent_free(u);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return NULL;
     }
@@ -410,7 +411,7 @@ void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], sto
     store_op *op =
         u ? store_op_new_merged(complete ? &store_complete_set : &store_settle_set, 0, 1, settle_done, u) : NULL;
     if (!op) {
-        free(u);
+        ent_free(u);
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);
         return;
@@ -432,8 +433,8 @@ typedef struct sweep_result {
 static void sweep_free(void *p)
 {
     sweep_result *r = p;
-    free(r->queues);
-    free(r);
+    ent_free(r->queues);
+    ent_free(r);
 }
 
 static void sweep_parse(store_op *op, int stmt, const void *res)
@@ -441,7 +442,7 @@ static void sweep_parse(store_op *op, int stmt, const void *res)
     const PGresult *r = res;
     sweep_result *acc = store_op_result(op);
     if (!acc) {
-        acc = calloc(1, sizeof *acc);
+        acc = ent_calloc(1, sizeof *acc);
         if (!acc)
             return;
         store_op_set_result(op, acc, sweep_free);
@@ -456,7 +457,7 @@ static void sweep_parse(store_op *op, int stmt, const void *res)
         return; /* duplicates forgotten, lapsed sessions' rows, dead transactions' schedules removed */
     if (acc->n + (size_t)rows > acc->cap) {
         size_t cap = acc->n + (size_t)rows;
-        int64_t *q = realloc(acc->queues, cap * sizeof *q);
+        int64_t *q = ent_realloc(acc->queues, cap * sizeof *q);
         if (!q)
             return;
         acc->queues = q;
@@ -471,7 +472,7 @@ static void sweep_done(store_op *op, sb_status st)
     user_cb *u = store_op_ctx(op);
     sweep_result *r = store_op_result(op);
     ((store_sweep_cb)u->fn)(u->ctx, st, r ? r->queues : NULL, r ? r->n : 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx)
@@ -483,11 +484,11 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     char *from = store_mgmt_int8_array(policy->forward_from, policy->n_forward);
     char *to = store_mgmt_int8_array(policy->forward_to, policy->n_forward);
     if (!op || !dl || !from || !to) {
-        free(u);
-        free(op);
-        free(dl);
-        free(from);
-        free(to);
+        ent_free(u);
+        ent_free(op);
+        ent_free(dl);
+        ent_free(from);
+        ent_free(to);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
@@ -506,9 +507,9 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     rc |= store_op_stmt(op, 4, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 5, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, 6, STMT_SWEEP_TXN_PENDING, (store_param[]){P_INT8(now)}, 1);
-    free(dl);
-    free(from);
-    free(to);
+    ent_free(dl);
+    ent_free(from);
+    ent_free(to);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);

@@ -6,7 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
+
 static const char *const type_names[] = {"timestamp", "timespan", "guid"};
+
+char *store_json_text(const struct json_t *j, size_t flags)
+{
+    size_t n = json_dumpb(j, NULL, 0, flags);
+    char *text = n ? ent_malloc(n + 1) : NULL;
+    if (text && json_dumpb(j, text, n, flags) == n) {
+        text[n] = 0;
+        return text;
+    }
+    ent_free(text);
+    return NULL;
+}
 
 /* Bytes of text one value needs once parsed (name and string kept). */
 static size_t text_need(const char *name, json_t *v)
@@ -84,8 +98,8 @@ int store_rule_props_parse(const char *json, store_rule_props *out, char *err, s
     json_t *v;
     json_object_foreach(o, k, v) need += text_need(k, v);
     size_t n = json_object_size(o);
-    out->props = calloc(n ? n : 1, sizeof *out->props);
-    out->storage = malloc(need);
+    out->props = ent_calloc(n ? n : 1, sizeof *out->props);
+    out->storage = ent_malloc(need);
     if (!out->props || !out->storage) {
         snprintf(err, errlen, "out of memory");
         json_decref(o);
@@ -111,8 +125,8 @@ int store_rule_props_parse(const char *json, store_rule_props *out, char *err, s
 
 void store_rule_props_free(store_rule_props *p)
 {
-    free(p->props);
-    free(p->storage);
+    ent_free(p->props);
+    ent_free(p->storage);
     memset(p, 0, sizeof *p);
 }
 
@@ -143,7 +157,7 @@ char *store_rule_props_json(const ent_filter_prop *props, size_t n)
             return NULL;
         }
     }
-    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    char *text = o ? store_json_text(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(o);
     return text;
 }
@@ -171,7 +185,7 @@ int store_rule_correlation_parse(const char *json, ent_filter_correlation *out, 
         if (json_is_string(v))
             need += json_string_length(v) + 1;
     }
-    char *text = *storage = malloc(need);
+    char *text = *storage = ent_malloc(need);
     if (!text) {
         snprintf(err, errlen, "out of memory");
         json_decref(o);
@@ -191,15 +205,15 @@ int store_rule_correlation_parse(const char *json, ent_filter_correlation *out, 
     int rc = 0;
     json_t *p = json_object_get(o, "Properties");
     if (json_is_object(p)) {
-        char *ptext = json_dumps(p, JSON_COMPACT);
+        char *ptext = store_json_text(p, JSON_COMPACT);
         rc = ptext ? store_rule_props_parse(ptext, props, err, errlen) : -1;
-        free(ptext);
+        ent_free(ptext);
         out->properties = props->props;
         out->nproperties = props->n;
     }
     json_decref(o);
     if (rc) {
-        free(*storage);
+        ent_free(*storage);
         *storage = NULL;
     }
     return rc;

@@ -9,7 +9,15 @@
 
 #include <stddef.h>
 
+#include "ent_alloc.h"
 #include "ent_filter.h"
+
+struct json_t;
+
+/* j as JSON text (json_dumps flags) in memory of ent_malloc, so that every
+ * string the store hands out is freed one way (ent_free), not some with
+ * jansson's free. NULL when out of memory. */
+char *store_json_text(const struct json_t *j, size_t flags);
 
 /* A parsed object: props[i].name and string values point into storage the
  * list owns. Free with store_rule_props_free. */
@@ -26,7 +34,7 @@ void store_rule_props_free(store_rule_props *p);
 
 /* rules.correlation: the filter's fields and properties. Strings point
  * into storage (fields) and props (properties), which the caller frees with
- * free() and store_rule_props_free. 0, or -1 with a reason in err. */
+ * ent_free() and store_rule_props_free. 0, or -1 with a reason in err. */
 int store_rule_correlation_parse(const char *json, ent_filter_correlation *out, char **storage,
                                  store_rule_props *props, char *err, size_t errlen);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "store_binary.h"
 #include "store_rule_json.h"
 #include "store_statements.h"
@@ -47,7 +48,7 @@ static void add_done(store_op *op, sb_status st)
         count = a ? a->count : 0;
     }
     ((store_rule_add_cb)u->fn)(u->ctx, st, count);
-    free(u);
+    ent_free(u);
 }
 
 void store_rule_add(store *s, int64_t subscription_id, const store_rule *rule, int64_t limit, int64_t now_ms,
@@ -58,10 +59,10 @@ void store_rule_add(store *s, int64_t subscription_id, const store_rule *rule, i
         cb(ctx, SB_ERR_INTERNAL, 0);
         return;
     }
-    add_result *a = calloc(1, sizeof *a);
+    add_result *a = ent_calloc(1, sizeof *a);
     if (a) {
         a->limit = limit;
-        store_op_set_result(op, a, free);
+        store_op_set_result(op, a, ent_free);
     }
     int8_param q = be_int8(subscription_id), now = be_int8(now_ms), lim = be_int8(limit);
     int rc = !a;
@@ -114,8 +115,8 @@ static void list_free(void *p)
 {
     list_result *l = p;
     PQclear(l->pgresult);
-    free(l->rules);
-    free(l);
+    ent_free(l->rules);
+    ent_free(l);
 }
 
 static void list_parse(store_op *op, int stmt, const void *res)
@@ -123,11 +124,11 @@ static void list_parse(store_op *op, int stmt, const void *res)
     (void)stmt;
     const PGresult *r = res;
     int rows = PQntuples(r);
-    list_result *l = calloc(1, sizeof *l);
+    list_result *l = ent_calloc(1, sizeof *l);
     PGresult *copy = l ? PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES) : NULL;
-    if (!copy || (rows && !(l->rules = calloc((size_t)rows, sizeof *l->rules)))) {
+    if (!copy || (rows && !(l->rules = ent_calloc((size_t)rows, sizeof *l->rules)))) {
         PQclear(copy);
-        free(l);
+        ent_free(l);
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
@@ -155,7 +156,7 @@ static void list_done(store_op *op, sb_status st)
         ((store_rules_cb)u->fn)(u->ctx, SB_OK, l->rules, l->n);
     else
         ((store_rules_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_rule_list(store *s, int64_t subscription_id, int64_t skip, int64_t top, store_rules_cb cb, void *ctx)
@@ -193,10 +194,10 @@ char *store_rule_correlation_json(const ent_filter_correlation *c)
         /* one writer of typed values: store_rule_props_json */
         char *text = store_rule_props_json(c->properties, c->nproperties);
         json_t *props = text ? json_loads(text, 0, NULL) : NULL;
-        free(text);
+        ent_free(text);
         rc = !props || json_object_set_new(o, "Properties", props);
     }
-    char *out = rc ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    char *out = rc ? NULL : store_json_text(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     return out;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "store_binary.h"
 #include "store_statements.h"
 
@@ -19,13 +20,13 @@ static void rows_free(void *p)
 {
     rows_result *x = p;
     PQclear(x->r);
-    free(x);
+    ent_free(x);
 }
 
 static void keep_rows(store_op *op, int stmt, const void *res)
 {
     (void)stmt;
-    rows_result *x = calloc(1, sizeof *x);
+    rows_result *x = ent_calloc(1, sizeof *x);
     if (!x) {
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
@@ -67,7 +68,7 @@ static void lock_done(store_op *op, sb_status st)
         cb(u->ctx, SB_ERR_SESSION_CANNOT_BE_LOCKED, NULL);
     else
         cb(u->ctx, SB_OK, PQgetvalue(r, 0, 0));
-    free(u);
+    ent_free(u);
 }
 
 void store_session_lock(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
@@ -135,7 +136,7 @@ static void renew_done(store_op *op, sb_status st)
         cb(u->ctx, SB_ERR_SESSION_LOCK_LOST, 0);
     else
         cb(u->ctx, SB_OK, col_i64(r, 0, 0));
-    free(u);
+    ent_free(u);
 }
 
 void store_session_renew(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
@@ -166,7 +167,7 @@ static void state_done(store_op *op, sb_status st)
         cb(u->ctx, SB_OK, NULL, 0);
     else
         cb(u->ctx, SB_OK, (const uint8_t *)PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0));
-    free(u);
+    ent_free(u);
 }
 
 void store_session_get_state(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
@@ -190,7 +191,7 @@ static void list_done(store_op *op, sb_status st)
     const PGresult *r = rows_of(op, st);
     store_session_list_cb cb = (store_session_list_cb)u->fn;
     int n = r ? PQntuples(r) : 0;
-    const char **ids = n ? calloc((size_t)n, sizeof *ids) : NULL;
+    const char **ids = n ? ent_calloc((size_t)n, sizeof *ids) : NULL;
     if (st != SB_OK || !r || (n && !ids)) {
         cb(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
     } else {
@@ -198,8 +199,8 @@ static void list_done(store_op *op, sb_status st)
             ids[i] = PQgetvalue(r, i, 0);
         cb(u->ctx, SB_OK, ids, (size_t)n);
     }
-    free(ids);
-    free(u);
+    ent_free(ids);
+    ent_free(u);
 }
 
 void store_session_list(store *s, int64_t entity_id, int64_t since_ms, int skip, int top, store_session_list_cb cb,

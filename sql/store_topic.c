@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "ent_alloc.h"
 #include "store_binary.h"
 #include "store_statements.h"
 
@@ -70,7 +71,7 @@ void store_publish(store *s, int64_t topic_id, const store_copy *rows, size_t n,
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? publish_op(topic_id, rows, n, store_status_done, u) : NULL;
     if (!op) {
-        free(u);
+        ent_free(u);
         cb(ctx, SB_ERR_INTERNAL);
         return;
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "store_binary.h"
 #include "store_mgmt.h"
 #include "store_statements.h"
@@ -22,12 +23,12 @@ struct store_txn {
     size_t npending, cappending;
 };
 
-store_txn *store_txn_new(void) { return calloc(1, sizeof(store_txn)); }
+store_txn *store_txn_new(void) { return ent_calloc(1, sizeof(store_txn)); }
 
 static void settlement_free(store_settlement *x)
 {
-    free((char *)x->reason);
-    free((char *)x->description);
+    ent_free((char *)x->reason);
+    ent_free((char *)x->description);
 }
 
 void store_txn_free(store_txn *t)
@@ -39,12 +40,12 @@ void store_txn_free(store_txn *t)
     for (size_t i = 0; i < t->nsettles; i++)
         settlement_free(&t->settles[i]);
     for (size_t i = 0; i < t->npending; i++)
-        free(t->pending[i].seqs);
-    free(t->pending);
-    free(t->rows);
-    free(t->settles);
-    free(t->targets);
-    free(t);
+        ent_free(t->pending[i].seqs);
+    ent_free(t->pending);
+    ent_free(t->rows);
+    ent_free(t->settles);
+    ent_free(t->targets);
+    ent_free(t);
 }
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
@@ -52,7 +53,7 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
     if (n < *cap)
         return 0;
     size_t c = *cap ? *cap * 2 : 8;
-    void *p = realloc(*v, c * size);
+    void *p = ent_realloc(*v, c * size);
     if (!p)
         return -1;
     *v = p;
@@ -96,7 +97,7 @@ int store_txn_publish(store_txn *t, int64_t topic_id, const store_copy *rows, si
     return add_rows(t, topic_id, store_publish_rows(topic_id, rows, n));
 }
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+static char *dup_or_null(const char *s) { return s ? ent_strdup(s) : NULL; }
 
 int store_txn_settle(store_txn *t, const store_settlement *x)
 {
@@ -140,7 +141,7 @@ int store_txn_activate(store_txn *t, int64_t entity_id, const int64_t *seqs, siz
 {
     char *list = store_mgmt_int8_array(seqs, n);
     if (!list || grow((void **)&t->pending, &t->cappending, t->npending, sizeof *t->pending)) {
-        free(list);
+        ent_free(list);
         return -1;
     }
     t->pending[t->npending++] = (struct pending){entity_id, list};
@@ -170,8 +171,8 @@ typedef struct pending_result {
 static void pending_free(void *p)
 {
     pending_result *r = p;
-    free(r->seqs);
-    free(r);
+    ent_free(r->seqs);
+    ent_free(r);
 }
 
 /* Statement 0 answers (ordinal, sequence number) per message stored. */
@@ -195,20 +196,20 @@ static void pending_done(store_op *op, sb_status st)
         ((store_txn_seqs_cb)u->fn)(u->ctx, SB_OK, r->seqs, r->n);
     else
         ((store_txn_seqs_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
-    free(u);
+    ent_free(u);
 }
 
 void store_schedule_pending(store *s, int64_t entity_id, const store_new_message *msgs, size_t n,
                             int64_t pending_until_ms, store_txn_seqs_cb cb, void *ctx)
 {
     store_op *op = store_op_or_fail(2, pending_parse, pending_done, user_new((void (*)(void))cb, ctx));
-    pending_result *r = op ? calloc(1, sizeof *r) : NULL;
-    if (r && !(r->seqs = calloc(n ? n : 1, sizeof *r->seqs))) {
-        free(r);
+    pending_result *r = op ? ent_calloc(1, sizeof *r) : NULL;
+    if (r && !(r->seqs = ent_calloc(n ? n : 1, sizeof *r->seqs))) {
+        ent_free(r);
         r = NULL;
     }
     if (!op || !r) {
-        free(r);
+        ent_free(r);
         if (op) {
             store_op_set_status(op, SB_ERR_INTERNAL);
             store_submit(s, op);
@@ -242,14 +243,14 @@ void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb
     int rc = op ? 0 : -1;
     int i = 0;
     if (op && t->nsettles) {
-        uint8_t(*tokens)[16] = malloc(t->nsettles * sizeof *tokens);
+        uint8_t(*tokens)[16] = ent_malloc(t->nsettles * sizeof *tokens);
         for (size_t k = 0; tokens && k < t->nsettles; k++)
             memcpy(tokens[k], t->settles[k].lock_token, 16);
         char *list = tokens ? store_mgmt_uuid_array((const uint8_t(*)[16])tokens, t->nsettles) : NULL;
         int8_param now = be_int8(now_ms);
         rc |= list ? store_op_stmt(op, i++, STMT_TXN_GUARD, (store_param[]){P_TEXT(list), P_INT8(now)}, 2) : -1;
-        free(list);
-        free(tokens);
+        ent_free(list);
+        ent_free(tokens);
     }
     if (complete)
         rc |= op ? store_op_stmt_rows(op, i++, complete) : store_op_stmt_rows(NULL, 0, complete);
