@@ -370,8 +370,13 @@ static int resolve(xdoc *d, const char *qname, bool element, char **local, char 
     const char *l = colon ? colon + 1 : qname;
     *local = dup_n(l, strlen(l));
     *ns = uri ? dup_n(uri, strlen(uri)) : NULL;
-    if (!*local || (uri && !*ns))
+    if (!*local || (uri && !*ns)) {
+        /* the caller frees neither on failure */
+        ent_free(*local);
+        ent_free(*ns);
+        *local = *ns = NULL;
         return fail(d, "out of memory");
+    }
     return 0;
 }
 

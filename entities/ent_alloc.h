@@ -6,8 +6,9 @@
  * ent_free, and nothing else is. Memory a library allocates (PQfreemem,
  * pn_*_free, json_decref, ...) stays with that library's own free.
  *
- * Single-threaded, as the emulator is: the counter and the hook are plain
- * globals. */
+ * Unwatched (the emulator's case) an allocation only reads one flag, so the
+ * recovery thread may allocate too; the counters are for single-threaded
+ * tests. */
 #ifndef ENT_ALLOC_H
 #define ENT_ALLOC_H
 
@@ -22,15 +23,21 @@ void ent_free(void *p);
 
 /* ---- test hooks ---------------------------------------------------------- */
 
-/* From now on the n-th allocation (1 = the next one) and every later one
- * fails (returns NULL) until ent_alloc_fail_reset. n <= 0 is the same as a
- * reset. A realloc that fails leaves its block untouched, as realloc does. */
+/* Starts watching: counts allocations from zero, and from now on the n-th
+ * (1 = the next one) and every later one fails (returns NULL) until
+ * ent_alloc_fail_reset. n <= 0 only counts, to learn how many allocation
+ * points a path has. A realloc that fails leaves its block untouched, as
+ * realloc does. */
 void ent_alloc_fail_after(long n);
+/* Stops watching: nothing fails, nothing is counted. */
 void ent_alloc_fail_reset(void);
-/* Allocations attempted since the start (successful or failed), and the ones
- * made to fail: a test counts a path's allocation points with the first and
- * knows the hook fired with the second. */
+/* Allocations attempted (successful or failed), and the ones made to fail,
+ * since the last ent_alloc_fail_after. */
 long ent_alloc_count(void);
 long ent_alloc_failed(void);
+/* Blocks ent_malloc and friends handed out, less those ent_free took back,
+ * since the last ent_alloc_fail_after: 0 after a path and its cleanup means
+ * the path leaked nothing of ours (run under ASan for libraries' memory). */
+long ent_alloc_live(void);
 
 #endif
