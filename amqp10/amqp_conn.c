@@ -208,7 +208,10 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
             else
                 amqp_mgmt_on_request(lk, d, buf, (size_t)got);
         } else {
+            /* the request cannot be read, so it cannot be answered: rather than
+             * leave the client waiting for a response, end the request link */
             pn_delivery_settle(d);
+            amqp_link_detach_error(lk, SB_ERR_INTERNAL, "The emulator ran out of memory reading the request.");
         }
         ent_free(buf);
         break;

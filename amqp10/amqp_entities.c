@@ -50,12 +50,7 @@ static void detach_gone(amqp_link *lk)
              "The messaging entity 'sb://%s/%s' could not be found (it was deleted). To know more visit "
              "https://aka.ms/sbResourceMgrExceptions.",
              host && *host ? host : "localhost", lk->address.entity);
-    LOG_INFO("conn %llu: link '%s': %s", (unsigned long long)c->id, pn_link_name(lk->pn), desc);
-    pn_condition_t *cond = pn_link_condition(lk->pn);
-    pn_condition_set_name(cond, sb_status_condition(SB_ERR_NOT_FOUND));
-    pn_condition_set_description(cond, desc);
-    pn_link_close(lk->pn);
-    lk->closed = true;
+    amqp_link_detach_error(lk, SB_ERR_NOT_FOUND, desc);
 }
 
 /* Every attached entity link takes what the cache now says. */

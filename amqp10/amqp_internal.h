@@ -267,6 +267,10 @@ bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
 /* link_attach.c */
 void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l);
 void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description);
+/* Closes an attached link with st's condition (a detach carrying the error):
+ * for what ends one link and not its connection, such as running out of
+ * memory where going on would leave the link silently stalled. */
+void amqp_link_detach_error(amqp_link *lk, sb_status st, const char *description);
 
 /* Grants a receiving link more credit, unless the store holds too much
  * already (then the link is starved until one of its sends commits). */

@@ -36,6 +36,16 @@ void amqp_link_refuse(pn_link_t *l, const char *condition, const char *descripti
         lk->closed = true;
 }
 
+void amqp_link_detach_error(amqp_link *lk, sb_status st, const char *description)
+{
+    LOG_INFO("conn %llu: link '%s' closed: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);
+    pn_condition_t *cond = pn_link_condition(lk->pn);
+    pn_condition_set_name(cond, sb_status_condition(st));
+    pn_condition_set_description(cond, description);
+    pn_link_close(lk->pn);
+    lk->closed = true;
+}
+
 static void refuse_status(amqp_link *lk, sb_status st, const char *description)
 {
     LOG_INFO("conn %llu: link '%s' refused: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);

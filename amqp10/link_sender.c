@@ -148,8 +148,11 @@ void amqp_link_pump(amqp_link *lk)
         return;
     }
     claim_req *req = ent_malloc(sizeof *req);
-    if (!req)
+    if (!req) {
+        /* without a claim the credit would wait forever: end the link, the SDK attaches again */
+        amqp_link_detach_error(lk, SB_ERR_INTERNAL, "The emulator ran out of memory receiving on this link.");
         return;
+    }
     bool is_activity = !lk->parked; /* a parked link re-polling is not a new receive */
     req->lk = lk;
     req->asked = credit < AMQP_CLAIM_MAX ? credit : AMQP_CLAIM_MAX;
@@ -278,8 +281,12 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         return;
     }
     settle_req *req = ent_malloc(sizeof *req);
-    if (!req)
+    if (!req) {
+        /* answered, not left unsettled: the message stays locked until its lock lapses */
+        amqp_delivery_reject(d, SB_ERR_INTERNAL, "The emulator ran out of memory settling the message.");
+        pn_delivery_settle(d);
         return;
+    }
     req->lk = lk;
     req->d = d;
     req->outcome = outcome;

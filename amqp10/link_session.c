@@ -208,12 +208,7 @@ void amqp_session_tick(amqp_link *lk)
         snprintf(desc, sizeof desc, "The session lock has expired on the MessageSession '%s'. Accept a new session.",
                  lk->session_id);
         lk->session_held = false; /* lapsed: nothing to release, another receiver may hold it already */
-        LOG_INFO("conn %llu: %s", (unsigned long long)lk->conn->id, desc);
-        pn_condition_t *cond = pn_link_condition(lk->pn);
-        pn_condition_set_name(cond, sb_status_condition(SB_ERR_SESSION_LOCK_LOST));
-        pn_condition_set_description(cond, desc);
-        pn_link_close(lk->pn);
-        lk->closed = true;
+        amqp_link_detach_error(lk, SB_ERR_SESSION_LOCK_LOST, desc);
         lk->parked = false;
     }
 }

@@ -480,7 +480,9 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
     }
     mgmt_req *r = ent_calloc(1, sizeof *r);
     if (!r) {
+        /* no request to answer on: end the request link rather than leave the client waiting */
         pn_message_free(msg);
+        amqp_link_detach_error(lk, SB_ERR_INTERNAL, "The emulator ran out of memory taking the request.");
         return;
     }
     r->lk = lk;
