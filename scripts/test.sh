@@ -2,7 +2,7 @@
 # The whole test suite: install what is missing, build, then
 #   ctest (cmocka unit tests)  ->  tests/fuzz/run.sh 30 (if present)
 #   ->  tests/cli/*.sh build/bin/sbemu (if present)  ->  tests/k8s/test_chart.sh (the Helm chart)
-#   ->  tests/e2e/run.sh (real SDKs)  ->  the image (scripts/build-image.sh, tests/image/test_image.sh)
+#   ->  tests/e2e/run.sh (real SDKs)  ->  tests/faults/run.sh  ->  the image (scripts/build-image.sh, tests/image/test_image.sh)
 #   ->  tests/k8s/test_replicas.sh (the chart under podman kube play)
 # Exits non-zero if anything failed. The very last line is 'N passed, N failed'.
 set -uo pipefail
@@ -93,6 +93,9 @@ counted k8s/test_chart.sh timeout -k 10 300 bash tests/k8s/test_chart.sh
 
 section "e2e (tests/e2e/run.sh)"
 counted e2e timeout -k 10 1800 bash tests/e2e/run.sh
+
+section "faults: tests/faults/run.sh (crash cycles, postmaster kills, SIGTERM and a full disk, under load)"
+counted faults timeout -k 10 600 bash tests/faults/run.sh 6
 
 # The container image and the chart run for real with podman (after e2e: they
 # drive the SDKs installed there). A few minutes the first time, for the images.
