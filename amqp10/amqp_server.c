@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 
 static void poll_parked(lws_sorted_usec_list_t *sul)
@@ -31,7 +32,7 @@ static void poll_parked(lws_sorted_usec_list_t *sul)
 
 amqp_server *amqp_server_new(store *st, const amqp_settings *settings)
 {
-    amqp_server *srv = calloc(1, sizeof *srv);
+    amqp_server *srv = ent_calloc(1, sizeof *srv);
     if (!srv)
         return NULL;
     srv->store = st;
@@ -77,7 +78,7 @@ void amqp_server_free(amqp_server *srv)
         amqp_topic_pumps_free(srv);
         amqp_entities_free(srv);
     }
-    free(srv);
+    ent_free(srv);
 }
 
 int amqp_server_connection_count(const amqp_server *srv) { return srv->nconns; }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ent_alloc.h"
 #include "ent_log.h"
 #include "store_statements.h"
 
@@ -101,7 +102,7 @@ struct store {
 
 store_op *store_op_new(int nstmt, store_parse_fn parse, store_done_fn done, void *ctx)
 {
-    store_op *op = calloc(1, sizeof *op + (size_t)nstmt * sizeof(store_stmt));
+    store_op *op = ent_calloc(1, sizeof *op + (size_t)nstmt * sizeof(store_stmt));
     if (!op)
         return NULL;
     op->nstmt = nstmt;
@@ -119,7 +120,7 @@ int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *
     size_t total = 0;
     for (int k = 0; k < nparams; k++)
         total += params[k].value ? (size_t)params[k].len + 1 : 0;
-    st->block = malloc(total ? total : 1);
+    st->block = ent_malloc(total ? total : 1);
     if (!st->block)
         return -1;
     op->bytes += total;
@@ -161,11 +162,11 @@ static void op_finish(store_op *op, sb_status st)
     if (op->free_result && op->result)
         op->free_result(op->result);
     for (int i = 0; i < op->nstmt; i++)
-        free(op->stmts[i].block);
+        ent_free(op->stmts[i].block);
     if (op->merge)
-        free(op->merge->data);
-    free(op->merge);
-    free(op);
+        ent_free(op->merge->data);
+    ent_free(op->merge);
+    ent_free(op);
 }
 
 /* ---- merged ops ---- */
@@ -173,9 +174,9 @@ static void op_finish(store_op *op, sb_status st)
 store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows, store_done_fn done, void *ctx)
 {
     store_op *op = store_op_new(0, NULL, done, ctx);
-    merge_rows *m = op ? calloc(1, sizeof *m) : NULL;
+    merge_rows *m = op ? ent_calloc(1, sizeof *m) : NULL;
     if (!m) {
-        free(op);
+        ent_free(op);
         return NULL;
     }
     m->def = def;
@@ -196,7 +197,7 @@ int store_op_row(store_op *op, int i, const store_param *cols)
     if (m->len + need > m->cap) {
         /* a one-row op (most sends) is sized exactly, a batch grows */
         size_t cap = m->nrows == 1 ? need : (m->len + need) * 2;
-        char *n = realloc(m->data, cap);
+        char *n = ent_realloc(m->data, cap);
         if (!n)
             return -1;
         m->data = n;
@@ -278,14 +279,14 @@ void store_connection_free(PGconn *conn) { PQfinish(conn); }
 
 store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen)
 {
-    store *s = calloc(1, sizeof *s);
+    store *s = ent_calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     s->hooks = *hooks;
     if (!(s->conn = store_connect(conninfo, NULL, err, errlen))) {
-        free(s);
+        ent_free(s);
         return NULL;
     }
     return s;
@@ -327,9 +328,9 @@ void store_close(store *s)
     }
     if (s->conn)
         PQfinish(s->conn);
-    free(s->slots);
-    free(s->merged);
-    free(s);
+    ent_free(s->slots);
+    ent_free(s->merged);
+    ent_free(s);
 }
 
 int store_socket(const store *s) { return s->conn ? PQsocket(s->conn) : -1; }
@@ -385,7 +386,7 @@ static int add_slot(store *s, store_op *op, int stmt)
 {
     if (s->nslots == s->slot_cap) {
         int cap = s->slot_cap ? s->slot_cap * 2 : 64;
-        store_slot *n = realloc(s->slots, (size_t)cap * sizeof *n);
+        store_slot *n = ent_realloc(s->slots, (size_t)cap * sizeof *n);
         if (!n)
             return -1;
         s->slots = n;
@@ -422,7 +423,7 @@ static char *build_array(store_op **ops, int n, int col, int total_rows, int *le
         len += ops[i]->merge->col_bytes[col];
         nulls = nulls || ops[i]->merge->has_null[col];
     }
-    unsigned char *a = malloc(len);
+    unsigned char *a = ent_malloc(len);
     if (!a)
         return NULL;
     uint32_t head[5] = {1, nulls, m0->def->elem_types[col], (uint32_t)total_rows, 1};
@@ -466,7 +467,7 @@ int store_op_stmt_rows(store_op *op, int i, store_op *rows)
         }
         rc = ok ? store_op_stmt(op, i, m->def->prepared, params, m->def->ncols + 1) : -1;
         for (int c = 1; c <= m->def->ncols; c++)
-            free((void *)params[c].value);
+            ent_free((void *)params[c].value);
     }
     rows->done = NULL;
     op_finish(rows, SB_OK);
@@ -482,7 +483,7 @@ static bool send_merged(store *s, store_op *first)
     if (!n)
         return true;
     if (n > s->merged_cap) {
-        store_op **m = realloc(s->merged, (size_t)n * sizeof *m);
+        store_op **m = ent_realloc(s->merged, (size_t)n * sizeof *m);
         if (!m)
             return false;
         s->merged = m;
@@ -527,7 +528,7 @@ static bool send_merged(store *s, store_op *first)
         }
         ok = ok && PQsendQueryPrepared(s->conn, def->prepared, def->ncols + 1, values, lengths, formats, 1) == 1;
         for (int c = 1; c <= def->ncols; c++)
-            free((void *)values[c]);
+            ent_free((void *)values[c]);
         if (!ok)
             return false;
         g = end;
@@ -831,15 +832,15 @@ static void clock_done(store_op *op, sb_status st)
     clock_cb *c = op->ctx;
     if (c->cb)
         c->cb(c->ctx, st);
-    free(c);
+    ent_free(c);
 }
 
 void store_clock_publish(store *s, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx)
 {
-    clock_cb *c = malloc(sizeof *c);
+    clock_cb *c = ent_malloc(sizeof *c);
     store_op *op = c ? store_op_new(1, NULL, clock_done, c) : NULL;
     if (!op) {
-        free(c);
+        ent_free(c);
         if (cb)
             cb(ctx, SB_ERR_INTERNAL);
         return;
