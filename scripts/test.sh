@@ -2,7 +2,8 @@
 # The whole test suite: install what is missing, build, then
 #   ctest (cmocka unit tests)  ->  tests/fuzz/run.sh 30 (if present)
 #   ->  tests/cli/*.sh build/bin/sbemu (if present)  ->  tests/k8s/test_chart.sh (the Helm chart)
-#   ->  tests/e2e/run.sh (real SDKs)  ->  tests/faults/run.sh  ->  the image (scripts/build-image.sh, tests/image/test_image.sh)
+#   ->  tests/e2e/run.sh (real SDKs)  ->  tests/faults/run.sh  ->  the same under ASan/UBSan
+#   (unit tests and an e2e subset)  ->  the image (scripts/build-image.sh, tests/image/test_image.sh)
 #   ->  tests/k8s/test_replicas.sh (the chart under podman kube play)
 # Exits non-zero if anything failed. The very last line is 'N passed, N failed'.
 set -uo pipefail
@@ -96,6 +97,31 @@ counted e2e timeout -k 10 1800 bash tests/e2e/run.sh
 
 section "faults: tests/faults/run.sh (crash cycles, postmaster kills, SIGTERM and a full disk, under load)"
 counted faults timeout -k 10 600 bash tests/faults/run.sh 6
+
+# AddressSanitizer, LeakSanitizer and UBSan (halting on the first report):
+# the unit tests, and the e2e suites that feed the emulator hostile or broken
+# input, a lost database and every settlement path.
+ASAN_E2E="errors handshake raw_oversize garbage cbs_audience settle batch pg_outage websockets admin_raw sessions"
+section "asan: build-asan, ctest, e2e ($ASAN_E2E)"
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
+if cmake -S . -B build-asan -DSBEMU_SANITIZE=ON > "$LOGDIR/asan-build.log" 2>&1 &&
+  cmake --build build-asan -j2 >> "$LOGDIR/asan-build.log" 2>&1; then
+  add asan/build 1 0
+  ctest --test-dir build-asan --output-on-failure < /dev/null 2>&1 | tee "$LOGDIR/asan-ctest.log"
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$LOGDIR/asan-ctest.log" | tail -1)
+  if [[ -n $line ]]; then
+    total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+    f=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+    add asan/ctest $((total - f)) "$f"
+  else
+    add asan/ctest 0 1
+  fi
+  counted asan/e2e env SBEMU_BIN="$ROOT/build-asan/bin/sbemu" timeout -k 10 1200 bash tests/e2e/run.sh "$ASAN_E2E"
+else
+  tail -50 "$LOGDIR/asan-build.log"
+  add asan/build 0 1
+fi
+unset UBSAN_OPTIONS ASAN_OPTIONS
 
 # The container image and the chart run for real with podman (after e2e: they
 # drive the SDKs installed there). A few minutes the first time, for the images.

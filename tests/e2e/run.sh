@@ -6,7 +6,8 @@
 #   Python (Debian azure-servicebus 7.8.2, AMQPS on 5671)  tests/e2e/py/test_*.py
 # Each file gets its own emulator with a temp data dir, and its own time limit.
 # Prints 'N passed, N failed' last; exits 1 if anything failed.
-#   tests/e2e/run.sh [FILTER]   FILTER: a substring of the file names to run (e.g. "lock", "py")
+#   tests/e2e/run.sh [FILTER]   FILTER: substrings of the file names to run, space-separated
+#                               (e.g. "lock", "py", "errors settle"); a file runs if any matches
 set -uo pipefail
 cd "$(dirname "$0")"
 E2E=$(pwd)
@@ -18,6 +19,15 @@ PY=/usr/bin/python3
 passed=0
 failed=0
 results=()
+
+wanted() { # name...: true if FILTER is empty or one of its words is in one of the names
+  [[ -z $FILTER ]] && return 0
+  local word name
+  for word in $FILTER; do
+    for name in "$@"; do [[ $name == *"$word"* ]] && return 0; done
+  done
+  return 1
+}
 
 note() { printf '\n=== %s\n' "$*"; }
 
@@ -56,7 +66,7 @@ trap reap EXIT
 # Runs one node --test file with a time limit and adds its counts.
 run_node() {
   local file=$1 limit=$2 tap rc p f
-  [[ -n $FILTER && $file != *"$FILTER"* ]] && return
+  wanted "$file" || return
   note "node --test $file (limit ${limit}s)"
   tap=$RUN_DIR/$(basename "$file").tap
   timeout -k 10 "$limit" node --test \
@@ -83,7 +93,7 @@ run_node() {
 }
 
 run_python() {
-  [[ -n $FILTER && py != *"$FILTER"* && test_sdk.py != *"$FILTER"* ]] && return
+  wanted py test_sdk.py || return
   note "python: $PY py/run.py (limit 420s)"
   local out=$RUN_DIR/python.out rc p f line
   local -a cmd=(timeout -k 10 420 "$PY" -u py/run.py)
