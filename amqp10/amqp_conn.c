@@ -380,6 +380,8 @@ static int conn_bytes(amqp_conn *c, const uint8_t *in, size_t len)
 {
     char why[128];
     bool garbage = amqp_frame_guard_feed(&c->guard, in, len, why, sizeof why) != 0;
+    if (garbage)
+        len = c->guard.refused_at; /* Proton gets the frames before the refused one, not it */
     while (len) {
         pn_rwbytes_t rb = pn_connection_driver_read_buffer(&c->driver);
         if (!rb.size)

@@ -89,10 +89,14 @@ static int check_body_start(amqp_frame_guard *g, char *why, size_t whylen)
 
 int amqp_frame_guard_feed(amqp_frame_guard *g, const uint8_t *p, size_t n, char *why, size_t whylen)
 {
+    const uint8_t *start = p;
+    g->refused_at = 0; /* a frame begun in an earlier buffer: none of this one */
     while (n && !g->passthrough) {
         switch (g->state) {
         case G_PROTOCOL_HEADER:
         case G_FRAME_HEADER: {
+            if (!g->head_have)
+                g->refused_at = (size_t)(p - start); /* where the next header (and frame) begins */
             size_t take = FRAME_HEADER_SIZE - g->head_have;
             if (take > n)
                 take = n;

@@ -26,6 +26,11 @@ typedef struct amqp_frame_guard {
     uint8_t peek[AMQP_GUARD_PEEK];
     size_t peek_have, peek_want;
     uint8_t frame_type;
+    /* After a refusal: how many bytes of that feed's buffer came before the
+     * refused frame (or header). Only those may reach Proton: 0.37 acts on
+     * some frames the guard refuses (a SASL init after the SASL layer leaks
+     * its mechanism name each time). */
+    size_t refused_at;
 } amqp_frame_guard;
 
 void amqp_frame_guard_init(amqp_frame_guard *g, uint32_t max_frame);

@@ -1,7 +1,8 @@
 /* libFuzzer target for the frame guard (amqp_frame_guard.h), the first code
  * that sees a client's bytes. The input is fed whole, and again in pieces cut
  * where its first byte says: the guard keeps state across reads, and a
- * verdict must not depend on how the network split the stream. */
+ * verdict must not depend on how the network split the stream. After a
+ * refusal, what comes before the refused frame (all Proton is given) passes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,5 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         verdict_pieces = amqp_frame_guard_feed(&pieces, data + at, n, why, sizeof why);
     }
     CHECK(verdict_whole == verdict_pieces);
+    if (verdict_whole) {
+        CHECK(whole.refused_at <= size);
+        amqp_frame_guard before;
+        amqp_frame_guard_init(&before, GUARD_MAX_FRAME);
+        CHECK(amqp_frame_guard_feed(&before, data, whole.refused_at, why, sizeof why) == 0);
+    }
     return 0;
 }
