@@ -67,7 +67,8 @@ struct fop {
     int64_t now_ms;
     int max;               /* results asked for (claims, peeks) */
     size_t n;              /* items given (seqs, tokens, messages) */
-    int64_t first_seq;     /* receive-deferred: the first sequence number asked for */
+    bool deferred;         /* a receive-by-sequence-number: answers store_deferred_cb */
+    int64_t *seqs;         /* the sequence numbers it names (owned) */
     bool named;            /* a session named by the caller */
     char session_id[ENT_SESSION_ID_SIZE];
     size_t held_bytes;     /* message bytes counted in store_pending_bytes */
@@ -149,6 +150,7 @@ static sb_status outcome(store *s, const sb_status *errors)
 static void release(store *s, fop *op)
 {
     s->pending_bytes -= op->held_bytes;
+    free(op->seqs);
     free(op->txn);
     free(op);
 }
@@ -583,21 +585,23 @@ void store_txn_discard(store *s, store_txn *t) { (void)s, (void)t; }
 
 static void finish_msgs(store *s, fop *op, sb_status st)
 {
-    store_mgmt_msg msgs[FAKE_RESULTS_MAX];
-    size_t n = st == SB_OK ? how_many(s, op->max) : 0;
+    /* a peek returns what it finds; a receive by sequence number all it named, or an error */
+    size_t n = st != SB_OK ? 0 : op->deferred ? op->n : how_many(s, op->max);
+    store_mgmt_msg *msgs = calloc(n ? n : 1, sizeof *msgs);
+    if (!msgs)
+        abort();
     const uint8_t *bytes;
     size_t len;
     msg_bytes(s, &bytes, &len);
     for (size_t i = 0; i < n; i++) {
         uint32_t r = draw(s);
         store_mgmt_msg *m = &msgs[i];
-        memset(m, 0, sizeof *m);
-        m->sequence_number = op->first_seq ? op->first_seq + (int64_t)i : s->next_seq++;
+        m->sequence_number = op->deferred ? op->seqs[i] : s->next_seq++;
         m->enqueued_ms = op->now_ms;
         m->ttl_ms = -1;
         m->delivery_count = (int32_t)(r % 3);
-        m->state = (int)(r >> 2) % 3;
-        m->locked = r & 32;
+        m->state = op->deferred ? 1 : (int)(r >> 2) % 3;
+        m->locked = op->deferred || (r & 32);
         m->locked_until_ms = m->locked ? op->now_ms + FAKE_LOCK_MS : 0;
         if (m->locked)
             next_token(s, m->lock_token);
@@ -606,10 +610,11 @@ static void finish_msgs(store *s, fop *op, sb_status st)
         m->bytes = bytes;
         m->len = len;
     }
-    if (op->first_seq)
-        op->cb.deferred(op->ctx, st, st == SB_ERR_MESSAGE_NOT_FOUND ? op->first_seq : 0, n ? msgs : NULL, n);
+    if (op->deferred)
+        op->cb.deferred(op->ctx, st, st == SB_ERR_MESSAGE_NOT_FOUND && op->n ? op->seqs[0] : 0, n ? msgs : NULL, n);
     else
         op->cb.msgs(op->ctx, st, n ? msgs : NULL, n);
+    free(msgs);
 }
 
 void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int max, int64_t now_ms,
@@ -635,9 +640,13 @@ void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int
     (void)subqueue, (void)delete, (void)until_ms;
     fop *op = submit(s, finish_msgs, errs_deferred, ctx, entity_id);
     op->cb.deferred = cb;
-    op->max = (int)(n < FAKE_RESULTS_MAX ? n : FAKE_RESULTS_MAX);
-    /* a sequence number of 0 would read as "not a deferred receive" above */
-    op->first_seq = n && seqs[0] > 0 ? seqs[0] : 1;
+    op->deferred = true;
+    op->n = n;
+    op->seqs = malloc((n ? n : 1) * sizeof *op->seqs);
+    if (!op->seqs)
+        abort();
+    if (n)
+        memcpy(op->seqs, seqs, n * sizeof *seqs);
     op->now_ms = now_ms;
 }
 

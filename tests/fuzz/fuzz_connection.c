@@ -9,8 +9,8 @@
  * Input: a header of FUZZ_HEADER bytes, then the client's byte stream.
  *   [0] flags: FLAG_WEBSOCKET   the WebSocket binding's write mode, the stream
  *                               cut as WebSocket messages arrive (any point)
- *              FLAG_GRANTED     a namespace-wide CBS grant already held, so
- *                               streams without a valid put-token go deep too
+ *              0x02             unused (every seed puts a valid SAS token on
+ *                               $cbs first, signed with FUZZ_KEY)
  *              FLAG_WRITE_FAILS the socket breaks after a few writes
  *              FLAG_SMALL_MAX   --max-message-size of FUZZ_SMALL_MAX bytes
  *              FLAG_PRELOADED   the entity cache filled before the client comes
@@ -35,7 +35,6 @@
 #define FUZZ_MAX_INPUT (512 * 1024)
 #define FUZZ_HEADER 4
 #define FLAG_WEBSOCKET 0x01
-#define FLAG_GRANTED 0x02
 #define FLAG_WRITE_FAILS 0x04
 #define FLAG_SMALL_MAX 0x08
 #define FLAG_PRELOADED 0x10
@@ -108,11 +107,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     CHECK(amqp_conn_bind(&r.slot, AMQP_BIND_OPENED, r.wsi, r.mode, NULL, 0) == 0 && r.slot);
-    if (flags & FLAG_GRANTED) {
-        amqp_grant *g = &r.slot->grants[r.slot->ngrants++];
-        g->path[0] = 0; /* the namespace */
-        g->expires_ms = INT64_MAX;
-    }
     drain_writes(&r);
 
     const uint8_t *in = data + FUZZ_HEADER;

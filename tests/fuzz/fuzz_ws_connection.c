@@ -13,9 +13,9 @@
  *                                       the HTTP upgrade request included;
  *                                       otherwise a canned upgrade to
  *                                       /$servicebus/websocket comes first
- *                   FLAG_GRANTED        a namespace-wide CBS grant already held
  *                   FLAG_PRELOADED      the entity cache filled before the client comes
  *                   bits 5-6            store errors: none, 1/8, 1/4 or 1/2
+ *        (every seed puts a valid SAS token on $cbs first, signed with FUZZ_KEY)
  *        [1] the store's PRNG seed, then the client's bytes: WebSocket frames
  *        (masked, as a client must) whose payloads are an AMQP stream.
  * Seeds (corpus/ws_connection): fuzz_connection's streams cut into binary
@@ -37,7 +37,6 @@
 #define FUZZ_MAX_INPUT (256 * 1024)
 #define FUZZ_HEADER 2
 #define FLAG_WHOLE_REQUEST 0x01
-#define FLAG_GRANTED 0x02
 #define FLAG_PRELOADED 0x10
 /* Service rounds a run may take (each reads, writes or settles something;
  * a run that needs more is stuck, which is a finding). */
@@ -59,7 +58,6 @@ static struct lws_context *context;
 static struct lws_vhost *vhost;
 static amqp_listener listener; /* the vhost's user: its srv is each run's server */
 static bool wsi_gone;
-static bool grant_on_open;
 
 /* The wsi is freed whichever protocol it then has (HTTP before the upgrade). */
 static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
@@ -76,16 +74,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 {
     if (reason == LWS_CALLBACK_WSI_DESTROY)
         wsi_gone = true;
-    int rc = amqp_bind_ws_protocol.callback(wsi, reason, user, in, len);
-    if (reason == LWS_CALLBACK_ESTABLISHED && !rc && grant_on_open) {
-        amqp_conn *c = *(amqp_conn **)user; /* ws_pss: the connection pointer first */
-        if (c && c->ngrants < AMQP_MAX_GRANTS) {
-            amqp_grant *g = &c->grants[c->ngrants++];
-            g->path[0] = 0;
-            g->expires_ms = INT64_MAX;
-        }
-    }
-    return rc;
+    return amqp_bind_ws_protocol.callback(wsi, reason, user, in, len);
 }
 
 static struct lws_protocols protocols[3];
@@ -139,7 +128,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     amqp_server *srv = amqp_server_new(st, &settings);
     CHECK(srv);
     listener.srv = srv;
-    grant_on_open = flags & FLAG_GRANTED;
     if (flags & FLAG_PRELOADED) {
         amqp_server_refresh_entities(srv);
         fake_store_turn(st);

@@ -790,10 +790,10 @@ int main(int argc, char **argv)
     /* fuzz_connection's header: flags, store seed, where to cut, turns between pieces */
     static const uint8_t whole[4] = {0x10, 1, 0, 1};       /* entities loaded before */
     static const uint8_t cut_ws[4] = {0x01, 2, 0x5a, 2};   /* loaded as the first attach asks */
-    static const uint8_t granted_errors[4] = {0x32, 3, 0x11, 1};
+    static const uint8_t cut_errors[4] = {0x30, 3, 0x11, 1}; /* a quarter of store ops fail */
     scenario_send(conn, "send_plain", NO_SASL, whole);
     scenario_send(conn, "send_sasl_plain_ws", SASL_PLAIN, cut_ws);
-    scenario_send(conn, "send_sasl_anonymous_errors", SASL_ANONYMOUS, granted_errors);
+    scenario_send(conn, "send_sasl_anonymous_errors", SASL_ANONYMOUS, cut_errors);
     scenario_receive(conn, whole);
     scenario_topic(conn, cut_ws);
     scenario_mgmt(conn, whole);

@@ -51,7 +51,7 @@ def main():
     plans = {  # seed -> (flags, store seed, message sizes)
         "send_plain": (0x00, 1, [8, 100, 4096]),  # entities loaded as the first attach asks
         "receive": (0x10, 2, [300]),  # 0x10: loaded before
-        "management": (0x12, 3, [64, 1000, 7]),
+        "management": (0x10, 3, [64, 1000, 7]),
         "session": (0x30, 4, [2000]),
         "transaction": (0x10, 5, [16, 16, 500]),
         "topic": (0x11, 6, [1500]),  # with the HTTP request in the input
