@@ -9,19 +9,31 @@
 
 #include "amqp_reply.h"
 #include "amqp_sas.h"
+#include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 
-static void grant(amqp_conn *c, const char *path, int64_t expires_ms)
+/* false if there was no memory for it */
+static bool grant(amqp_conn *c, const char *path, int64_t expires_ms)
 {
     for (int i = 0; i < c->ngrants; i++)
         if (!strcasecmp(c->grants[i].path, path)) {
             c->grants[i].expires_ms = expires_ms;
-            return;
+            return true;
         }
-    int slot = c->ngrants < AMQP_MAX_GRANTS ? c->ngrants++ : 0; /* full: reuse the oldest */
+    if (c->ngrants == c->grants_cap && c->grants_cap < AMQP_MAX_GRANTS) {
+        int cap = c->grants_cap ? c->grants_cap * 2 : 2;
+        cap = cap > AMQP_MAX_GRANTS ? AMQP_MAX_GRANTS : cap;
+        amqp_grant *g = ent_realloc(c->grants, (size_t)cap * sizeof *g);
+        if (!g)
+            return false;
+        c->grants = g;
+        c->grants_cap = cap;
+    }
+    int slot = c->ngrants < c->grants_cap ? c->ngrants++ : 0; /* full: reuse the oldest */
     snprintf(c->grants[slot].path, sizeof c->grants[slot].path, "%s", path);
     c->grants[slot].expires_ms = expires_ms;
+    return true;
 }
 
 bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path)
@@ -97,13 +109,14 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
             st = SB_ERR_UNAUTHORIZED,
             snprintf(why, sizeof why, "the token was signed for '/%s', which does not cover '/%s'", signed_path,
                      path);
+        if (st == SB_OK && !grant(c, path, sas.expires_ms))
+            st = SB_ERR_INTERNAL, snprintf(why, sizeof why, "the emulator is out of memory");
         if (st == SB_OK) {
-            grant(c, path, sas.expires_ms);
             respond(lk, req, SB_OK, "Accepted");
             LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
         } else {
             char desc[sizeof why + 32];
-            snprintf(desc, sizeof desc, "Unauthorized: %s.", why);
+            snprintf(desc, sizeof desc, "%s: %s.", st == SB_ERR_UNAUTHORIZED ? "Unauthorized" : "Error", why);
             respond(lk, req, st, desc);
             LOG_INFO("conn %llu: put-token refused: %s", (unsigned long long)c->id, why);
         }

@@ -156,9 +156,10 @@ struct amqp_conn {
     pn_connection_driver_t driver;
     int refs;             /* store operations in flight that refer to this connection */
     amqp_link *links;
-    amqp_grant grants[AMQP_MAX_GRANTS];
-    int ngrants;
-    lws_sorted_usec_list_t tick_timer;
+    amqp_grant *grants; /* grown as tokens come (most connections hold one or two): an idle connection stays small */
+    int ngrants, grants_cap;
+    lws_sorted_usec_list_t tick_timer; /* only for a tick nearer than the poll timer's next turn */
+    int64_t next_tick_ms;              /* when Proton wants its next tick (wall clock) */
     uint64_t id;
     amqp_frame_guard guard; /* what the client sends must stay AMQP */
     bool hang_up;           /* the client sent garbage: close once the write buffer drains */

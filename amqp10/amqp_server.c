@@ -20,11 +20,14 @@ static void poll_parked(lws_sorted_usec_list_t *sul)
             for (amqp_link *lk = c->links; lk; lk = lk->next)
                 lk->claim_from = 0;
     }
+    /* A connection without links only needs its heartbeat when it is due:
+     * thousands of idle connections must cost (almost) nothing. */
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         for (amqp_link *lk = c->links; lk; lk = lk->next)
             if (lk->session)
                 amqp_session_tick(lk);
-        amqp_conn_pump(c);
+        if (c->links || now >= c->next_tick_ms)
+            amqp_conn_pump(c);
     }
     amqp_server_wake_all(srv);
     lws_sul_schedule(srv->lws, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
@@ -59,7 +62,8 @@ void amqp_server_wake_all(amqp_server *srv)
             if (lk->starved) /* a starved link whose last sends were refused has no on_sent to wait for */
                 amqp_link_top_up(lk);
         }
-        amqp_conn_pump(c);
+        if (c->links)
+            amqp_conn_pump(c);
     }
 }
 
