@@ -28,6 +28,7 @@ const path = require("node:path");
 const { spawn, execFileSync } = require("node:child_process");
 const E2E = path.join(__dirname, "..", "e2e");
 const { Emulator, httpGet, sleep } = require(path.join(E2E, "harness"));
+const { advance, SWEEP_GRACE_MS } = require(path.join(E2E, "js", "qs_util"));
 const { ServiceBusClient } = require(path.join(E2E, "node_modules", "@azure/service-bus"));
 
 const args = process.argv.slice(2);
@@ -35,6 +36,7 @@ const CYCLES = Number(args[args.indexOf("--cycles") + 1]) || 6;
 const SKIP_DISK = args.includes("--skip-disk");
 const QUEUE = "faults";
 const POSTMASTER_EVERY = 3; // every third cycle kills the database instead of sbemu
+const LOCK_LAPSE = "PT2M"; // past the queue's LockDuration (harness: PT1M)
 const RECOVER_MS = 30000; // the most a postmaster kill may take to heal
 const DISK_MB = 320; // the tmpfs: room for the cluster and its WAL, then the ballast
 const DISK_FREE_MB = 24; // left free by the ballast
@@ -99,14 +101,17 @@ class Ledger {
   }
 }
 
-/** Receives what is left (peek-lock, completing) into the ledger, until the queue is empty. */
-async function drain(emu, ledger) {
+/** Receives what is left (peek-lock, completing) into the ledger, until the queue
+ * (or its dead-letter subqueue) is empty; resolves with how many it received. */
+async function drain(emu, ledger, subQueueType) {
   const sb = new ServiceBusClient(emu.connectionString, { retryOptions: { maxRetries: 3, retryDelayInMs: 300 } });
+  let n = 0;
   try {
-    const r = sb.createReceiver(QUEUE, { receiveMode: "peekLock" });
+    const r = sb.createReceiver(QUEUE, { receiveMode: "peekLock", subQueueType });
     for (;;) {
       const batch = await r.receiveMessages(200, { maxWaitTimeInMs: 3000 });
       if (!batch.length) break;
+      n += batch.length;
       for (const m of batch) ledger.line(`RECV ${m.messageId}`);
       for (const m of batch) {
         await r.completeMessage(m);
@@ -116,6 +121,20 @@ async function drain(emu, ledger) {
   } finally {
     await sb.close();
   }
+  return n;
+}
+
+/** Everything left, locked ones included: a claim whose answer was lost with
+ * the connection (sbemu killed, or PostgreSQL lost mid-commit) holds its
+ * messages until their lock lapses, as Service Bus does; the namespace clock
+ * is moved past LockDuration so that they come back now. */
+async function drainAll(emu, ledger) {
+  await drain(emu, ledger);
+  await advance(emu, LOCK_LAPSE);
+  await sleep(SWEEP_GRACE_MS);
+  const lapsed = await drain(emu, ledger);
+  const dead = await drain(emu, ledger, "deadLetter");
+  return { lapsed, dead };
 }
 
 async function waitHealth(emu, status, ms) {
@@ -137,6 +156,8 @@ async function crashCycles() {
   const restartMs = [];
   const healMs = [];
   let sigtermCode = null;
+  let lapsed = 0;
+  let dead = 0;
   try {
     await emu.start();
     const receiver = startLoad(ledger, "receive", emu);
@@ -170,7 +191,7 @@ async function crashCycles() {
     await sleep(1000);
     await sender.stop();
     await receiver.stop();
-    await drain(emu, ledger);
+    ({ lapsed, dead } = await drainAll(emu, ledger));
     await emu.stop();
   } catch (err) {
     emu.failed = true;
@@ -186,7 +207,8 @@ async function crashCycles() {
     `figures: ${CYCLES} cycles (${healMs.length} postmaster kills, ${restartMs.length} sbemu kills), ` +
       `${ledger.acked.size} sends acknowledged, ${ledger.recv.size} distinct messages received, ` +
       `${ledger.redelivered()} delivered more than once (locks lost with the process), ` +
-      `${missing.length} acknowledged but missing, ${ledger.afterDone.length} seen after their completion was acknowledged`
+      `${missing.length} acknowledged but missing, ${ledger.afterDone.length} seen after their completion was acknowledged; ` +
+      `at the end ${lapsed} came back when their locks lapsed, ${dead} were dead-lettered (MaxDeliveryCount)`
   );
   console.log(`figures: sbemu restart to healthy ${stat(restartMs)}; heal after a postmaster kill ${stat(healMs)}`);
   check("the load was acknowledged at all", () => assert.ok(ledger.acked.size > 0));
@@ -251,7 +273,7 @@ async function fullDisk() {
     await sb2.close().catch(() => {});
     console.log(`figures: full disk: sends taken again ${healMs === null ? "never" : healMs + " ms"} after the space returned`);
     check("sends are taken again once space returns", () => assert.ok(healMs !== null));
-    await drain(emu, ledger);
+    await drainAll(emu, ledger);
     check("nothing acknowledged before or after the full disk is missing", () =>
       assert.deepEqual(ledger.missing().slice(0, 10), []));
     await emu.stop();
