@@ -49,12 +49,177 @@ static int check_frame_header(amqp_frame_guard *g, char *why, size_t whylen)
     if (type != (g->sasl ? 1 : 0))
         return fail(why, whylen, g->sasl ? "a non-SASL frame arrived during SASL" : "a frame has an unknown type");
     g->frame_type = type;
+    g->channel = (uint16_t)(g->head[6] << 8 | g->head[7]);
     g->skip = size - FRAME_HEADER_SIZE;
     g->peek_have = 0;
     uint32_t body = size - (uint32_t)doff * 4;
     g->peek_want = body < AMQP_GUARD_PEEK ? body : AMQP_GUARD_PEEK;
     g->state = g->skip ? G_FRAME_BODY : G_FRAME_HEADER; /* an empty frame is a heartbeat */
     return 0;
+}
+
+/* ---- transfers: what Proton 0.37 would assert on ---- */
+
+enum { PERF_TRANSFER = 0x14, PERF_DETACH = 0x16, PERF_END = 0x17 };
+#define SKIP_MAX_DEPTH 8 /* described values inside described values */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n, at;
+} reader;
+
+/* Skips one encoded value (AMQP 1.0 part 1 §1.6: the constructor's high
+ * nibble gives its width). -1 when it does not fit in what was peeked. */
+static int skip_value(reader *r, int depth)
+{
+    if (r->at >= r->n || depth > SKIP_MAX_DEPTH)
+        return -1;
+    uint8_t c = r->p[r->at++];
+    if (c == 0x00) /* described: a descriptor, then the value */
+        return skip_value(r, depth + 1) || skip_value(r, depth + 1) ? -1 : 0;
+    size_t w;
+    switch (c >> 4) {
+    case 0x4: w = 0; break;
+    case 0x5: w = 1; break;
+    case 0x6: w = 2; break;
+    case 0x7: w = 4; break;
+    case 0x8: w = 8; break;
+    case 0x9: w = 16; break;
+    case 0xa: case 0xc: case 0xe: /* 1-byte size, then that many bytes */
+        if (r->at >= r->n)
+            return -1;
+        w = 1 + (size_t)r->p[r->at];
+        break;
+    case 0xb: case 0xd: case 0xf: /* 4-byte size */
+        if (r->n - r->at < 4)
+            return -1;
+        w = 4 + (size_t)be32(r->p + r->at);
+        break;
+    default:
+        return -1;
+    }
+    if (w > r->n - r->at)
+        return -1;
+    r->at += w;
+    return 0;
+}
+
+/* A uint field: 1 present, 0 null, -1 another type or cut short. */
+static int read_uint(reader *r, uint32_t *v)
+{
+    if (r->at >= r->n)
+        return -1;
+    uint8_t c = r->p[r->at];
+    size_t w = c == 0x43 || c == 0x40 ? 1 : c == 0x52 ? 2 : c == 0x70 ? 5 : 0;
+    if (!w || w > r->n - r->at)
+        return -1;
+    *v = c == 0x52 ? r->p[r->at + 1] : c == 0x70 ? be32(r->p + r->at + 1) : 0;
+    r->at += w;
+    return c != 0x40;
+}
+
+/* A boolean field (null reads false); -1 for another type or cut short. */
+static int read_bool(reader *r, bool *v)
+{
+    if (r->at >= r->n)
+        return -1;
+    uint8_t c = r->p[r->at];
+    if (c == 0x41 || c == 0x42 || c == 0x40) {
+        *v = c == 0x41;
+        r->at++;
+        return 0;
+    }
+    if (c == 0x56 && r->n - r->at >= 2 && r->p[r->at + 1] <= 1) {
+        *v = r->p[r->at + 1];
+        r->at += 2;
+        return 0;
+    }
+    return -1;
+}
+
+/* Opens the performative's list; *count is how many fields it has. */
+static int open_list(reader *r, uint32_t *count)
+{
+    if (r->at >= r->n)
+        return -1;
+    uint8_t c = r->p[r->at];
+    if (c == 0x45) {
+        *count = 0;
+        r->at++;
+        return 0;
+    }
+    if (c == 0xc0 && r->n - r->at >= 3) {
+        *count = r->p[r->at + 2];
+        r->at += 3;
+        return 0;
+    }
+    if (c == 0xd0 && r->n - r->at >= 9) {
+        *count = be32(r->p + r->at + 5);
+        r->at += 9;
+        return 0;
+    }
+    return -1;
+}
+
+static amqp_guard_link *multi_find(amqp_frame_guard *g, uint32_t handle)
+{
+    for (size_t i = 0; i < g->nmulti; i++)
+        if (g->multi[i].channel == g->channel && g->multi[i].handle == handle)
+            return &g->multi[i];
+    return NULL;
+}
+
+static void multi_drop(amqp_frame_guard *g, amqp_guard_link *l) { *l = g->multi[--g->nmulti]; }
+
+/* Proton starts a new delivery on a transfer unless the link has a
+ * multi-frame one under way; a new one with more set must carry its
+ * delivery-id. The link's state follows Proton's more_pending: set by more,
+ * cleared by a last frame or an abort (and by detach and end). */
+static int check_transfer(amqp_frame_guard *g, reader *r, char *why, size_t whylen)
+{
+    uint32_t count, handle = 0, id;
+    bool more = false, aborted = false;
+    int has_handle = 0, has_id = 0;
+    if (open_list(r, &count))
+        return fail(why, whylen, "a transfer's fields cannot be read");
+    for (uint32_t i = 0; i < count && i < 10; i++) {
+        int rc = i == 0 ? (has_handle = read_uint(r, &handle))
+                 : i == 1 ? (has_id = read_uint(r, &id))
+                 : i == 5 ? read_bool(r, &more)
+                 : i == 9 ? read_bool(r, &aborted)
+                          : skip_value(r, 0);
+        if (rc < 0)
+            return fail(why, whylen, "a transfer's fields cannot be read (or exceed what the guard reads)");
+    }
+    if (has_handle != 1)
+        return fail(why, whylen, "a transfer names no link handle");
+    amqp_guard_link *l = multi_find(g, handle);
+    if (more && !has_id && !l)
+        return fail(why, whylen, "a transfer with more set starts a delivery without a delivery-id");
+    if (!more || aborted) {
+        if (l)
+            multi_drop(g, l);
+    } else if (!l) {
+        if (g->nmulti == AMQP_GUARD_MULTI_FRAME_MAX)
+            return fail(why, whylen, "too many multi-frame deliveries under way at once");
+        g->multi[g->nmulti++] = (amqp_guard_link){g->channel, handle};
+    }
+    return 0;
+}
+
+/* A link or a session that ends takes its multi-frame delivery with it. */
+static void forget_links(amqp_frame_guard *g, uint64_t code, reader *r)
+{
+    uint32_t count, handle;
+    if (code == PERF_END) {
+        for (size_t i = g->nmulti; i-- > 0;)
+            if (g->multi[i].channel == g->channel)
+                multi_drop(g, &g->multi[i]);
+    } else if (!open_list(r, &count) && count && read_uint(r, &handle) == 1) {
+        amqp_guard_link *l = multi_find(g, handle);
+        if (l)
+            multi_drop(g, l);
+    }
 }
 
 /* The body must open with a described list whose descriptor is a known performative. */
@@ -84,6 +249,11 @@ static int check_body_start(amqp_frame_guard *g, char *why, size_t whylen)
         return fail(why, whylen, "a frame carries something that is not an AMQP performative");
     if (at < n && b[at] != 0x45 && b[at] != 0xc0 && b[at] != 0xd0)
         return fail(why, whylen, "a performative is not encoded as a list");
+    reader r = {b, n, at};
+    if (!g->sasl && code == PERF_TRANSFER)
+        return check_transfer(g, &r, why, whylen);
+    if (!g->sasl && (code == PERF_DETACH || code == PERF_END))
+        forget_links(g, code, &r);
     return 0;
 }
 

@@ -4,7 +4,13 @@
  * connected and unanswered. The guard walks the same bytes (protocol headers,
  * then frames: size, data offset, type, channel, and the descriptor that opens
  * each body) and reports the first thing that is not AMQP, so the connection
- * can be closed with amqp:connection:framing-error. It keeps no frame bodies. */
+ * can be closed with amqp:connection:framing-error. It keeps no frame bodies.
+ *
+ * It also keeps Proton 0.37 from aborting the process: a transfer with more
+ * set and no delivery-id that does not continue a multi-frame delivery hits
+ * an assert in pn_do_transfer. The guard reads each transfer's fields (up to
+ * aborted) and knows which links have a multi-frame delivery under way, as
+ * Proton does, and refuses such a transfer. */
 #ifndef AMQP_FRAME_GUARD_H
 #define AMQP_FRAME_GUARD_H
 
@@ -12,8 +18,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes of a frame body the guard looks at (descriptor and list constructor). */
-#define AMQP_GUARD_PEEK 12
+/* Bytes of a frame body the guard looks at: the descriptor and the fields of
+ * a transfer up to aborted (a delivery tag is at most 32 bytes; a transfer
+ * whose fields do not fit is refused). */
+#define AMQP_GUARD_PEEK 256
+/* Links of one connection with a multi-frame delivery under way at once
+ * (clients send one large message per link at a time, on a few links). */
+#define AMQP_GUARD_MULTI_FRAME_MAX 64
+
+typedef struct amqp_guard_link {
+    uint16_t channel;
+    uint32_t handle;
+} amqp_guard_link;
 
 typedef struct amqp_frame_guard {
     uint32_t max_frame;     /* larger frames are refused */
@@ -26,6 +42,10 @@ typedef struct amqp_frame_guard {
     uint8_t peek[AMQP_GUARD_PEEK];
     size_t peek_have, peek_want;
     uint8_t frame_type;
+    uint16_t channel;
+    /* links whose last transfer had more set (and was not aborted) */
+    amqp_guard_link multi[AMQP_GUARD_MULTI_FRAME_MAX];
+    size_t nmulti;
     /* After a refusal: how many bytes of that feed's buffer came before the
      * refused frame (or header). Only those may reach Proton: 0.37 acts on
      * some frames the guard refuses (a SASL init after the SASL layer leaks
