@@ -114,7 +114,12 @@ static void exchange(gen *g)
 
 typedef enum sasl_kind { NO_SASL, SASL_ANONYMOUS, SASL_PLAIN } sasl_kind;
 
-static void start(gen *g, sasl_kind sasl)
+static void start_framed(gen *g, sasl_kind sasl, uint32_t max_frame);
+
+static void start(gen *g, sasl_kind sasl) { start_framed(g, sasl, 0); }
+
+/* max_frame: the client's (0: Proton's default). */
+static void start_framed(gen *g, sasl_kind sasl, uint32_t max_frame)
 {
     memset(g, 0, sizeof *g);
     g->st = fake_store_new();
@@ -128,6 +133,8 @@ static void start(gen *g, sasl_kind sasl)
     if (pn_connection_driver_init(&g->client, NULL, NULL))
         die("no client");
     pn_connection_t *c = g->client.connection;
+    if (max_frame)
+        pn_transport_set_max_frame(g->client.transport, max_frame);
     pn_connection_set_container(c, "seedgen");
     pn_connection_set_hostname(c, "localhost");
     if (sasl != NO_SASL) {
@@ -552,6 +559,24 @@ static void scenario_send(const char *dir, const char *name, sasl_kind sasl, con
     finish(&g, dir, name, header);
 }
 
+/* A message larger than the frame size the client asks for: a transfer in
+ * several frames (more set), as large sends arrive. */
+static void scenario_multiframe(const char *dir, const uint8_t header[4])
+{
+    gen g;
+    start_framed(&g, SASL_ANONYMOUS, 1024);
+    put_token(&g);
+    pn_link_t *s = attach(&g, true, "sender-q", "q", NULL);
+    open_link(&g, s, 0);
+    char body[3000];
+    memset(body, 'x', sizeof body - 1);
+    body[sizeof body - 1] = 0;
+    pn_message_t *m = app_message("big", NULL, body);
+    send_msg(&g, s, m, 0, NULL);
+    pn_message_free(m);
+    finish(&g, dir, "send_multiframe", header);
+}
+
 static void scenario_receive(const char *dir, const uint8_t header[4])
 {
     gen g;
@@ -794,6 +819,7 @@ int main(int argc, char **argv)
     scenario_send(conn, "send_plain", NO_SASL, whole);
     scenario_send(conn, "send_sasl_plain_ws", SASL_PLAIN, cut_ws);
     scenario_send(conn, "send_sasl_anonymous_errors", SASL_ANONYMOUS, cut_errors);
+    scenario_multiframe(conn, whole);
     scenario_receive(conn, whole);
     scenario_topic(conn, cut_ws);
     scenario_mgmt(conn, whole);
