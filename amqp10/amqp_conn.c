@@ -233,7 +233,9 @@ void amqp_link_top_up(amqp_link *lk)
         return;
     }
     lk->starved = false;
-    pn_link_flow(lk->pn, AMQP_INBOUND_CREDIT - credit);
+    /* below 0 when the client sent past its credit, or a flow of its own set
+     * a delivery-count Proton subtracts from it: grant the usual amount */
+    pn_link_flow(lk->pn, AMQP_INBOUND_CREDIT - (credit < 0 ? 0 : credit));
 }
 
 static void on_connection_init(pn_connection_t *pc)

@@ -36,6 +36,10 @@ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_C_COMPILER=clang -DSBEMU_FUZZ=ON >/dev/null
 # shellcheck disable=SC2086 # one argument per target
 cmake --build "$BUILD" -j2 --target $targets >/dev/null
 
+# UBSan only prints and carries on by default: a finding must stop the run
+# and leave its reproducer like any crash.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 failed=0
