@@ -38,6 +38,15 @@ topic_subs=${BENCH_TOPIC_SUBS:-"1 5 20"}  # subscriptions per topic in the publi
 sessions_list=${BENCH_SESSIONS:-"1 1000"}  # sessions per queue in the session receive cases
 txn_batch=${BENCH_TXN_BATCH:-10}         # sends per transaction in the txn send cases
 many_sessions=${BENCH_MANY_SESSIONS:-10000}  # sessions of one message each in the memory case (0: none)
+idle_conns=${BENCH_IDLE_CONNS:-10000}    # connections held open in the idle-connections case (0: none)
+# BENCH_ONLY=idle runs the idle-connections case alone: no rounds, no
+# sessions, no backlog (the loops below run over zero rounds).
+only=${BENCH_ONLY:-}
+case $only in
+  "") ;;
+  idle) rounds=0; many_sessions=0 ;;
+  *) echo "BENCH_ONLY is idle (or unset), not '$only'" >&2; exit 64 ;;
+esac
 # The raw line writes the columns below; the entity column is found by name
 # (the schema renamed queue_id to entity_id once and may again).
 RAW_ENTITY_COLUMNS=${RAW_ENTITY_COLUMNS:-"entity_id queue_id"}
@@ -49,6 +58,10 @@ here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd)
 bin=${SBEMU_BIN:-$repo/build/bin/sbemu}
 [ -x "$bin" ] || { echo "no $bin: run ./scripts/build.sh first" >&2; exit 1; }
 export PATH=$PATH:/usr/sbin:/usr/lib/postgresql/15/bin
+# Every connection is a descriptor in the client and in the broker (sbemu and
+# RabbitMQ inherit this limit): the idle-connections case needs BENCH_IDLE_CONNS
+# of them in each, and more than the usual soft limit of 1024.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 work=$(mktemp -d /tmp/sbemu-bench.XXXXXX); chmod 755 "$work"  # the embedded PostgreSQL runs as postgres
 pid=""; rpid=""; epmd_port=""
@@ -83,13 +96,13 @@ now() { date +%s.%N; }
 
 # ---- the client ----
 # shellcheck disable=SC2046  # pkg-config's flags are words on purpose
-cc -O2 -Wall -Wextra -o "$work/sbbench" "$here/sbbench.c" \
+cc -O2 -Wall -Wextra -pthread -o "$work/sbbench" "$here/sbbench.c" \
   $(pkg-config --cflags --libs libqpid-proton libssl libcrypto)
 
 # ---- queues: one per broker case and round, so a failed run cannot leave
 # messages behind for the next one ----
 qname() { echo "b${1}x${2}r${3}"; }   # size, connections, round
-queues='{"Name":"backlog","Properties":{}},{"Name":"rawbench","Properties":{}}'
+queues='{"Name":"backlog","Properties":{}},{"Name":"rawbench","Properties":{}},{"Name":"idle","Properties":{}}'
 for r in $(seq "$rounds"); do for s in $sizes; do for c in $conns_list; do
   queues="$queues,{\"Name\":\"$(qname "$s" "$c" "$r")\",\"Properties\":{}}"
 done; done; done
@@ -133,6 +146,15 @@ if [ "$with_rabbitmq" = 1 ] && command -v rabbitmq-server >/dev/null; then
   export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1} $rabbit_erl_args"
   export RABBITMQ_MNESIA_BASE="$work/rmq" RABBITMQ_LOG_BASE="$work/rmq-log" RABBITMQ_ENABLED_PLUGINS_FILE="$work/plugins"
   echo '[rabbitmq_amqp1_0].' > "$work/plugins"
+  # rabbitmq-server runs the node through `su rabbitmq`, whose pam_limits puts
+  # the open-files limit back to 1024; the node's scripts source this file
+  # before they start Erlang, so the node gets the hard limit (the idle-connections
+  # case holds BENCH_IDLE_CONNS connections).
+  export RABBITMQ_CONF_ENV_FILE="$work/rabbitmq-env.conf"
+  cat > "$RABBITMQ_CONF_ENV_FILE" <<'SH'
+[ -f /etc/rabbitmq/rabbitmq-env.conf ] && . /etc/rabbitmq/rabbitmq-env.conf
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+SH
   mkdir -p "$work/rmq" "$work/rmq-log"
   chown -R rabbitmq:rabbitmq "$work/rmq" "$work/rmq-log" "$work/plugins" 2>/dev/null || true
   rabbitmq-server > "$work/rabbitmq.out" 2>&1 &   # foreground mode, in the background
@@ -147,7 +169,12 @@ if [ "$with_rabbitmq" = 1 ] && command -v rabbitmq-server >/dev/null; then
     # Not `rabbitmqctl eval`: after it ran, sbemu's peek-lock receive in this
     # script fell from ~51k to 10-16k msg/s (measured: the same run without the
     # two rabbitmqctl calls stays at ~51k), though nothing showed busy in top.
-    beam_pid=$(pgrep -f "beam.smp.*$RABBITMQ_NODENAME" | head -1) || beam_pid=""
+    # RabbitMQ 3.10 names its node from inside the VM, so beam.smp's command
+    # line does not carry the name (`pgrep -f` found nothing): its environment does.
+    beam_pid=""
+    for p in $(pgrep -x beam.smp); do
+      if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "RABBITMQ_NODENAME=$RABBITMQ_NODENAME"; then beam_pid=$p; fi
+    done
   else
     echo "rabbitmq: did not start (see below); no peer numbers" >&2; tail -20 "$work/rabbitmq.out" >&2
   fi
@@ -291,8 +318,13 @@ raw_send() {  # case count size conns window
 }
 with_raw=1; raw_prepare || with_raw=0
 
-echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them;" \
-     "rounds=$rounds, 1 KiB: $count_small msgs window $window_small, 64 KiB: $count_large msgs window $window_large"
+if [ -z "$only" ]; then
+  echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them;" \
+       "rounds=$rounds, 1 KiB: $count_small msgs window $window_small, 64 KiB: $count_large msgs window $window_large"
+else
+  echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them;" \
+       "BENCH_ONLY=$only"
+fi
 if [ -n "$rabbit_url" ]; then echo "rabbitmq $(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null) (AMQP 1.0 plugin, durable queue, persistent messages)"; fi
 
 # ---- the cases ----
@@ -374,8 +406,9 @@ done
 # below the backlog.
 fill=$((backlog + rounds * count_small)); fill_timeout=$((timeout + fill / 1000))
 bcase="receive 1KiB x1, backlog $backlog"
-echo "backlog: $fill messages of 1 KiB per broker"
+[ "$rounds" -gt 0 ] && echo "backlog: $fill messages of 1 KiB per broker"
 for b in $(brokers_in_order 1); do
+  [ "$rounds" -gt 0 ] || break
   t0=$(now)
   bench "$b" - backlog send "$fill" 1024 10 "$window_small" "$fill_timeout"
   echo "  $b: filled in $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}') s"
@@ -385,6 +418,65 @@ for r in $(seq "$rounds"); do
     bench "$b" "$bcase" backlog receive "$count_small" 1024 1 "$window_small"
   done
 done
+
+# Idle connections: what a connection that is open and does nothing costs each
+# broker. `sbbench --mode connect` opens N (at most 200 being opened at once):
+# sbemu's as the SDKs open them (SASL ANONYMOUS, a session and the $cbs links,
+# the put-token accepted), RabbitMQ's with SASL PLAIN and the AMQP open alone;
+# and holds them until its stdin closes. The broker's resident memory is read
+# before, and 2 s after all are open; its CPU (utime + stime) over 5 s with
+# all of them idle. sbemu's --handshake-timeout (30 s) ends at each
+# connection's open, which comes right after its connect.
+idle_rss() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }     # kB
+idle_cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }        # clock ticks
+idle_nofile() { awk '/^Max open files/{print $4}' "/proc/$1/limits"; }
+idle_summary=""
+idle_case() {  # broker: one summary part, "BROKER N open in S s, K KB each, CPU idle C s/s"
+  local broker=$1 bpid cpid rc=0 rss0 rss1="" cpu0 cpu1 t0 t1 secs
+  local -a args
+  if [ "$broker" = sbemu ]; then
+    bpid=$pid; args=(--url "amqp://127.0.0.1:$amqp" --address idle --sas-key "$SAS_KEY")
+  else
+    bpid=${beam_pid:-}; args=(--url "$rabbit_url" --address /queue/idle --user guest --password guest)
+  fi
+  if [ -z "$bpid" ] || [ ! -r "/proc/$bpid/status" ]; then idle_summary+="; $broker: no process to measure"; return; fi
+  local limit; limit=$(idle_nofile "$bpid")
+  if [ "$limit" != unlimited ] && [ "$limit" -lt $((idle_conns + 100)) ]; then
+    idle_summary+="; $broker: skipped, its open-files limit is $limit"; return
+  fi
+  quiesce
+  local fifo="$work/idle.in" out="$work/idle.$broker.out"
+  rm -f "$fifo"; mkfifo "$fifo"
+  exec 9<>"$fifo"   # the fifo's only writer: sbbench holds its connections until fd 9 closes
+  rss0=$(idle_rss "$bpid")
+  "$work/sbbench" "${args[@]}" --mode connect --connections "$idle_conns" --timeout "$timeout" \
+    --label "$broker" < "$fifo" 9>&- > "$out" 2>&1 &
+  cpid=$!
+  while kill -0 "$cpid" 2>/dev/null && ! grep -q '^connect: all' "$out"; do sleep 0.2; done
+  if grep -q '^connect: all' "$out"; then
+    sleep 2
+    rss1=$(idle_rss "$bpid")
+    t0=$(now); cpu0=$(idle_cpu "$bpid"); sleep 5; cpu1=$(idle_cpu "$bpid"); t1=$(now)
+  fi
+  exec 9>&-
+  wait "$cpid" || rc=$?
+  rm -f "$fifo"
+  sed '/^connect: all/d; s/^/  /' "$out"
+  if [ -z "$rss1" ] || [ "$rc" != 0 ]; then
+    idle_summary+="; $broker failed (exit $rc)"; return
+  fi
+  secs=$(sed -n 's/.* secs=\([0-9.]*\) .*/\1/p' "$out" | head -1)
+  idle_summary+="; $(awk -v b="$broker" -v n="$idle_conns" -v s="$secs" -v r0="$rss0" -v r1="$rss1" \
+    -v c0="$cpu0" -v c1="$cpu1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN{printf "%s %d open in %.1f s, %.1f KB each, CPU idle %.3f s/s", b, n, s, (r1 - r0) / n,
+                  (c1 - c0) / hz / (t1 - t0)}')"
+  echo "  $broker RSS: $rss0 kB before, $rss1 kB with $idle_conns connections open"
+}
+if [ "$idle_conns" -gt 0 ]; then
+  echo "idle connections: $idle_conns per broker"
+  for b in $(brokers_in_order 1); do idle_case "$b"; done
+  echo "idle connections: ${idle_summary#; }"
+fi
 
 # ---- the table ----
 median() {  # rates... -> their median, or the failure if most rounds failed
@@ -398,9 +490,11 @@ median() {  # rates... -> their median, or the failure if most rounds failed
   if [ $((n % 2)) = 1 ]; then echo "${nums[n / 2]}"; else echo $(((nums[n / 2 - 1] + nums[n / 2]) / 2)); fi
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/ && b > 0) printf "%.2f", a/b; else print "-" }'; }
-echo
-echo "median of $rounds round(s), messages per second (higher is better)"
-printf '%-46s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
+if [ ${#case_order[@]} -gt 0 ]; then
+  echo
+  echo "median of $rounds round(s), messages per second (higher is better)"
+  printf '%-46s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
+fi
 for c in "${case_order[@]}"; do
   read -ra rs <<<"${results[sbemu|$c]-}"; read -ra rm <<<"${results[rabbitmq|$c]-}"; read -ra rw <<<"${results[raw|$c]-}"
   s=$(median "${rs[@]}"); m=$(median "${rm[@]}"); w=$(median "${rw[@]}")

@@ -34,6 +34,17 @@
  *                   completes each as `receive` does, closes once the last
  *                   complete is confirmed and attaches the next session. The
  *                   first attach is set-up; every later one is measured.
+ *   connect         idle connections: opens --connections N (up to --window at
+ *                   once, 200 unless given; as each is ready the next starts) and
+ *                   measures from the first connect until all are ready. Ready:
+ *                   the broker answered the AMQP open, or with --sas-key its CBS
+ *                   put-token was accepted (the session and the two $cbs links
+ *                   stay attached, as an SDK's do). Then it prints the result
+ *                   and "connect: all N open", holds the connections until stdin
+ *                   is closed (at once if it is already) or SIGTERM/SIGINT, closes
+ *                   them and exits 0. --timeout bounds the whole run, the hold
+ *                   included. The line's count is the connections opened and
+ *                   its rate connections per second, with ms= the time in ms.
  *
  * Options for sbemu's sessions and transactions (the SDKs' ways):
  *   --sessions N    send: message i of the run gets group-id (SessionId)
@@ -47,19 +58,29 @@
  * Output: one line, `LABEL mode=.. count=.. size=.. conns=.. window=..
  * [sessions=..] [txn-batch=..] [complete=..] secs=.. rate=N msg/s`.
  * Exit status: 0 done, 1 protocol error (reason on stderr), 2 timeout (the line
- * shows what was done), 3 bad usage.
+ * shows what was done; connect: also a SIGTERM before all were open), 3 bad usage.
+ *
+ * The open-files limit is raised to its hard limit at start (connect: N
+ * connections take N descriptors).
  *
  * Build: cc -O2 -Wall -Wextra -o sbbench sbbench.c \
- *          $(pkg-config --cflags --libs libqpid-proton libcrypto) */
+ *          -pthread $(pkg-config --cflags --libs libqpid-proton libcrypto) */
 #define _GNU_SOURCE /* memmem */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,7 +101,9 @@
 #include <proton/transport.h>
 
 enum exit_code { EXIT_OK = 0, EXIT_PROTOCOL = 1, EXIT_TIMEOUT = 2, EXIT_USAGE = 3 };
-enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE, MODE_RECEIVE_SESSION };
+enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE, MODE_RECEIVE_SESSION, MODE_CONNECT };
+/* connect: why the hold ends (set by the watcher thread). */
+enum stop_reason { STOP_NONE, STOP_EOF, STOP_SIGNAL };
 /* A connection's transaction, one at a time (--txn-batch). */
 enum txn_phase { TXN_IDLE, TXN_DECLARING, TXN_OPEN, TXN_DISCHARGING };
 
@@ -92,6 +115,10 @@ enum txn_phase { TXN_IDLE, TXN_DECLARING, TXN_OPEN, TXN_DISCHARGING };
 #define DEFAULT_TIMEOUT_S   120
 #define DEFAULT_SAS_KEYNAME "RootManageSharedAccessKey"
 #define MAX_CONNECTIONS     1000
+#define MAX_IDLE_CONNECTIONS 1000000     /* --mode connect: the fd limit is the real bound */
+#define CONNECT_IN_FLIGHT   200          /* connect: connections being opened at once */
+#define FD_RESERVE          32           /* descriptors besides the connections' */
+#define CLOSE_GRACE_MS      30000        /* connect: how long closing may take */
 #define MAX_SIZE            (64 * 1024 * 1024)
 #define MAX_WINDOW          1000000
 #define MAX_TIMEOUT_S       86400
@@ -129,6 +156,7 @@ struct options {
     uint64_t count;
     size_t size;
     int window, connections, timeout_s;
+    bool window_given;
     int sessions;   /* send: group-ids s0..s<N-1>; receive-session: sessions to empty */
     int txn_batch;  /* send: sends per transaction, 0 = none */
     char host[HOST_MAX], port[HOST_MAX];
@@ -177,6 +205,12 @@ static size_t msg_group_offset;  /* --sessions: where the group-id digits are */
 static uint64_t per_session;     /* receive-session: messages in each session */
 static uint32_t run_nonce;
 static char recv_scratch[RECV_CHUNK];
+static char broker_addr[2 * HOST_MAX];
+static int n_launched;           /* connections handed to the proactor */
+static bool result_printed;
+/* connect: every connection ready (the clock stopped at t_end), and the hold's end */
+static bool all_open, stop_pending;
+static _Atomic int stop_reason = STOP_NONE;
 
 static const char *mode_name(enum mode m)
 {
@@ -185,6 +219,7 @@ static const char *mode_name(enum mode m)
     case MODE_RECEIVE: return "receive";
     case MODE_RECEIVE_DELETE: return "receive-delete";
     case MODE_RECEIVE_SESSION: return "receive-session";
+    case MODE_CONNECT: return "connect";
     }
     return "?";
 }
@@ -204,6 +239,19 @@ static void print_result(const char *note)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
+    result_printed = true;
+    if (opt.mode == MODE_CONNECT) {
+        /* count: connections ready; rate: of them per second since the first connect */
+        double secs = elapsed(&t_start, all_open ? &t_end : &now);
+        printf("%s mode=connect count=%d size=0 conns=%d window=%d secs=%.3f ms=%.0f rate=%.0f conn/s",
+               opt.label, n_ready, opt.connections, opt.window, secs, secs * 1000,
+               secs > 0 ? n_ready / secs : 0.0);
+        if (note)
+            printf(" %s after %.0f s (wanted %d)", note, elapsed(&t_launch, &now), opt.connections);
+        printf("\n");
+        fflush(stdout);
+        return;
+    }
     const struct timespec *end = finished ? &t_end : &now;
     double secs = started ? elapsed(&t_start, end) : 0.0;
     uint64_t done = n_done;
@@ -256,7 +304,7 @@ static void fail(const char *fmt, ...)
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     fprintf(stderr, "sbbench: %s: error: %s\n", opt.label, why);
-    if (started)
+    if (started && !result_printed)
         print_result("FAILED");
     exit(EXIT_PROTOCOL);
 }
@@ -704,7 +752,7 @@ static void kick(struct conn *c)
         c->closing = true;
         pn_connection_close(c->pn);
     }
-    if (!started || c->kicked)
+    if (opt.mode == MODE_CONNECT || !started || c->kicked)
         return;
     c->kicked = true;
     if (opt.mode == MODE_SEND && opt.txn_batch > 0)
@@ -840,6 +888,101 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
     }
 }
 
+/* ---- connect: idle connections ---- */
+
+static void launch_next(void);
+
+/* The hold is over: every connection closes from its own batch (see kick);
+ * the run ends when all transports are closed, or after CLOSE_GRACE_MS. */
+static void close_all(void)
+{
+    finished = true;
+    pn_proactor_set_timeout(proactor, CLOSE_GRACE_MS);
+    for (int i = 0; i < n_launched; i++)
+        if (!conns[i].closed)
+            pn_connection_wake(conns[i].pn);
+}
+
+/* One more ready: the next connection starts in its place; when all are
+ * ready, the clock stops and they are held. */
+static void connection_ready(struct conn *c)
+{
+    if (c->ready || finished)
+        return;
+    c->ready = true;
+    n_ready++;
+    if (n_launched < opt.connections) {
+        launch_next();
+        return;
+    }
+    if (n_ready < opt.connections)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &t_end);
+    all_open = true;
+    print_result(NULL);
+    printf("connect: all %d open\n", opt.connections);
+    fflush(stdout);
+    if (stop_pending)
+        close_all();
+}
+
+/* The watcher saw stdin close (the hold ends once all are open) or a signal
+ * (the run ends now; cut short if not all were open). */
+static void on_stop_request(void)
+{
+    if (finished)
+        return;
+    if (atomic_load(&stop_reason) == STOP_SIGNAL && !all_open) {
+        print_result("INTERRUPTED");
+        exit(EXIT_TIMEOUT);
+    }
+    if (all_open)
+        close_all();
+    else
+        stop_pending = true;
+}
+
+/* A thread of its own waits for the end of stdin or SIGTERM/SIGINT (blocked
+ * in every thread, read through a signalfd) and interrupts the proactor. */
+static int stop_signal_fd = -1;
+
+static void *watch_for_stop(void *arg)
+{
+    (void)arg;
+    struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = stop_signal_fd, .events = POLLIN}};
+    int why = STOP_NONE;
+    char buf[256];
+    while (why == STOP_NONE) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno != EINTR)
+                why = STOP_SIGNAL;
+        } else if (p[1].revents) {
+            why = STOP_SIGNAL;
+        } else if (p[0].revents) {
+            ssize_t n = read(STDIN_FILENO, buf, sizeof buf);  /* what comes is ignored */
+            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+                why = STOP_EOF;
+        }
+    }
+    atomic_store(&stop_reason, why);
+    pn_proactor_interrupt(proactor);
+    return NULL;
+}
+
+static void start_stop_watcher(void)
+{
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_t thread;
+    if (pthread_sigmask(SIG_BLOCK, &signals, NULL) != 0 ||
+        (stop_signal_fd = signalfd(-1, &signals, SFD_CLOEXEC)) < 0 ||
+        pthread_create(&thread, NULL, watch_for_stop, NULL) != 0)
+        die(EXIT_USAGE, "cannot watch stdin and signals: %s", strerror(errno));
+    pthread_detach(thread);
+}
+
 static void on_cbs_reply(struct conn *c, pn_delivery_t *d)
 {
     if (!pn_delivery_readable(d))
@@ -853,7 +996,10 @@ static void on_cbs_reply(struct conn *c, pn_delivery_t *d)
     pn_delivery_update(d, PN_ACCEPTED);
     pn_delivery_settle(d);
     check_put_token_reply(c);
-    open_links(c);
+    if (opt.mode == MODE_CONNECT)
+        connection_ready(c);
+    else
+        open_links(c);
 }
 
 /* ---- connection set-up ---- */
@@ -869,6 +1015,8 @@ static void on_connection_init(struct conn *c)
         pn_connection_set_password(c->pn, opt.password ? opt.password : "");
     }
     pn_connection_open(c->pn);
+    if (opt.mode == MODE_CONNECT && !opt.sas_key)
+        return;  /* an idle connection: the open alone */
     c->session = pn_session(c->pn);
     pn_session_open(c->session);
     if (opt.sas_key) {
@@ -937,6 +1085,13 @@ static void handle(pn_event_t *e)
     case PN_CONNECTION_WAKE:
         kick(c);
         break;
+    case PN_CONNECTION_REMOTE_OPEN:
+        if (opt.mode == MODE_CONNECT && !opt.sas_key)
+            connection_ready(c);
+        break;
+    case PN_PROACTOR_INTERRUPT:
+        on_stop_request();
+        break;
     case PN_LINK_REMOTE_OPEN:
         if (l == c->work)
             on_work_attached(c);
@@ -997,7 +1152,11 @@ static void handle(pn_event_t *e)
         break;
     case PN_PROACTOR_TIMEOUT:
         if (!finished) {
-            print_result("TIMEOUT");
+            if (!result_printed)
+                print_result("TIMEOUT");
+            else  /* connect: the hold outlasted --timeout */
+                fprintf(stderr, "sbbench: %s: --timeout after %d s, %d connections still open\n", opt.label,
+                        opt.timeout_s, n_ready);
             note_overrun();
             exit(EXIT_TIMEOUT);
         }
@@ -1113,12 +1272,15 @@ static void usage(FILE *f)
         "  --address NAME          queue address (sbemu: NAME; RabbitMQ 3.10: /queue/NAME)\n"
         "  --mode MODE             send | receive (peek-lock + complete) | receive-delete\n"
         "                          | receive-session (peek-lock, next-available sessions)\n"
+        "                          | connect (open --connections, hold them until stdin closes)\n"
         "  --count N               messages in all (default %d)\n"
         "  --size BYTES            body size of sent messages (default %d)\n"
-        "  --window N              unsettled sends / receiver credit per connection (default %d)\n"
+        "  --window N              unsettled sends / receiver credit per connection (default %d);\n"
+        "                          connect: connections being opened at once (default %d)\n"
         "  --rcv-settle-mode M     receive: second (the broker confirms each complete; default)\n"
         "                          or first (a complete is done when the client settles)\n"
-        "  --connections N         connections in parallel, each doing count/N (default 1)\n"
+        "  --connections N         connections in parallel, each doing count/N (default 1;\n"
+        "                          at most %d, connect: %d)\n"
         "  --sessions N            send: group-id s<i %% N> on message i (N sessions of count/N);\n"
         "                          receive-session: the N sessions to empty (required)\n"
         "  --txn-batch K           send: K sends per transaction, committed by discharge (0 = none)\n"
@@ -1128,12 +1290,16 @@ static void usage(FILE *f)
         "  --label TEXT            first word of the result line (default sbbench)\n"
         "  --timeout SECONDS       give up after this long, exit 2 (default %d)\n"
         "Exit: 0 done, 1 protocol error, 2 timeout, 3 usage.\n",
-        DEFAULT_URL, DEFAULT_COUNT, DEFAULT_SIZE, DEFAULT_WINDOW, DEFAULT_SAS_KEYNAME,
-        DEFAULT_TIMEOUT_S);
+        DEFAULT_URL, DEFAULT_COUNT, DEFAULT_SIZE, DEFAULT_WINDOW, CONNECT_IN_FLIGHT, MAX_CONNECTIONS,
+        MAX_IDLE_CONNECTIONS, DEFAULT_SAS_KEYNAME, DEFAULT_TIMEOUT_S);
 }
 
 static void check_combinations(void)
 {
+    if (opt.mode != MODE_CONNECT && opt.connections > MAX_CONNECTIONS)
+        die(EXIT_USAGE, "--connections wants a number from 1 to %d (more with --mode connect)", MAX_CONNECTIONS);
+    if (opt.mode == MODE_CONNECT && !opt.window_given)
+        opt.window = CONNECT_IN_FLIGHT;
     if (opt.sessions > 0 && opt.mode != MODE_SEND && opt.mode != MODE_RECEIVE_SESSION)
         die(EXIT_USAGE, "--sessions goes with --mode send or receive-session");
     if (opt.txn_batch > 0 && opt.mode != MODE_SEND)
@@ -1188,13 +1354,17 @@ static void parse_options(int argc, char **argv)
             else if (strcmp(optarg, "receive") == 0) opt.mode = MODE_RECEIVE;
             else if (strcmp(optarg, "receive-delete") == 0) opt.mode = MODE_RECEIVE_DELETE;
             else if (strcmp(optarg, "receive-session") == 0) opt.mode = MODE_RECEIVE_SESSION;
-            else die(EXIT_USAGE, "--mode is send, receive, receive-delete or receive-session, not '%s'",
+            else if (strcmp(optarg, "connect") == 0) opt.mode = MODE_CONNECT;
+            else die(EXIT_USAGE, "--mode is send, receive, receive-delete, receive-session or connect, not '%s'",
                      optarg);
             break;
         case O_COUNT: opt.count = (uint64_t)parse_long("count", optarg, 0, LONG_MAX); break;
         case O_SIZE: opt.size = (size_t)parse_long("size", optarg, 0, MAX_SIZE); break;
-        case O_WINDOW: opt.window = (int)parse_long("window", optarg, 1, MAX_WINDOW); break;
-        case O_CONNS: opt.connections = (int)parse_long("connections", optarg, 1, MAX_CONNECTIONS); break;
+        case O_WINDOW:
+            opt.window = (int)parse_long("window", optarg, 1, MAX_WINDOW);
+            opt.window_given = true;
+            break;
+        case O_CONNS: opt.connections = (int)parse_long("connections", optarg, 1, MAX_IDLE_CONNECTIONS); break;
         case O_SKN: opt.sas_key_name = optarg; break;
         case O_SK: opt.sas_key = optarg; break;
         case O_USER: opt.user = optarg; break;
@@ -1228,9 +1398,51 @@ static uint64_t share(uint64_t n, int i)
     return n / k + ((uint64_t)i < n % k);
 }
 
+/* Every connection takes a descriptor: as many as the hard limit allows. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            rl.rlim_cur = was;
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)opt.connections + FD_RESERVE > rl.rlim_cur)
+        die(EXIT_USAGE, "--connections %d needs %d open files, the limit is %llu (ulimit -Hn)", opt.connections,
+            opt.connections + FD_RESERVE, (unsigned long long)rl.rlim_cur);
+}
+
+static void launch(struct conn *c)
+{
+    c->pn = pn_connection();
+    pn_connection_set_context(c->pn, c);
+    pn_transport_t *t = pn_transport();
+    pn_sasl_t *sasl = pn_sasl(t);
+    if (opt.user) {
+        pn_sasl_allowed_mechs(sasl, "PLAIN");
+        pn_sasl_set_allow_insecure_mechs(sasl, true);  /* loopback, no TLS */
+    } else {
+        pn_sasl_allowed_mechs(sasl, "ANONYMOUS");
+    }
+    n_launched++;
+    pn_proactor_connect2(proactor, c->pn, t, broker_addr);
+}
+
+/* connect: the next connection of the N, in the place of one that is ready. */
+static void launch_next(void)
+{
+    struct conn *c = &conns[n_launched];
+    c->index = n_launched;
+    launch(c);
+}
+
 int main(int argc, char **argv)
 {
     parse_options(argc, argv);
+    raise_fd_limit();
     clock_gettime(CLOCK_MONOTONIC, &t_launch);
     run_nonce = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
     if (opt.mode == MODE_SEND)
@@ -1240,10 +1452,17 @@ int main(int argc, char **argv)
     proactor = pn_proactor();
     if (!conns || !proactor)
         die(EXIT_USAGE, "out of memory");
-    char addr[2 * HOST_MAX];
-    pn_proactor_addr(addr, sizeof addr, opt.host, opt.port);
+    pn_proactor_addr(broker_addr, sizeof broker_addr, opt.host, opt.port);
+    if (opt.mode == MODE_CONNECT) {
+        /* The clock runs from the first connect; at most --window being opened at once. */
+        start_stop_watcher();
+        started = true;
+        clock_gettime(CLOCK_MONOTONIC, &t_start);
+        for (int i = 0; i < opt.connections && i < opt.window; i++)
+            launch_next();
+    }
     uint64_t first = 0;
-    for (int i = 0; i < opt.connections; i++) {
+    for (int i = 0; opt.mode != MODE_CONNECT && i < opt.connections; i++) {
         struct conn *c = &conns[i];
         c->index = i;
         c->target = share(opt.count, i);
@@ -1251,21 +1470,11 @@ int main(int argc, char **argv)
             c->target = share((uint64_t)opt.sessions, i) * per_session;
         c->first = first;
         first += c->target;
-        c->pn = pn_connection();
-        pn_connection_set_context(c->pn, c);
-        pn_transport_t *t = pn_transport();
-        pn_sasl_t *sasl = pn_sasl(t);
-        if (opt.user) {
-            pn_sasl_allowed_mechs(sasl, "PLAIN");
-            pn_sasl_set_allow_insecure_mechs(sasl, true);  /* loopback, no TLS */
-        } else {
-            pn_sasl_allowed_mechs(sasl, "ANONYMOUS");
-        }
-        pn_proactor_connect2(proactor, c->pn, t, addr);
+        launch(c);
     }
     pn_proactor_set_timeout(proactor, (pn_millis_t)opt.timeout_s * 1000);
 
-    while (!(finished && n_closed == opt.connections)) {
+    while (!(finished && n_closed == n_launched)) {
         pn_event_batch_t *batch = pn_proactor_wait(proactor);
         pn_event_t *e;
         while ((e = pn_event_batch_next(batch)))
