@@ -229,8 +229,10 @@ static void put_code_be(amqp_buf *b, uint8_t code, uint64_t v, int width)
 
 void amqp_buf_raw(amqp_buf *b, const void *data, size_t len)
 {
+    if (!len)
+        return; /* nothing to add (and NULL + 0 on a buffer not yet grown is undefined) */
     uint8_t *p = grow(b, len);
-    if (p && len)
+    if (p)
         memcpy(p, data, len);
 }
 

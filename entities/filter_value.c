@@ -168,7 +168,9 @@ static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 size_t ent_fv_format_time(int64_t ms, char *buf, size_t cap)
 {
     int64_t days = floor_div(ms, MS_PER_DAY);
-    int64_t rest = ms - days * MS_PER_DAY;
+    int64_t rest = ms % MS_PER_DAY; /* not ms - days * MS_PER_DAY: that overflows near INT64_MIN */
+    if (rest < 0)
+        rest += MS_PER_DAY;
     int64_t y;
     int m, d;
     civil_from_days(days, &y, &m, &d);
