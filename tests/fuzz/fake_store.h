@@ -8,7 +8,7 @@
  * or an error) and how many results it returns come from a PRNG the harness
  * seeds from its input, so the fuzzer chooses them. Results are small and
  * plausible: claims and peeks return the last message a client sent (or a
- * canned one), session locks a session, rule lists two rules.
+ * canned one), session locks a session, rule lists up to three rules.
  *
  * Ownership: the harness owns the store (fake_store_new / fake_store_free). */
 #ifndef FAKE_STORE_H
