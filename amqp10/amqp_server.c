@@ -20,13 +20,16 @@ static void poll_parked(lws_sorted_usec_list_t *sul)
             for (amqp_link *lk = c->links; lk; lk = lk->next)
                 lk->claim_from = 0;
     }
-    /* A connection without links only needs its heartbeat when it is due:
-     * thousands of idle connections must cost (almost) nothing. */
+    /* A connection whose links have nothing to do only needs its heartbeat
+     * when it is due: thousands of idle connections must cost (almost) nothing. */
     for (amqp_conn *c = srv->conns; c; c = c->next) {
+        bool touched = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next)
-            if (lk->session)
+            if (lk->session) {
                 amqp_session_tick(lk);
-        if (c->links || now >= c->next_tick_ms)
+                touched = true;
+            }
+        if (touched || now >= c->next_tick_ms)
             amqp_conn_pump(c);
     }
     amqp_server_wake_all(srv);
@@ -54,15 +57,16 @@ void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
 void amqp_server_wake_all(amqp_server *srv)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {
+        bool touched = false; /* only a connection whose links did something has events to send */
         for (amqp_link *lk = c->links; lk; lk = lk->next) {
             if (lk->parked)
-                amqp_link_pump(lk);
+                amqp_link_pump(lk), touched = true;
             if (lk->session_waiting)
-                amqp_session_retry(lk);
+                amqp_session_retry(lk), touched = true;
             if (lk->starved) /* a starved link whose last sends were refused has no on_sent to wait for */
-                amqp_link_top_up(lk);
+                amqp_link_top_up(lk), touched = true;
         }
-        if (c->links)
+        if (touched)
             amqp_conn_pump(c);
     }
 }
