@@ -58,7 +58,7 @@ typedef struct amqp_filter_view {
     bool malformed;
     /* Text of a correlation-id that is not a string (ulong, uuid, binary). */
     size_t correlation_len;
-    char correlation_id[AMQP_MSG_ID_MAX + 1];
+    char correlation_id[ENT_MESSAGE_ID_SIZE];
 } amqp_filter_view;
 
 /* bytes/len: the stored bare message; parsed: amqp_msg_parse of them;

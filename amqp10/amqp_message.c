@@ -12,16 +12,28 @@ static void set_err(char *err, size_t errlen, const char *msg)
 }
 
 /* Prints any message-id type (string, ulong, uuid, binary) the way .NET shows it. */
-static void format_id(const amqp_val *v, char *out, size_t outlen)
+static size_t utf8_count(const uint8_t *d, size_t n)
+{
+    size_t chars = 0;
+    for (size_t i = 0; i < n; i++)
+        chars += (d[i] & 0xC0) != 0x80;
+    return chars;
+}
+
+/* Writes the printable form of an id (cut to outlen) and returns its length
+ * in characters, uncut. */
+static size_t format_id(const amqp_val *v, char *out, size_t outlen)
 {
     const uint8_t *d;
     size_t n;
     uint64_t u;
     if (amqp_val_bytes(v, &d, &n) && v->code != 0xa0 && v->code != 0xb0) {
+        size_t chars = utf8_count(d, n);
         if (n >= outlen)
             n = outlen - 1;
         memcpy(out, d, n);
         out[n] = 0;
+        return chars;
     } else if (amqp_val_u64(v, &u)) {
         snprintf(out, outlen, "%" PRIu64, u);
     } else if (v->code == 0x98) {
@@ -33,9 +45,26 @@ static void format_id(const amqp_val *v, char *out, size_t outlen)
         for (size_t i = 0; i < n && o + 3 < outlen; i++)
             o += (size_t)snprintf(out + o, outlen - o, "%02x", d[i]);
         out[o] = 0;
+        return 2 * n;
     } else {
         out[0] = 0;
     }
+    return strlen(out);
+}
+
+sb_status amqp_msg_check_ids(const amqp_msg *m, char *desc, size_t desclen)
+{
+    if (m->has_message_id && m->message_id_chars > ENT_MESSAGE_ID_MAX) {
+        snprintf(desc, desclen, "The MessageId is %zu characters long; the limit is %d.", m->message_id_chars,
+                 ENT_MESSAGE_ID_MAX);
+        return SB_ERR_ARGUMENT;
+    }
+    if (m->has_session_id && m->session_id_chars > ENT_SESSION_ID_MAX) {
+        snprintf(desc, desclen, "The SessionId is %zu characters long; the limit is %d.", m->session_id_chars,
+                 ENT_SESSION_ID_MAX);
+        return SB_ERR_ARGUMENT;
+    }
+    return SB_OK;
 }
 
 /* Reads field `index` of a described list section; returns false if absent. */
@@ -66,14 +95,15 @@ static void extract_properties(const amqp_val *v, amqp_msg *m)
     amqp_val f;
     if (list_field(v, 0, &f)) {
         m->has_message_id = true;
-        format_id(&f, m->message_id, sizeof m->message_id);
+        m->message_id_chars = format_id(&f, m->message_id, sizeof m->message_id);
     }
     const uint8_t *d;
     size_t n;
     if (list_field(v, 10, &f) && amqp_val_bytes(&f, &d, &n)) {
         m->has_session_id = true;
-        if (n > AMQP_MSG_ID_MAX)
-            n = AMQP_MSG_ID_MAX;
+        m->session_id_chars = utf8_count(d, n);
+        if (n >= sizeof m->session_id)
+            n = sizeof m->session_id - 1; /* refused by amqp_msg_check_ids */
         memcpy(m->session_id, d, n);
         m->session_id[n] = 0;
     }

@@ -131,11 +131,11 @@ static bool sys_acceptable(ent_filter_sys id, const ent_filter_value *v)
         return true;
     switch (id) {
     case ENT_SYS_TIME_TO_LIVE: return v->u.i > 0;
-    case ENT_SYS_MESSAGE_ID:
     case ENT_SYS_SESSION_ID:
-    case ENT_SYS_REPLY_TO_SESSION_ID:
+    case ENT_SYS_REPLY_TO_SESSION_ID: return utf8_chars(v->u.s.ptr, v->u.s.len) <= ENT_SESSION_ID_MAX;
+    case ENT_SYS_MESSAGE_ID:
     case ENT_SYS_PARTITION_KEY:
-    case ENT_SYS_VIA_PARTITION_KEY: return utf8_chars(v->u.s.ptr, v->u.s.len) <= AMQP_MSG_ID_MAX;
+    case ENT_SYS_VIA_PARTITION_KEY: return utf8_chars(v->u.s.ptr, v->u.s.len) <= ENT_MESSAGE_ID_MAX;
     default: return true;
     }
 }

@@ -29,7 +29,7 @@
  * User properties are written back as long (INT), double, string, boolean,
  * timestamp, uuid, null, and TimeSpan as the .NET SDK sends it (described
  * com.microsoft:timespan, long ticks). A change the message cannot hold
- * (TimeToLive <= 0, a MessageId or SessionId over AMQP_MSG_ID_MAX characters)
+ * (TimeToLive <= 0, a MessageId or SessionId over ENT_MESSAGE_ID_MAX or ENT_SESSION_ID_MAX characters)
  * fails the action.
  *
  * Returns 0 with *out malloc'd (the caller frees it) and *outlen set; parse

@@ -72,8 +72,8 @@ static const char *value_string(pn_data_t *d, char *buf, size_t buflen)
 
 typedef struct sched_entry {
     pn_bytes_t message;
-    char message_id[AMQP_MSG_ID_MAX + 1];
-    char session_id[AMQP_MSG_ID_MAX + 1];
+    char message_id[ENT_MESSAGE_ID_SIZE];
+    char session_id[ENT_SESSION_ID_SIZE];
     bool has_message_id, has_session_id;
     amqp_msg parsed;
 } sched_entry;
@@ -216,6 +216,10 @@ void mgmt_schedule(mgmt_req *r)
             break;
         }
         const amqp_msg *m = &e->parsed;
+        if ((st = amqp_msg_check_ids(m, why, sizeof why)) != SB_OK) {
+            snprintf(err, sizeof err, "The request body's 'messages' item %zu: %s", n, why);
+            break;
+        }
         store_new_message *out = &msgs[n];
         /* as link_receiver.c stamps a send: a ForwardTo chain sends to its end,
          * whose DefaultMessageTimeToLive caps the TTL */

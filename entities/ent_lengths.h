@@ -16,11 +16,13 @@
 #define ENT_USER_METADATA_MAX 1024
 #define ENT_SQL_EXPRESSION_MAX 1024 /* a SQL filter or a rule action */
 #define ENT_DEAD_LETTER_TEXT_MAX 4096 /* DeadLetterReason and DeadLetterErrorDescription */
+#define ENT_MESSAGE_ID_MAX 128        /* MessageId, CorrelationId and PartitionKey */
 
 #define ENT_ENTITY_PATH_SIZE (ENT_ENTITY_PATH_MAX * ENT_UTF8_MAX_BYTES + 1)
 #define ENT_SUBSCRIPTION_NAME_SIZE (ENT_SUBSCRIPTION_NAME_MAX * ENT_UTF8_MAX_BYTES + 1)
 #define ENT_RULE_NAME_SIZE (ENT_RULE_NAME_MAX * ENT_UTF8_MAX_BYTES + 1)
 #define ENT_USER_METADATA_SIZE (ENT_USER_METADATA_MAX * ENT_UTF8_MAX_BYTES + 1)
+#define ENT_MESSAGE_ID_SIZE (ENT_MESSAGE_ID_MAX * ENT_UTF8_MAX_BYTES + 1)
 /* One code point more than the limit, so that a text copied in (and cut to
  * fit) is still seen to be too long, or invalid where the cut split a code
  * point, rather than silently shortened. */

@@ -219,12 +219,51 @@ static void test_malformed_inputs(void **state)
     amqp_buf_free(&b);
 }
 
+/* Ids up to their limit in characters are kept whole, whatever their bytes;
+ * one character more is refused by amqp_msg_check_ids with the limit named,
+ * and the parse itself still succeeds (a batch stays a batch). */
+static void test_id_limits(void **state)
+{
+    (void)state;
+    char id[ENT_MESSAGE_ID_MAX * 2 + 8], buf[4096], desc[256];
+    amqp_msg v;
+    /* 128 two-byte characters: 256 bytes, kept whole */
+    id[0] = 0;
+    for (int i = 0; i < ENT_MESSAGE_ID_MAX; i++)
+        strcat(id, "\xc3\xa9");
+    pn_message_t *m = sample(id, "x");
+    assert_int_equal(amqp_msg_parse((uint8_t *)buf, encode(m, buf, sizeof buf), &v, NULL, 0), 0);
+    assert_string_equal(v.message_id, id);
+    assert_int_equal(v.message_id_chars, ENT_MESSAGE_ID_MAX);
+    assert_int_equal(amqp_msg_check_ids(&v, desc, sizeof desc), SB_OK);
+    pn_message_free(m);
+    /* 129 characters: refused, naming the limit */
+    strcat(id, "a");
+    m = sample(id, "x");
+    assert_int_equal(amqp_msg_parse((uint8_t *)buf, encode(m, buf, sizeof buf), &v, NULL, 0), 0);
+    assert_int_equal(amqp_msg_check_ids(&v, desc, sizeof desc), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(desc, "MessageId is 129 characters"));
+    assert_non_null(strstr(desc, "limit is 128"));
+    pn_message_free(m);
+    /* a SessionId of 129 characters, with a short MessageId */
+    char group[ENT_SESSION_ID_MAX + 2];
+    memset(group, 's', ENT_SESSION_ID_MAX + 1);
+    group[ENT_SESSION_ID_MAX + 1] = 0;
+    m = sample("short", "x");
+    pn_message_set_group_id(m, group);
+    assert_int_equal(amqp_msg_parse((uint8_t *)buf, encode(m, buf, sizeof buf), &v, NULL, 0), 0);
+    assert_int_equal(amqp_msg_check_ids(&v, desc, sizeof desc), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(desc, "SessionId is 129 characters"));
+    pn_message_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_extracts_fields), cmocka_unit_test(test_numeric_message_id),
         cmocka_unit_test(test_batch_split),           cmocka_unit_test(test_batch_of_one),
         cmocka_unit_test(test_delivery_rewrite),      cmocka_unit_test(test_malformed_inputs),
+        cmocka_unit_test(test_id_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,14 +44,15 @@ function connect(port, { name = "sb://localhost/", tokenAudience = name } = {}) 
   });
 }
 
-/** Sends one message of size bytes on a new link; resolves with how the delivery or the link ended. */
-function sendOne(conn, address, size) {
+/** Sends one message of size bytes on a new link; resolves with how the delivery or the link ended.
+ * fields: more message properties (e.g. message_id, group_id), over the defaults. */
+function sendOne(conn, address, size, fields = {}) {
   return new Promise((resolve) => {
     const sender = conn.open_sender({ target: { address } });
     const started = Date.now();
     const done = (r) => resolve({ ...r, ms: Date.now() - started });
     sender.once("sendable", () => {
-      sender.send({ message_id: `m-${size}`, body: rhea.message.data_section(Buffer.alloc(size, 7)) });
+      sender.send({ message_id: `m-${size}`, body: rhea.message.data_section(Buffer.alloc(size, 7)), ...fields });
     });
     sender.on("accepted", () => done({ outcome: "accepted" }));
     sender.on("rejected", (ctx) => done({ outcome: "rejected", error: ctx.delivery.remote_state.error }));
