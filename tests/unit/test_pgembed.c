@@ -180,7 +180,8 @@ static void test_start_query_stop(void **state)
     assert_string_equal(query(ci, "SHOW fsync"), "on");
     assert_string_equal(query(ci, "SHOW max_connections"), "100");
     assert_string_equal(query(ci, "SHOW shared_buffers"), "512MB");
-    assert_string_equal(query(ci, "SHOW max_wal_size"), "2GB");
+    assert_string_equal(query(ci, "SHOW max_wal_size"), "1GB");
+    assert_string_equal(query(ci, "SHOW checkpoint_timeout"), "1min");
     assert_string_equal(query(ci, "SHOW server_encoding"), "UTF8");
 
     /* The cluster and the socket directory are private to the server's user. */
