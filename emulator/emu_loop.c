@@ -1,6 +1,7 @@
 /* See emu_loop.h. */
 #include "emu_loop.h"
 
+#include <libpq-fe.h>
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,11 +93,11 @@ static void hook_on_entities(void *ud, const char *table)
 static lws_sorted_usec_list_t recover_sul;
 static emu_loop *recover_loop;
 
-static int adopt_store_socket(emu_loop *L)
+static int adopt_pg_socket(emu_loop *L, int pg_fd)
 {
     struct lws_vhost *internal = lws_get_vhost_by_name(L->ctx, "internal");
     /* lws closes what it adopts; libpq keeps its own descriptor */
-    int fd = dup(store_socket(L->store));
+    int fd = pg_fd >= 0 ? dup(pg_fd) : -1;
     lws_sock_file_fd_type desc = {.filefd = fd};
     L->pg_wsi = internal && fd >= 0 ? lws_adopt_descriptor_vhost(internal, LWS_ADOPT_RAW_FILE_DESC, desc,
                                                                  "sbemu-pg", NULL)
@@ -110,9 +111,10 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
 {
     (void)sul;
     emu_loop *L = recover_loop;
-    int64_t offset;
-    int attempts;
-    char why[EMU_RECOVER_WHY_MAX];
+    int64_t offset = 0;
+    int attempts = 0;
+    char why[EMU_RECOVER_WHY_MAX] = "no thread could be started to look for it";
+    /* (begin is a no-op while the thread runs; it starts one again if none could be) */
     struct pg_conn *conn = emu_recover_begin(L->recover) == 0
                                ? emu_recover_take(L->recover, &offset, &attempts, why, sizeof why)
                                : NULL;
@@ -125,11 +127,14 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
         lws_sul_schedule(L->ctx, 0, &recover_sul, recover_poll, EMU_RECOVER_POLL_MS * LWS_US_PER_MS);
         return;
     }
-    store_resume(L->store, conn);
-    if (adopt_store_socket(L)) {
-        LOG_ERROR("cannot watch the new PostgreSQL socket; the emulator cannot work without it");
+    /* watched before the store takes it: a store nobody watches would stall */
+    if (adopt_pg_socket(L, PQsocket(conn))) {
+        LOG_ERROR("cannot watch the new PostgreSQL connection's socket; trying again");
+        store_connection_free(conn);
+        lws_sul_schedule(L->ctx, 0, &recover_sul, recover_poll, EMU_RECOVER_POLL_MS * LWS_US_PER_MS);
         return;
     }
+    store_resume(L->store, conn);
     LOG_INFO("PostgreSQL is back after %.1f s (%d failed attempts); serving again",
              (double)(ent_clock_wall_ms() - L->lost_at_ms) / 1000.0, attempts);
     /* What was announced while we were away is lost: look again at
@@ -228,7 +233,7 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
     vi.port = CONTEXT_PORT_NO_LISTEN_SERVER;
     vi.protocols = L->pg_protocols;
     vi.user = L;
-    if (!lws_create_vhost(L->ctx, &vi) || adopt_store_socket(L)) {
+    if (!lws_create_vhost(L->ctx, &vi) || adopt_pg_socket(L, store_socket(st))) {
         snprintf(err, errlen, "cannot watch the PostgreSQL socket");
         return -1;
     }
