@@ -119,11 +119,14 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
                                ? emu_recover_take(L->recover, &offset, &attempts, why, sizeof why)
                                : NULL;
     if (!conn) {
-        if (attempts != L->recover_logged && (attempts == 1 || attempts % EMU_LOOP_RECOVER_LOG_EVERY == 0))
+        /* the first failure seen, then once per EMU_LOOP_RECOVER_LOG_EVERY (a poll may see several at once) */
+        if (attempts > 0 && (L->recover_logged == 0 || attempts / EMU_LOOP_RECOVER_LOG_EVERY >
+                                                           L->recover_logged / EMU_LOOP_RECOVER_LOG_EVERY)) {
             LOG_WARN("PostgreSQL is still unavailable after %d attempts (%s); operations are answered "
                      "server-busy until it is back",
                      attempts, why);
-        L->recover_logged = attempts;
+            L->recover_logged = attempts;
+        }
         lws_sul_schedule(L->ctx, 0, &recover_sul, recover_poll, EMU_RECOVER_POLL_MS * LWS_US_PER_MS);
         return;
     }

@@ -114,6 +114,8 @@ describe("PostgreSQL outage", () => {
       for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
       await checkOutage(emu);
       assert.ok(!alive(pid), "the old postmaster is gone");
+      // the log says why it cannot come back yet
+      assert.match(emu.log(), /PostgreSQL is still unavailable after \d+ attempts \(.*does not exist/);
       // A sender with the SDK's retries, started during the outage, gets through once it ends.
       const sb = client(emu, { maxRetries: 20, retryDelayInMs: 500, maxRetryDelayInMs: 1000, timeoutInMs: 5000 });
       const retried = sb.createSender(QUEUE).sendMessages({ body: "retried", messageId: "retried-0" });
