@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "amqp_codec.h"
+
 enum { G_PROTOCOL_HEADER, G_FRAME_HEADER, G_FRAME_BODY };
 
 #define FRAME_HEADER_SIZE 8
@@ -61,80 +63,49 @@ static int check_frame_header(amqp_frame_guard *g, char *why, size_t whylen)
 /* ---- transfers: what Proton 0.37 would assert on ---- */
 
 enum { PERF_TRANSFER = 0x14, PERF_DETACH = 0x16, PERF_END = 0x17 };
-#define SKIP_MAX_DEPTH 8 /* described values inside described values */
 
 typedef struct reader {
     const uint8_t *p;
     size_t n, at;
 } reader;
 
-/* Skips one encoded value (AMQP 1.0 part 1 §1.6: the constructor's high
- * nibble gives its width). -1 when it does not fit in what was peeked. */
-static int skip_value(reader *r, int depth)
+/* One field of a performative's list, read with the codec (amqp_codec.h).
+ * -1 when it is malformed or does not fit in what was peeked. */
+static int next_field(reader *r, amqp_val *v)
 {
-    if (r->at >= r->n || depth > SKIP_MAX_DEPTH)
+    const uint8_t *p = r->p + r->at;
+    if (amqp_read(&p, r->p + r->n, v))
         return -1;
-    uint8_t c = r->p[r->at++];
-    if (c == 0x00) /* described: a descriptor, then the value */
-        return skip_value(r, depth + 1) || skip_value(r, depth + 1) ? -1 : 0;
-    size_t w;
-    switch (c >> 4) {
-    case 0x4: w = 0; break;
-    case 0x5: w = 1; break;
-    case 0x6: w = 2; break;
-    case 0x7: w = 4; break;
-    case 0x8: w = 8; break;
-    case 0x9: w = 16; break;
-    case 0xa: case 0xc: case 0xe: /* 1-byte size, then that many bytes */
-        if (r->at >= r->n)
-            return -1;
-        w = 1 + (size_t)r->p[r->at];
-        break;
-    case 0xb: case 0xd: case 0xf: /* 4-byte size */
-        if (r->n - r->at < 4)
-            return -1;
-        w = 4 + (size_t)be32(r->p + r->at);
-        break;
-    default:
-        return -1;
-    }
-    if (w > r->n - r->at)
-        return -1;
-    r->at += w;
+    r->at = (size_t)(p - r->p);
     return 0;
 }
 
 /* A uint field: 1 present, 0 null, -1 another type or cut short. */
-static int read_uint(reader *r, uint32_t *v)
+static int read_uint(reader *r, uint32_t *out)
 {
-    if (r->at >= r->n)
+    amqp_val v;
+    uint64_t u;
+    if (next_field(r, &v))
         return -1;
-    uint8_t c = r->p[r->at];
-    size_t w = c == 0x43 || c == 0x40 ? 1 : c == 0x52 ? 2 : c == 0x70 ? 5 : 0;
-    if (!w || w > r->n - r->at)
+    if (amqp_val_is_null(&v))
+        return 0;
+    if ((v.code != 0x43 && v.code != 0x52 && v.code != 0x70) || !amqp_val_u64(&v, &u))
         return -1;
-    *v = c == 0x52 ? r->p[r->at + 1] : c == 0x70 ? be32(r->p + r->at + 1) : 0;
-    r->at += w;
-    return c != 0x40;
+    *out = (uint32_t)u;
+    return 1;
 }
 
 /* A boolean field (null reads false); -1 for another type or cut short. */
-static int read_bool(reader *r, bool *v)
+static int read_bool(reader *r, bool *out)
 {
-    if (r->at >= r->n)
+    amqp_val v;
+    if (next_field(r, &v))
         return -1;
-    uint8_t c = r->p[r->at];
-    if (c == 0x41 || c == 0x42 || c == 0x40) {
-        *v = c == 0x41;
-        r->at++;
+    if (amqp_val_is_null(&v)) {
+        *out = false;
         return 0;
     }
-    if (c == 0x56 && r->n - r->at >= 2 && r->p[r->at + 1] <= 1) {
-        *v = r->p[r->at + 1];
-        r->at += 2;
-        return 0;
-    }
-    return -1;
+    return amqp_val_bool(&v, out) ? 0 : -1;
 }
 
 /* Opens the performative's list; *count is how many fields it has. */
@@ -187,7 +158,7 @@ static int check_transfer(amqp_frame_guard *g, reader *r, char *why, size_t whyl
                  : i == 1 ? (has_id = read_uint(r, &id))
                  : i == 5 ? read_bool(r, &more)
                  : i == 9 ? read_bool(r, &aborted)
-                          : skip_value(r, 0);
+                          : next_field(r, &(amqp_val){0});
         if (rc < 0)
             return fail(why, whylen, "a transfer's fields cannot be read (or exceed what the guard reads)");
     }
