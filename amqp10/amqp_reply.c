@@ -102,6 +102,7 @@ void amqp_reply_send(amqp_link *via, pn_message_t *req, pn_message_t *resp)
     }
     size_t cap = 1024;
     char *buf = NULL;
+    bool sent = false;
     for (;;) {
         char *nb = ent_realloc(buf, cap);
         if (!nb)
@@ -120,9 +121,14 @@ void amqp_reply_send(amqp_link *via, pn_message_t *req, pn_message_t *resp)
             pn_link_send(out->pn, buf, len);
             pn_link_advance(out->pn);
             pn_delivery_settle(d);
+            sent = true;
         }
         break;
     }
     ent_free(buf);
     pn_message_free(resp);
+    /* A reply that cannot be written must not leave its caller waiting for
+     * its timeout: the reply link ends, and the SDK's request fails now. */
+    if (!sent)
+        amqp_link_detach_error(out, SB_ERR_INTERNAL, "The emulator could not encode the reply (out of memory).");
 }
