@@ -14,10 +14,14 @@ TMPDIR=$(mktemp -d /tmp/sbemu-faults.XXXXXX)
 chmod 755 "$TMPDIR" # the embedded PostgreSQL runs as the postgres user
 export TMPDIR
 # a killed run may leave its tmpfs mounted and processes running in it
+# (it must not fail itself: under set -e a failing command in an EXIT trap
+# becomes the script's exit status, and "no mount left" is grep finding nothing)
 cleanup() {
   pkill -KILL -f -- "--data-dir $TMPDIR/" 2>/dev/null || true
-  findmnt -rn -o TARGET | grep "^$TMPDIR/" | while read -r m; do umount -l "$m" || true; done
+  { findmnt -rn -o TARGET | grep "^$TMPDIR/" | while read -r m; do umount -l "$m"; done; } || true
   rm -rf "$TMPDIR"
 }
 trap cleanup EXIT
-node ../faults/faults.js --cycles "${1:-6}"
+rc=0
+node ../faults/faults.js --cycles "${1:-6}" || rc=$?
+exit "$rc"
