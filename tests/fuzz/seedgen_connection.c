@@ -224,6 +224,16 @@ static pn_message_t *app_message(const char *id, const char *session_id, const c
     return m;
 }
 
+/* Sends app_message(id, session_id, body) on l (state: 0, or a transactional
+ * state with txn_id). */
+static void send_app(gen *g, pn_link_t *l, uint64_t state, const pn_bytes_t *txn_id, const char *id,
+                     const char *session_id, const char *body)
+{
+    pn_message_t *m = app_message(id, session_id, body);
+    send_msg(g, l, m, state, txn_id);
+    pn_message_free(m);
+}
+
 static void base64url_sig(const char *sr_enc, char *out, size_t outlen)
 {
     char msg[256];
@@ -552,9 +562,7 @@ static void scenario_send(const char *dir, const char *name, sasl_kind sasl, con
     put_token(&g);
     pn_link_t *s = attach(&g, true, "sender-q", "q", NULL);
     open_link(&g, s, 0);
-    pn_message_t *m = app_message("m1", NULL, "{\"hello\":1}");
-    send_msg(&g, s, m, 0, NULL);
-    pn_message_free(m);
+    send_app(&g, s, 0, NULL, "m1", NULL, "{\"hello\":1}");
     close_link(&g, s);
     finish(&g, dir, name, header);
 }
@@ -571,9 +579,7 @@ static void scenario_multiframe(const char *dir, const uint8_t header[4])
     char body[3000];
     memset(body, 'x', sizeof body - 1);
     body[sizeof body - 1] = 0;
-    pn_message_t *m = app_message("big", NULL, body);
-    send_msg(&g, s, m, 0, NULL);
-    pn_message_free(m);
+    send_app(&g, s, 0, NULL, "big", NULL, body);
     finish(&g, dir, "send_multiframe", header);
 }
 
@@ -584,9 +590,7 @@ static void scenario_receive(const char *dir, const uint8_t header[4])
     put_token(&g);
     pn_link_t *s = attach(&g, true, "sender-q", "q", NULL);
     open_link(&g, s, 0);
-    pn_message_t *m = app_message("m1", NULL, "{\"hello\":1}");
-    send_msg(&g, s, m, 0, NULL);
-    pn_message_free(m);
+    send_app(&g, s, 0, NULL, "m1", NULL, "{\"hello\":1}");
     pn_link_t *r = attach(&g, false, "receiver-q", "q", NULL);
     open_link(&g, r, 8);
     static const uint64_t outcomes[] = {PN_ACCEPTED, PN_RELEASED, PN_MODIFIED, PN_REJECTED};
@@ -611,9 +615,7 @@ static void scenario_topic(const char *dir, const uint8_t header[4])
     pn_link_t *s = attach(&g, true, "sender-t", "t", NULL);
     open_link(&g, s, 0);
     for (int i = 0; i < 2; i++) {
-        pn_message_t *m = app_message(i ? "t2" : "t1", NULL, "topic body");
-        send_msg(&g, s, m, 0, NULL);
-        pn_message_free(m);
+        send_app(&g, s, 0, NULL, i ? "t2" : "t1", NULL, "topic body");
     }
     pn_link_t *r = attach(&g, false, "receiver-s", "t/Subscriptions/s", NULL);
     open_link(&g, r, 4);
@@ -621,9 +623,7 @@ static void scenario_topic(const char *dir, const uint8_t header[4])
     settle_received(&g, r, accept, 1);
     pn_link_t *fq = attach(&g, true, "sender-fq", "fq", NULL);
     open_link(&g, fq, 0);
-    pn_message_t *m = app_message("f1", NULL, "forwarded");
-    send_msg(&g, fq, m, 0, NULL);
-    pn_message_free(m);
+    send_app(&g, fq, 0, NULL, "f1", NULL, "forwarded");
     finish(&g, dir, "topic", header);
 }
 
@@ -661,9 +661,7 @@ static void scenario_session(const char *dir, const uint8_t header[4])
     put_token(&g);
     pn_link_t *s = attach(&g, true, "sender-sq", "sq", NULL);
     open_link(&g, s, 0);
-    pn_message_t *m = app_message("sm1", "s1", "in a session");
-    send_msg(&g, s, m, 0, NULL);
-    pn_message_free(m);
+    send_app(&g, s, 0, NULL, "sm1", "s1", "in a session");
     pn_link_t *r = attach(&g, false, "session-receiver", "sq", NULL);
     pn_data_t *f = pn_terminus_filter(pn_link_source(r));
     pn_data_put_map(f);
@@ -752,9 +750,7 @@ static void scenario_txn(const char *dir, const uint8_t header[4])
     pn_bytes_t id = declared_id(declare, idbuf, sizeof idbuf);
     pn_link_t *s = attach(&g, true, "sender-q", "q", NULL);
     open_link(&g, s, 0);
-    pn_message_t *m = app_message("tx1", NULL, "in a transaction");
-    send_msg(&g, s, m, AMQP_TXN_STATE, &id);
-    pn_message_free(m);
+    send_app(&g, s, AMQP_TXN_STATE, &id, "tx1", NULL, "in a transaction");
     pn_link_t *r = attach(&g, false, "receiver-q", "q", NULL);
     open_link(&g, r, 2);
     pn_delivery_t *d;
