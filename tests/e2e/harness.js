@@ -461,6 +461,22 @@ function ackingLoad(script, env) {
 }
 
 /**
+ * Wraps a test body that drives emu itself: on failure the emulator's log is
+ * printed and its temp dir kept (emu.failed), then the error is thrown again.
+ */
+function guarded(emu, fn) {
+  return async (...args) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      emu.failed = true;
+      emu.dumpLog(err && err.message);
+      throw err;
+    }
+  };
+}
+
+/**
  * A PostgreSQL cluster of its own (initdb in a temp dir, TCP on a free port),
  * for --postgres tests. Returns { conninfo, port, start(), stop(mode), cleanup() };
  * it runs as the postgres user when we are root, as PostgreSQL insists.
@@ -512,6 +528,7 @@ function cpuSeconds(pid) {
 }
 
 module.exports = {
+  guarded,
   externalPostgres,
   cpuSeconds,
   BIN,

@@ -5,7 +5,7 @@
 const assert = require("node:assert/strict");
 const { describe, test, after } = require("node:test");
 const { ServiceBusClient } = require("@azure/service-bus");
-const { Emulator, ackingLoad, externalPostgres, postmasterPid, alive } = require("./harness");
+const { Emulator, ackingLoad, externalPostgres, guarded, postmasterPid, alive } = require("./harness");
 const { PEEK_LOCK } = require("./js/util");
 
 const N = 100;
@@ -78,18 +78,6 @@ async function receiveAll(emu, tag) {
   } finally {
     await sb.close();
   }
-}
-
-function guarded(emu, fn) {
-  return async () => {
-    try {
-      await fn();
-    } catch (err) {
-      emu.failed = true;
-      emu.dumpLog(err && err.message);
-      throw err;
-    }
-  };
 }
 
 describe("crash and restart", () => {

@@ -12,7 +12,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { describe, test, after } = require("node:test");
 const { ServiceBusClient } = require("@azure/service-bus");
-const { Emulator, externalPostgres, httpGet, postmasterPid, alive, cpuSeconds, sleep } = require("../harness");
+const { Emulator, externalPostgres, guarded, httpGet, postmasterPid, alive, cpuSeconds, sleep } = require("../harness");
 const { PEEK_LOCK } = require("./util");
 
 const QUEUE = "outage";
@@ -103,7 +103,7 @@ describe("PostgreSQL outage", () => {
   test("embedded: the postmaster is killed and cannot start at first; sbemu waits idle, answers server-busy, and restarts it once it can", { timeout: 120000 }, async () => {
     const emu = new Emulator({ name: "outage-emb", queues: [QUEUE] });
     emus.push(emu);
-    try {
+    await guarded(emu, async () => {
       await emu.start();
       await sendSome(emu, "before", BEFORE);
       // Keep the cluster from starting again (as a vanished volume would), then kill it.
@@ -130,17 +130,13 @@ describe("PostgreSQL outage", () => {
       await receiveExpect(emu, [...ids("before", BEFORE), "retried-0", ...ids("after", 5)]);
       assert.match(emu.log(), /PostgreSQL is back after/);
       await emu.stop();
-    } catch (err) {
-      emu.failed = true;
-      emu.dumpLog(err && err.message);
-      throw err;
-    }
+    })();
   });
 
   test("embedded: killing the postmaster three times in a row under a receiver; each time it comes back by itself", { timeout: 120000 }, async () => {
     const emu = new Emulator({ name: "outage-kills", queues: [QUEUE] });
     emus.push(emu);
-    try {
+    await guarded(emu, async () => {
       await emu.start();
       for (let round = 0; round < 3; round++) {
         await sendSome(emu, `round${round}`, 10);
@@ -149,11 +145,7 @@ describe("PostgreSQL outage", () => {
         await receiveExpect(emu, ids(`round${round}`, 10));
       }
       await emu.stop();
-    } catch (err) {
-      emu.failed = true;
-      emu.dumpLog(err && err.message);
-      throw err;
-    }
+    })();
   });
 
   test("--postgres: the external server stops; sbemu answers server-busy, idles, and reconnects when it is back", { timeout: 120000 }, async (t) => {
@@ -161,7 +153,7 @@ describe("PostgreSQL outage", () => {
     t.after(() => pg.cleanup());
     const emu = new Emulator({ name: "outage-ext", queues: [QUEUE], args: ["--postgres", pg.conninfo] });
     emus.push(emu);
-    try {
+    await guarded(emu, async () => {
       await emu.start();
       await sendSome(emu, "before", BEFORE);
       pg.stop("immediate");
@@ -171,10 +163,6 @@ describe("PostgreSQL outage", () => {
       await sendSome(emu, "after", 5);
       await receiveExpect(emu, [...ids("before", BEFORE), ...ids("after", 5)]);
       await emu.stop();
-    } catch (err) {
-      emu.failed = true;
-      emu.dumpLog(err && err.message);
-      throw err;
-    }
+    })();
   });
 });
