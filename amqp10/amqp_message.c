@@ -5,30 +5,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ent_queue.h"
+
 static void set_err(char *err, size_t errlen, const char *msg)
 {
     if (err && errlen)
         snprintf(err, errlen, "%s", msg);
 }
 
-/* Prints any message-id type (string, ulong, uuid, binary) the way .NET shows it. */
-static size_t utf8_count(const uint8_t *d, size_t n)
-{
-    size_t chars = 0;
-    for (size_t i = 0; i < n; i++)
-        chars += (d[i] & 0xC0) != 0x80;
-    return chars;
-}
-
-/* Writes the printable form of an id (cut to outlen) and returns its length
- * in characters, uncut. */
-static size_t format_id(const amqp_val *v, char *out, size_t outlen)
+/* Writes any message-id type (string, ulong, uuid, binary) the way .NET shows
+ * it (cut to outlen) and returns its length in characters, uncut (-1 for a
+ * string that is not UTF-8). Ids over the limits are refused by whoever stores the message (ent_message_ids_check);
+ * parsing goes on past them, so that a batch stays a batch. */
+static long format_id(const amqp_val *v, char *out, size_t outlen)
 {
     const uint8_t *d;
     size_t n;
     uint64_t u;
     if (amqp_val_bytes(v, &d, &n) && v->code != 0xa0 && v->code != 0xb0) {
-        size_t chars = utf8_count(d, n);
+        long chars = ent_utf8_length_n((const char *)d, n);
         if (n >= outlen)
             n = outlen - 1;
         memcpy(out, d, n);
@@ -45,26 +40,11 @@ static size_t format_id(const amqp_val *v, char *out, size_t outlen)
         for (size_t i = 0; i < n && o + 3 < outlen; i++)
             o += (size_t)snprintf(out + o, outlen - o, "%02x", d[i]);
         out[o] = 0;
-        return 2 * n;
+        return (long)(2 * n);
     } else {
         out[0] = 0;
     }
-    return strlen(out);
-}
-
-sb_status amqp_msg_check_ids(const amqp_msg *m, char *desc, size_t desclen)
-{
-    if (m->has_message_id && m->message_id_chars > ENT_MESSAGE_ID_MAX) {
-        snprintf(desc, desclen, "The MessageId is %zu characters long; the limit is %d.", m->message_id_chars,
-                 ENT_MESSAGE_ID_MAX);
-        return SB_ERR_ARGUMENT;
-    }
-    if (m->has_session_id && m->session_id_chars > ENT_SESSION_ID_MAX) {
-        snprintf(desc, desclen, "The SessionId is %zu characters long; the limit is %d.", m->session_id_chars,
-                 ENT_SESSION_ID_MAX);
-        return SB_ERR_ARGUMENT;
-    }
-    return SB_OK;
+    return (long)strlen(out);
 }
 
 /* Reads field `index` of a described list section; returns false if absent. */
@@ -101,9 +81,9 @@ static void extract_properties(const amqp_val *v, amqp_msg *m)
     size_t n;
     if (list_field(v, 10, &f) && amqp_val_bytes(&f, &d, &n)) {
         m->has_session_id = true;
-        m->session_id_chars = utf8_count(d, n);
+        m->session_id_chars = ent_utf8_length_n((const char *)d, n);
         if (n >= sizeof m->session_id)
-            n = sizeof m->session_id - 1; /* refused by amqp_msg_check_ids */
+            n = sizeof m->session_id - 1; /* refused by ent_message_ids_check */
         memcpy(m->session_id, d, n);
         m->session_id[n] = 0;
     }

@@ -12,7 +12,6 @@
 #include "amqp_codec.h"
 #include "ent_lengths.h"
 #include "ent_session.h"
-#include "ent_status.h"
 
 /* Section descriptors, AMQP 1.0 part 3 §3.2. */
 enum {
@@ -41,22 +40,16 @@ typedef struct amqp_msg {
     /* Extracted for the store and the rules. */
     bool has_message_id;
     char message_id[ENT_MESSAGE_ID_SIZE]; /* printable form of any id type */
-    size_t message_id_chars;              /* its length in characters, however long (amqp_msg_check_ids) */
+    long message_id_chars;                /* its length in characters, however long; -1 not UTF-8 (ent_message_ids_check) */
     bool has_session_id;
     char session_id[ENT_SESSION_ID_SIZE]; /* properties.group-id */
-    size_t session_id_chars;
+    long session_id_chars;
     int64_t ttl_ms;                       /* header.ttl, -1 when absent */
     int64_t scheduled_enqueue_ms;         /* x-opt-scheduled-enqueue-time, 0 when absent */
 } amqp_msg;
 
 /* Parses a whole bare message. Returns 0, or -1 with a reason in err. */
 int amqp_msg_parse(const uint8_t *buf, size_t len, amqp_msg *m, char *err, size_t errlen);
-
-/* SB_OK, or SB_ERR_ARGUMENT with a text naming the limit when the MessageId
- * (ENT_MESSAGE_ID_MAX) or SessionId (ENT_SESSION_ID_MAX) is longer than
- * Service Bus takes. Parsing keeps going past them (a batch stays a batch):
- * whoever stores a message asks this first. */
-sb_status amqp_msg_check_ids(const amqp_msg *m, char *desc, size_t desclen);
 
 /* True when every body section is a `data` section holding a whole message:
  * the Service Bus batch format (message-format 0x80013700, which Proton 0.37

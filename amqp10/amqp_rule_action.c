@@ -12,6 +12,8 @@
 #include "amqp_filter_msg.h"
 #include "ent_alloc.h"
 #include "ent_duration.h"
+#include "ent_message_rules.h"
+#include "ent_queue.h"
 
 #define OVERLAY_INITIAL_CAP 8
 /* How the .NET SDK sends a TimeSpan application property (AmqpMessageConverter). */
@@ -115,14 +117,6 @@ static ov_prop *find_user(const overlay *o, const uint8_t *name, size_t len)
     return NULL;
 }
 
-static size_t utf8_chars(const char *s, size_t n)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
-
 /* What Service Bus' own setters refuse (BrokeredMessage/ServiceBusMessage):
  * a non-positive TimeToLive, ids and keys over 128 characters. */
 static bool sys_acceptable(ent_filter_sys id, const ent_filter_value *v)
@@ -132,10 +126,10 @@ static bool sys_acceptable(ent_filter_sys id, const ent_filter_value *v)
     switch (id) {
     case ENT_SYS_TIME_TO_LIVE: return v->u.i > 0;
     case ENT_SYS_SESSION_ID:
-    case ENT_SYS_REPLY_TO_SESSION_ID: return utf8_chars(v->u.s.ptr, v->u.s.len) <= ENT_SESSION_ID_MAX;
+    case ENT_SYS_REPLY_TO_SESSION_ID: return ent_message_ids_check(0, ent_utf8_length_n(v->u.s.ptr, v->u.s.len), NULL, 0) == SB_OK;
     case ENT_SYS_MESSAGE_ID:
     case ENT_SYS_PARTITION_KEY:
-    case ENT_SYS_VIA_PARTITION_KEY: return utf8_chars(v->u.s.ptr, v->u.s.len) <= ENT_MESSAGE_ID_MAX;
+    case ENT_SYS_VIA_PARTITION_KEY: return ent_message_ids_check(ent_utf8_length_n(v->u.s.ptr, v->u.s.len), 0, NULL, 0) == SB_OK;
     default: return true;
     }
 }

@@ -236,7 +236,8 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
         } else {
             const ent_route *route = &lk->route;
             for (size_t i = 0; i < n; i++) {
-                sb_status st = amqp_msg_check_ids(&parsed[i], desc, sizeof desc);
+                sb_status st = ent_message_ids_check(parsed[i].message_id_chars, parsed[i].session_id_chars, desc,
+                                                     sizeof desc);
                 if (st == SB_OK)
                     st = ent_session_send_check(route->send_target_requires_session, lk->entity.name,
                                                 msgs[i].session_id != NULL, desc, sizeof desc);

@@ -25,38 +25,6 @@ static const char *const correlation_keys[MGMT_RULE_CORRELATION_FIELDS] = {
     "correlation-id", "message-id", "to", "reply-to", "label", "session-id", "reply-to-session-id", "content-type",
 };
 
-/* ---- UTF-8 ---- */
-
-/* Code points in s, or -1 when it is not UTF-8 (PostgreSQL and the JSON
- * columns would refuse it later, with a worse message). */
-static long utf8_chars(const char *s, size_t len)
-{
-    long n = 0;
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = (unsigned char)s[i];
-        size_t extra;
-        if (c < 0x80)
-            extra = 0;
-        else if (c >= 0xc2 && c < 0xe0)
-            extra = 1;
-        else if (c >= 0xe0 && c < 0xf0)
-            extra = 2;
-        else if (c >= 0xf0 && c < 0xf5)
-            extra = 3;
-        else
-            return -1;
-        if (extra >= len - i)
-            return -1;
-        for (size_t k = 1; k <= extra; k++)
-            if (((unsigned char)s[i + k] & 0xc0) != 0x80)
-                return -1;
-        i += extra + 1;
-        n++;
-    }
-    return n;
-}
-
 /* Bytes of the first max_chars characters of UTF-8 text s (all of it when
  * shorter), so that a name quoted in an error stays UTF-8. */
 static int utf8_prefix(const char *s, size_t max_chars)
@@ -87,7 +55,7 @@ static int take_string(pn_data_t *d, const char *what, char **out, size_t *outle
         return -1;
     }
     pn_bytes_t b = t == PN_STRING ? pn_data_get_string(d) : pn_data_get_symbol(d);
-    if (utf8_chars(b.start, b.size) < 0 || memchr(b.start, 0, b.size)) {
+    if (ent_utf8_length_n(b.start, b.size) < 0 || memchr(b.start, 0, b.size)) {
         snprintf(err, errlen, "%s is not UTF-8 text.", what);
         return -1;
     }
@@ -247,7 +215,7 @@ static int take_expression(pn_data_t *d, pn_handle_t h, const char *what, char *
 int mgmt_rule_name_check(const char *name, size_t len, sb_status *st, char *err, size_t errlen)
 {
     *st = SB_ERR_ARGUMENT;
-    long chars = utf8_chars(name, len);
+    long chars = ent_utf8_length_n(name, len);
     bool blank = true;
     for (size_t i = 0; i < len && blank; i++)
         blank = name[i] == ' ' || (name[i] >= '\t' && name[i] <= '\r');

@@ -216,7 +216,7 @@ void mgmt_schedule(mgmt_req *r)
             break;
         }
         const amqp_msg *m = &e->parsed;
-        if ((st = amqp_msg_check_ids(m, why, sizeof why)) != SB_OK) {
+        if ((st = ent_message_ids_check(m->message_id_chars, m->session_id_chars, why, sizeof why)) != SB_OK) {
             snprintf(err, sizeof err, "The request body's 'messages' item %zu: %s", n, why);
             break;
         }

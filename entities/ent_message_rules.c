@@ -1,6 +1,11 @@
 /* See ent_message_rules.h. */
 #include "ent_message_rules.h"
 
+#include <stdio.h>
+
+#include "ent_lengths.h"
+#include "ent_session.h"
+
 int64_t ent_effective_ttl_ms(int64_t message_ttl_ms, int64_t entity_default_ttl_ms)
 {
     if (message_ttl_ms < 0)
@@ -37,4 +42,23 @@ void ent_lock_token_swap(const uint8_t in[16], uint8_t out[16])
         tmp[i] = in[order[i]];
     for (int i = 0; i < 16; i++)
         out[i] = tmp[i];
+}
+
+static sb_status id_check(const char *what, long chars, int limit, char *err, size_t errlen)
+{
+    if (chars < 0) {
+        snprintf(err, errlen, "The %s is not UTF-8 text.", what);
+        return SB_ERR_ARGUMENT;
+    }
+    if (chars > limit) {
+        snprintf(err, errlen, "The %s is %ld characters long; the limit is %d.", what, chars, limit);
+        return SB_ERR_ARGUMENT;
+    }
+    return SB_OK;
+}
+
+sb_status ent_message_ids_check(long message_id_chars, long session_id_chars, char *err, size_t errlen)
+{
+    sb_status st = id_check("MessageId", message_id_chars, ENT_MESSAGE_ID_MAX, err, errlen);
+    return st != SB_OK ? st : id_check("SessionId", session_id_chars, ENT_SESSION_ID_MAX, err, errlen);
 }

@@ -70,11 +70,13 @@ const char *ent_value_type_name(ent_value_type t)
     return "an unknown type";
 }
 
-long ent_utf8_length(const char *s)
+long ent_utf8_length(const char *s) { return ent_utf8_length_n(s, strlen(s)); }
+
+long ent_utf8_length_n(const char *s, size_t len)
 {
     long n = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
         int extra;
         if (*p < 0x80)
             extra = 0;
@@ -87,6 +89,8 @@ long ent_utf8_length(const char *s)
         else
             return -1;
         p++;
+        if (end - p < extra)
+            return -1;
         for (int i = 0; i < extra; i++, p++)
             if ((*p & 0xC0) != 0x80)
                 return -1;

@@ -283,5 +283,7 @@ sb_status ent_check_child_name(const char *kind, const char *name, size_t max_ch
 
 /* Number of code points in a UTF-8 string, or -1 if it is not valid UTF-8. */
 long ent_utf8_length(const char *s);
+/* The same for len bytes that need not end in a NUL (a span of the wire). */
+long ent_utf8_length_n(const char *s, size_t len);
 
 #endif

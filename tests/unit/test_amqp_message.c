@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "amqp_message.h"
+#include "ent_message_rules.h"
 
 static size_t encode(pn_message_t *m, char *buf, size_t cap)
 {
@@ -220,7 +221,7 @@ static void test_malformed_inputs(void **state)
 }
 
 /* Ids up to their limit in characters are kept whole, whatever their bytes;
- * one character more is refused by amqp_msg_check_ids with the limit named,
+ * one character more is refused by ent_message_ids_check with the limit named,
  * and the parse itself still succeeds (a batch stays a batch). */
 static void test_id_limits(void **state)
 {
@@ -235,13 +236,13 @@ static void test_id_limits(void **state)
     assert_int_equal(amqp_msg_parse((uint8_t *)buf, encode(m, buf, sizeof buf), &v, NULL, 0), 0);
     assert_string_equal(v.message_id, id);
     assert_int_equal(v.message_id_chars, ENT_MESSAGE_ID_MAX);
-    assert_int_equal(amqp_msg_check_ids(&v, desc, sizeof desc), SB_OK);
+    assert_int_equal(ent_message_ids_check(v.message_id_chars, v.session_id_chars, desc, sizeof desc), SB_OK);
     pn_message_free(m);
     /* 129 characters: refused, naming the limit */
     strcat(id, "a");
     m = sample(id, "x");
     assert_int_equal(amqp_msg_parse((uint8_t *)buf, encode(m, buf, sizeof buf), &v, NULL, 0), 0);
-    assert_int_equal(amqp_msg_check_ids(&v, desc, sizeof desc), SB_ERR_ARGUMENT);
+    assert_int_equal(ent_message_ids_check(v.message_id_chars, v.session_id_chars, desc, sizeof desc), SB_ERR_ARGUMENT);
     assert_non_null(strstr(desc, "MessageId is 129 characters"));
     assert_non_null(strstr(desc, "limit is 128"));
     pn_message_free(m);
@@ -252,7 +253,7 @@ static void test_id_limits(void **state)
     m = sample("short", "x");
     pn_message_set_group_id(m, group);
     assert_int_equal(amqp_msg_parse((uint8_t *)buf, encode(m, buf, sizeof buf), &v, NULL, 0), 0);
-    assert_int_equal(amqp_msg_check_ids(&v, desc, sizeof desc), SB_ERR_ARGUMENT);
+    assert_int_equal(ent_message_ids_check(v.message_id_chars, v.session_id_chars, desc, sizeof desc), SB_ERR_ARGUMENT);
     assert_non_null(strstr(desc, "SessionId is 129 characters"));
     pn_message_free(m);
 }
