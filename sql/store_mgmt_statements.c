@@ -213,11 +213,13 @@ static const stmt_def mgmt_stmt_defs[] = {
      "WITH d AS (DELETE FROM rules WHERE subscription_id = $1 AND lower(name) = lower($2) RETURNING 1)"
      " SELECT count(*) FROM d",
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
-    /* enumerate-rules: $1 subscription, $2 skip, $3 top; columns in store_rule's order. */
+    /* enumerate-rules: $1 subscription, $2 skip, $3 top; columns in store_rule's order. Pages come
+     * in rule-name order, as Service Bus lists them ($Default, correlationRule, sqlRule), not in the
+     * order the rules were made; "C" so that the order does not hang on the database's locale. */
     {STMT_RULE_LIST,
      "SELECT name, filter_type, sql_expression, correlation::text, filter_parameters::text, action_expression,"
      " action_parameters::text, sbemu_ms(created_at) FROM rules WHERE subscription_id = $1"
-     " ORDER BY created_at, name OFFSET $2 LIMIT $3",
+     " ORDER BY lower(name) COLLATE \"C\", name COLLATE \"C\" OFFSET $2 LIMIT $3",
      3, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
 };
 
