@@ -230,24 +230,24 @@ static void test_add_list_remove(void **state)
     list_answer l;
     list(sub[0], 0, 100, &l);
     assert_int_equal(l.n, 4);
-    /* $Default (made by the trigger with now(), years after T0) comes last; ties go by name */
-    assert_string_equal(l.names[0], "Big-Red");
-    assert_string_equal(l.names[1], "corr");
-    assert_string_equal(l.names[2], "never");
-    assert_string_equal(l.names[3], "$Default");
-    assert_string_equal(l.text[0], "Sql|color = @c|<null>|{\"@c\": \"red\"}|SET n = @n|"
-                                   "{\"@n\": {\"type\": \"timespan\", \"value\": \"00:01:30\"}}|1700000000000");
-    assert_string_equal(l.text[1], "Correlation|<null>|{\"Label\": \"l\", \"Properties\": {\"n\": 7}}|<null>|<null>|"
-                                   "<null>|1700000000001");
-    assert_string_equal(l.text[2], "False|<null>|<null>|<null>|<null>|<null>|1700000000001");
+    /* in rule-name order (lower case, then as written), as Service Bus lists them: "$" sorts first */
+    assert_string_equal(l.names[0], "$Default");
+    assert_string_equal(l.names[1], "Big-Red");
+    assert_string_equal(l.names[2], "corr");
+    assert_string_equal(l.names[3], "never");
     static const char true_row[] = "True|<null>|<null>|<null>|<null>|<null>|";
-    assert_memory_equal(l.text[3], true_row, strlen(true_row));
+    assert_memory_equal(l.text[0], true_row, strlen(true_row));
+    assert_string_equal(l.text[1], "Sql|color = @c|<null>|{\"@c\": \"red\"}|SET n = @n|"
+                                   "{\"@n\": {\"type\": \"timespan\", \"value\": \"00:01:30\"}}|1700000000000");
+    assert_string_equal(l.text[2], "Correlation|<null>|{\"Label\": \"l\", \"Properties\": {\"n\": 7}}|<null>|<null>|"
+                                   "<null>|1700000000001");
+    assert_string_equal(l.text[3], "False|<null>|<null>|<null>|<null>|<null>|1700000000001");
 
     /* paging */
     list(sub[0], 1, 2, &l);
     assert_int_equal(l.n, 2);
-    assert_string_equal(l.names[0], "corr");
-    assert_string_equal(l.names[1], "never");
+    assert_string_equal(l.names[0], "Big-Red");
+    assert_string_equal(l.names[1], "corr");
     list(sub[0], 4, 10, &l);
     assert_int_equal(l.n, 0);
 
