@@ -611,6 +611,7 @@ sb_status ent_topic_props_init(ent_topic_props *t, const char *name, char *err, 
     t->status = ENT_ENTITY_ACTIVE;
     t->max_size_in_megabytes = ENT_DEFAULT_MAX_SIZE_IN_MEGABYTES;
     t->enable_batched_operations = 1;
+    t->support_ordering = 1; /* Service Bus's default for a topic; the admin clients read it back */
     sb_status st = ent_check_entity_path("topic name", name, err, errlen);
     if (st == SB_OK)
         copy_text(t->name, sizeof t->name, name);

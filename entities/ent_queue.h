@@ -166,7 +166,7 @@ typedef struct ent_topic_props {
     int32_t max_size_in_megabytes;                 /* 1024 */
     int enable_batched_operations;                 /* true */
     int enable_partitioning;                       /* false */
-    int support_ordering;                          /* false */
+    int support_ordering;                          /* true */
     char user_metadata[ENT_USER_METADATA_SIZE];
 } ent_topic_props;
 

@@ -80,7 +80,7 @@ static void test_topic_and_subscription_defaults(void **state)
     assert_true(t.auto_delete_on_idle_ms == ENT_DURATION_UNLIMITED);
     assert_int_equal(t.max_size_in_megabytes, 1024);
     assert_true(t.enable_batched_operations);
-    assert_false(t.support_ordering);
+    assert_true(t.support_ordering);
     assert_false(t.enable_partitioning);
     assert_int_equal(t.status, ENT_ENTITY_ACTIVE);
     assert_int_equal(ent_topic_validate(&t, err, sizeof err), SB_OK);
@@ -503,7 +503,7 @@ static void test_setter_every_topic_property(void **state)
     assert_int_equal(ent_topic_set(&t, "MaxSizeInMegabytes", ent_value_int(5120), err, sizeof err), SB_OK);
     assert_int_equal(ent_topic_set(&t, "EnableBatchedOperations", ent_value_bool(0), err, sizeof err), SB_OK);
     assert_int_equal(ent_topic_set(&t, "EnablePartitioning", ent_value_bool(1), err, sizeof err), SB_OK);
-    assert_int_equal(ent_topic_set(&t, "SupportOrdering", ent_value_bool(1), err, sizeof err), SB_OK);
+    assert_int_equal(ent_topic_set(&t, "SupportOrdering", ent_value_bool(0), err, sizeof err), SB_OK);
     assert_int_equal(ent_topic_set(&t, "UserMetadata", ent_value_string("m"), err, sizeof err), SB_OK);
     assert_int_equal(t.default_message_time_to_live_ms, 7200000);
     assert_true(t.requires_duplicate_detection);
@@ -513,7 +513,7 @@ static void test_setter_every_topic_property(void **state)
     assert_int_equal(t.max_size_in_megabytes, 5120);
     assert_false(t.enable_batched_operations);
     assert_true(t.enable_partitioning);
-    assert_true(t.support_ordering);
+    assert_false(t.support_ordering);
     assert_string_equal(t.user_metadata, "m");
     /* Queue-only properties are unknown on a topic. */
     assert_int_equal(ent_topic_set(&t, "LockDuration", ent_value_string("PT1M"), err, sizeof err), SB_ERR_NOT_FOUND);

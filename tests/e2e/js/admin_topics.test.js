@@ -50,6 +50,16 @@ emulatorSuite("js admin: topics, subscriptions, rules", { queues: ["fwd-target"]
       assert.equal(again.status, "SendDisabled");
       again.status = "Active";
       await admin.updateTopic(again);
+      // SupportOrdering: true unless told otherwise, as Service Bus answers; false is kept, and updated
+      const plain = await admin.createTopic(`${p}plain`);
+      assert.equal(plain.supportOrdering, true, "a topic made with no options supports ordering");
+      assert.equal((await admin.getTopic(`${p}plain`)).supportOrdering, true);
+      await admin.createTopic(`${p}unordered`, { supportOrdering: false });
+      const unordered = await admin.getTopic(`${p}unordered`);
+      assert.equal(unordered.supportOrdering, false);
+      unordered.supportOrdering = true;
+      await admin.updateTopic(unordered);
+      assert.equal((await admin.getTopic(`${p}unordered`)).supportOrdering, true);
       await admin.createSubscription(`${p}topic`, "a");
       await admin.createSubscription(`${p}topic`, "b");
       const sender = ctx.client().createSender(`${p}topic`);
