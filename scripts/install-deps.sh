@@ -11,7 +11,7 @@ PACKAGES=(
   libqpid-proton11-dev libwebsockets-dev libssl-dev openssl
   libpq-dev postgresql-15
   libjansson-dev libcmocka-dev clang
-  python3-azure python3-uamqp
+  python3-azure python3-uamqp python3-qpid-proton
   curl ca-certificates
 )
 if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs); fi
