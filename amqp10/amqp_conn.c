@@ -127,6 +127,8 @@ static void on_link_closed(pn_link_t *l)
         lk->closed = true;
         lk->parked = false;
         amqp_session_let_go(lk);
+        if (lk->role == LINK_COORDINATOR)
+            amqp_txn_coordinator_closed(lk);
     }
     if (!(pn_link_state(l) & PN_LOCAL_CLOSED))
         pn_link_close(l);

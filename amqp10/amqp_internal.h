@@ -234,6 +234,10 @@ typedef struct amqp_txn amqp_txn;
 #define AMQP_TXN_STATE 0x34 /* transactional-state's descriptor */
 /* A declare or discharge on the coordinator link. */
 void amqp_txn_on_control(amqp_link *lk, pn_delivery_t *d);
+/* The coordinator link lk closed: the transactions it declared and did not
+ * discharge roll back, and their txn-ids are unknown from then on (as Service
+ * Bus does: a transaction lives no longer than its coordinator). */
+void amqp_txn_coordinator_closed(amqp_link *lk);
 /* Whether delivery d (a transfer from the client, or its disposition of one of
  * ours) carries transactional-state. If so *txn is its transaction, or NULL
  * when the id is unknown here (d was then refused and settled). */

@@ -35,10 +35,12 @@
 #define TXN_UNKNOWN_ID "amqp:transaction:unknown-id"
 #define TXN_ROLLBACK "amqp:transaction:rollback"
 
-/* One declared transaction; owned by its connection's list until discharged. */
+/* One declared transaction; owned by its connection's list until discharged,
+ * or until the coordinator link that declared it closes. */
 struct amqp_txn {
     amqp_txn *next;
     amqp_conn *conn;
+    const amqp_link *coord; /* the coordinator it was declared on (not owned) */
     uint8_t id[TXN_ID_LEN];
     ent_txn_state state;
     store_txn *work;
@@ -71,6 +73,22 @@ void amqp_txn_free_all(amqp_conn *c)
 {
     while (c->txns)
         txn_unlink_free(c->txns);
+}
+
+void amqp_txn_coordinator_closed(amqp_link *lk)
+{
+    amqp_conn *c = lk->conn;
+    unsigned n = 0;
+    for (amqp_txn *t = c->txns, *next; t; t = next) {
+        next = t->next;
+        if (t->coord == lk) {
+            txn_unlink_free(t);
+            n++;
+        }
+    }
+    if (n)
+        LOG_INFO("conn %llu: coordinator link '%s' closed: %u open transaction(s) rolled back",
+                 (unsigned long long)c->id, pn_link_name(lk->pn), n);
 }
 
 static amqp_txn *find(amqp_conn *c, pn_bytes_t id)
@@ -252,6 +270,7 @@ static void declare(amqp_link *lk, pn_delivery_t *d)
         return;
     }
     t->conn = c;
+    t->coord = lk;
     t->work = w;
     t->state.declared_ms = ent_clock_wall_ms();
     uint32_t n = ++c->txn_counter, id = (uint32_t)c->id;

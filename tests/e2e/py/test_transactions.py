@@ -21,7 +21,7 @@ from txn_client import ACCEPTED, MODIFIED, REJECTED, TXN_STATE, RawClient  # noq
 from proton import Delivery, Described, Message, symbol, timestamp, ulong  # noqa: E402
 
 QUEUES = ["tx-commit", "tx-rollback", "tx-src", "tx-dst", "tx-lock-b", "tx-via", "tx-via-dest", "tx-limit",
-          "tx-conn", "tx-kinds", "tx-mgmt", "tx-unknown", "tx-symbolic", "tx-sched",
+          "tx-conn", "tx-coord", "tx-kinds", "tx-mgmt", "tx-unknown", "tx-symbolic", "tx-sched",
           {"name": "tx-lock", "properties": {"LockDuration": "PT5S"}}]
 TOPICS = [{"name": "tx-topic", "subscriptions": [{"name": "s1"}, {"name": "s2"}]}]
 emu = None
@@ -186,6 +186,27 @@ class TxnTest(unittest.TestCase):
         s = self.c.sender("tx-conn")
         self.c.send(s, Message(id="k2", body="kept"))
         self.assertEqual(self.bodies("tx-conn", 1), ["kept"])
+
+    def test_closing_the_coordinator_rolls_back_its_transactions(self):
+        # Service Bus ends a transaction with the coordinator link that declared it: what it
+        # sent is dropped, and its txn-id is unknown from then on (a send on it is refused).
+        s = self.c.sender("tx-coord")
+        txn = self.c.declare()
+        self.assert_txn_state(self.c.send(s, Message(id="k1", body="rolled back"), txn), txn)
+        coord = self.c.coordinator
+        coord.close()
+        self.c._wait(lambda: coord.state & coord.REMOTE_CLOSED, "the coordinator's detach")
+        self.c.coordinator = None
+        state, _, cond = self.c.send(s, Message(id="k2", body="too late"), txn)
+        self.assertEqual(state, Delivery.REJECTED, "a send on the closed coordinator's transaction")
+        self.assertEqual(cond.name, "amqp:transaction:unknown-id")
+        self.c.open_coordinator()
+        ok, cond = self.c.discharge(txn)
+        self.assertFalse(ok, "a discharge of the rolled-back transaction on a new coordinator")
+        self.assertEqual(cond.name, "amqp:transaction:unknown-id")
+        self.c.send(s, Message(id="k3", body="kept"))
+        self.assertEqual(self.bodies("tx-coord", 1), ["kept"])
+        self.assertEqual(counts("tx-coord"), (0, 0))
 
     def test_abandon_dead_letter_and_defer_in_a_transaction(self):
         s = self.c.sender("tx-kinds")
