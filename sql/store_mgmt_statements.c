@@ -138,14 +138,18 @@ static const stmt_def mgmt_stmt_defs[] = {
      5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8}},
     /* The receiver let go ($1 entity, $2 session, $3 its token, $4 now): the
      * session is free, and the messages it held unsettled are claimable again
-     * (delivered once more, as Service Bus counts them). A session without a
-     * state leaves no row behind. */
+     * with the DeliveryCount they had before this receiver took them: Service
+     * Bus does not count a delivery in a session closed without settling it
+     * (docs: message-sessions, "Impact of delivery count"; azure-sdk-for-js
+     * #15116), only one whose session lock lapsed. A session without a state
+     * leaves no row behind. */
     {STMT_SESSION_RELEASE,
      "WITH d AS (DELETE FROM sessions WHERE entity_id = $1 AND session_id = $2 AND lock_token = $3"
      "  AND state IS NULL RETURNING 1),"
      " k AS (UPDATE sessions SET lock_token = NULL, locked_until = NULL WHERE entity_id = $1 AND session_id = $2"
      "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
-     " m AS (UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($4)"
+     " m AS (UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($4),"
+     "  delivery_count = greatest(delivery_count - 1, 0)"
      "  WHERE entity_id = $1 AND session_id = $2 AND subqueue = 0 AND state = 0 AND lock_token IS NOT NULL"
      "  AND locked_until > sbemu_ts($4) AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k) RETURNING 1)"
      " SELECT count(*) FROM m",

@@ -19,6 +19,7 @@ const queues = [
   { name: "s-state", properties: S },
   { name: "s-lock", properties: { ...S, LockDuration: "PT30S" } },
   { name: "s-abandon", properties: { ...S, MaxDeliveryCount: 2 } },
+  { name: "s-close", properties: S },
   { name: "s-peek", properties: S },
   { name: "s-defer", properties: S },
   { name: "s-refuse", properties: S },
@@ -130,6 +131,25 @@ emulatorSuite("js sessions", { queues, topics }, (ctx) => {
     const again = await receiveExact(other, 2);
     assert.deepEqual(again.map((x) => `${x.body}:${x.deliveryCount}`), ["1:1", "2:0"]);
     for (const x of again) await other.completeMessage(x);
+    await other.close();
+  });
+
+  ctx.test("closing a session receiver with unsettled messages frees them without raising their DeliveryCount", async () => {
+    // Service Bus counts no delivery for a session closed unsettled (docs: message-sessions,
+    // "Impact of delivery count"; azure-sdk-for-js #15116); a lapsed session lock does count (above).
+    const sb = ctx.client();
+    await sb.createSender("s-close").sendMessages([{ body: 1, sessionId: "K" }, { body: 2, sessionId: "K" }]);
+    const r = await sb.acceptSession("s-close", "K", PEEK_LOCK);
+    const first = await receiveExact(r, 2);
+    assert.deepEqual(first.map((x) => `${x.body}:${x.deliveryCount}`), ["1:0", "2:0"]);
+    await r.close();
+    const other = await ctx.client().acceptSession("s-close", "K", PEEK_LOCK);
+    const again = await receiveExact(other, 2);
+    assert.deepEqual(again.map((x) => `${x.body}:${x.deliveryCount}`), ["1:0", "2:0"]);
+    await other.abandonMessage(again[0]);
+    const [third] = await receiveExact(other, 1);
+    assert.equal(`${third.body}:${third.deliveryCount}`, "1:1", "an abandon still counts");
+    for (const x of [third, again[1]]) await other.completeMessage(x);
     await other.close();
   });
 
