@@ -6,7 +6,7 @@
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
 const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
-const { SWEEP_GRACE_MS, sleep, advance, expectNothing, describe, pollReceive, drain } = require("./qs_util");
+const { SWEEP_GRACE_MS, sleep, advance, expectNothing, describe, pollReceive, drain, rowsGone } = require("./qs_util");
 
 const TTL_REASON = "TTLExpiredException";
 const TTL_DESCRIPTION = "The message expired and was dead lettered.";
@@ -70,6 +70,7 @@ emulatorSuite("js TTL, locks and the DLQ", { queues }, (ctx) => {
     await receiver.abandonMessage(m);
     await expectNothing(receiver, "lock-abandon-drop after abandoning an expired message");
     await receiver.close();
+    assert.deepEqual(await rowsGone(ctx.emu, "lock-abandon-drop"), [], "the expired message's row is still there");
     assert.deepEqual((await drain(sb, "lock-abandon-drop", { dlq: true })).map(describe), [], "DLQ of lock-abandon-drop");
   });
 

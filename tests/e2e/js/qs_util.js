@@ -105,6 +105,23 @@ function psql(emu, sql) {
     "-v", "ON_ERROR_STOP=1", "-Atc", sql], { stdio: ["ignore", "pipe", "pipe"] }).toString().trim();
 }
 
+/** The store's rows of an entity (every subqueue and state), as "MessageId@subqueue". */
+function rowsOf(emu, entity) {
+  const rows = psql(emu, "SELECT coalesce(m.message_id, '') || '@' || m.subqueue FROM messages m" +
+    ` JOIN entities e ON e.id = m.entity_id WHERE e.path = '${entity}' ORDER BY m.sequence_number`);
+  return rows ? rows.split("\n") : [];
+}
+
+/** Polls rowsOf(emu, entity) until it is empty or timeoutMs passed; returns what was left ([] = gone). */
+async function rowsGone(emu, entity, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = rowsOf(emu, entity);
+    if (!rows.length || Date.now() > deadline) return rows;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Awaits promise and returns the error it fails with (AggregateError: the last attempt's), or fails. */
 async function errorOf(promise, what) {
   try {
@@ -117,5 +134,7 @@ async function errorOf(promise, what) {
 }
 
 module.exports = {
+  rowsOf,
+  rowsGone,
   SWEEP_GRACE_MS, sleep, request, clockNow, advance, expectNothing, describe, pollReceive, drain, psql, errorOf,
 };

@@ -71,6 +71,30 @@ class QsTestCase(EmulatorTestCase):
     def ids(self, msgs):
         return [m.message_id for m in msgs]
 
+    def rows(self, entity):
+        """The store's rows of an entity (every subqueue and state), as "MessageId@subqueue"."""
+        out = EMU.psql("SELECT coalesce(m.message_id, '') || '@' || m.subqueue FROM messages m"
+                       " JOIN entities e ON e.id = m.entity_id WHERE e.path = '%s' ORDER BY m.sequence_number" % entity)
+        return out.strip().split("\n") if out.strip() else []
+
+    def wait_until(self, what, timeout=10.0):
+        """Polls what() until it is truthy or timeout seconds passed; returns its last value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            v = what()
+            if v or time.monotonic() > deadline:
+                return v
+            time.sleep(0.1)
+
+    def rows_gone(self, entity, timeout=10.0):
+        """rows(entity) once it is empty, or what is left after timeout seconds."""
+        left = []
+        def gone():
+            left[:] = self.rows(entity)
+            return not left
+        self.wait_until(gone, timeout)
+        return left
+
 
 class TestQueueSemantics(QsTestCase):
     def test_1_ttl_cap_visible_on_received_message(self):
@@ -113,8 +137,10 @@ class TestQueueSemantics(QsTestCase):
     def test_3_expiry_without_dead_lettering_drops(self):
         self.send("py-expire-drop", ServiceBusMessage("dies", message_id="drop-1",
                                                       time_to_live=datetime.timedelta(seconds=10)))
+        self.assertEqual(self.rows("py-expire-drop"), ["drop-1@0"])
         EMU.advance("PT20S")
-        time.sleep(SWEEP_GRACE)
+        # the sweep deletes it with no receiver looking: its row goes
+        self.assertEqual(self.rows_gone("py-expire-drop"), [], "the expired message's row is still there")
         with self.client.get_queue_receiver("py-expire-drop", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE,
                                             max_wait_time=2) as r:
             self.assertEqual(self.ids(r.receive_messages(max_message_count=5, max_wait_time=2)), [],
@@ -237,7 +263,9 @@ class TestQueueSemantics(QsTestCase):
 
     def test_12_auto_delete_on_idle_deletes_the_queue(self):
         EMU.advance("PT6M")
-        time.sleep(SWEEP_GRACE)
+        # the sweep deletes the idle queue with no client looking: wait for its row to go
+        gone = self.wait_until(lambda: EMU.psql("SELECT count(*) FROM queues WHERE name = 'py-idle'").strip() == "0")
+        self.assertTrue(gone, "py-idle is still in the queues table after 10 s")
         with self.assertRaises(ServiceBusError) as ctx:
             with self.client.get_queue_sender("py-idle") as s:
                 s.send_messages(ServiceBusMessage(b"too late"))
