@@ -137,6 +137,11 @@ async function drainAll(emu, ledger) {
   return { lapsed, dead };
 }
 
+/** How many times sbemu has logged that PostgreSQL came back (emu_loop.c). */
+function healedCount(emu) {
+  return (emu.log().match(/PostgreSQL is back after/g) || []).length;
+}
+
 async function waitHealth(emu, status, ms) {
   const t0 = Date.now();
   while (Date.now() - t0 < ms) {
@@ -164,10 +169,20 @@ async function crashCycles() {
     let sender = startLoad(ledger, "send", emu, "c0");
     for (let i = 1; i <= CYCLES; i++) {
       await sleep(700 + Math.floor(Math.random() * 1300));
+      // sbemu must still be the process we started (a crash between cycles would otherwise be
+      // hidden by the next kill -9 and restart)
+      assert.ok(emu.proc && !emu.exit, `sbemu had exited by itself before cycle ${i}: ${JSON.stringify(emu.exit)}`);
       if (i % POSTMASTER_EVERY === 0) {
         const pid = emu.proc.pid;
+        const backBefore = healedCount(emu);
         await emu.kill9Postgres();
-        healMs.push(await waitHealth(emu, 200, RECOVER_MS));
+        // healed = sbemu logged that PostgreSQL is back (/health may still say 200 before
+        // sbemu has noticed the outage at all), and says 200
+        const t0 = Date.now();
+        while (healedCount(emu) === backBefore && Date.now() - t0 < RECOVER_MS) await sleep(50);
+        assert.ok(healedCount(emu) > backBefore, `sbemu did not log "PostgreSQL is back" within ${RECOVER_MS} ms`);
+        await waitHealth(emu, 200, RECOVER_MS);
+        healMs.push(Date.now() - t0);
         assert.ok(emu.proc && emu.proc.pid === pid && !emu.exit, "sbemu itself survived the postmaster's death");
       } else {
         await emu.kill9();
