@@ -163,9 +163,18 @@ static bool c_takes(kind k, const char *property, ent_value v)
     return false;
 }
 
-/* The two verdicts agree, and a refusal names `constraint`. */
-static void agree(const char *what, bool c_ok, const char *sql_result, const char *constraint)
+/* What a case must get: a value at a limit's boundary is known to be just
+ * inside (both must take it) or just outside (both must refuse it); a sweep
+ * (every ASCII character, shapes of names) only asks that the two agree. */
+typedef enum { EITHER, INSIDE, OUTSIDE } expect;
+
+/* The two verdicts agree, are what `e` says, and a refusal names `constraint`. */
+static void agree(const char *what, expect e, bool c_ok, const char *sql_result, const char *constraint)
 {
+    if (e == OUTSIDE && c_ok && !*sql_result)
+        fail_msg("%s: just outside the limit, yet the emulator and the table both take it", what);
+    if (e == INSIDE && !c_ok)
+        fail_msg("%s: just inside the limit, yet the emulator refuses it", what);
     if (c_ok && *sql_result)
         fail_msg("%s: the emulator takes it, the table refuses it (%s)", what, sql_result);
     if (!c_ok && strcmp(sql_result, constraint))
@@ -192,27 +201,28 @@ static char *repeat(const char *prefix, const char *u, size_t n, const char *suf
 #define MS_PARAM "($1::bigint * interval '1 millisecond')"
 #define TEN_YEARS_MS (3650 * ENT_DURATION_MS_PER_DAY)
 
-static void duration_case(kind k, const char *column, const char *property, const char *constraint, int64_t ms)
+static void duration_case(kind k, const char *column, const char *property, const char *constraint, int64_t ms,
+                          expect e)
 {
     char iso[ENT_DURATION_TEXT_MAX], p[32], what[256];
     ent_duration_format(ms, iso, sizeof iso);
     snprintf(p, sizeof p, "%lld", (long long)ms);
     snprintf(what, sizeof what, "%s.%s = %s", tables[k], column, iso);
-    agree(what, c_takes(k, property, ent_value_string(iso)), attempt_entity(k, column, MS_PARAM, p), constraint);
+    agree(what, e, c_takes(k, property, ent_value_string(iso)), attempt_entity(k, column, MS_PARAM, p), constraint);
 }
 
 /* min - 1 ms, min, and max and max + 1 ms (or, with no maximum, ten years). */
 static void durations_around(kind k, const char *column, const char *property, const char *constraint, int64_t min,
                              int64_t max)
 {
-    duration_case(k, column, property, constraint, min - 1);
-    duration_case(k, column, property, constraint, min);
+    duration_case(k, column, property, constraint, min - 1, OUTSIDE);
+    duration_case(k, column, property, constraint, min, INSIDE);
     if (max == INT64_MAX) {
-        duration_case(k, column, property, constraint, TEN_YEARS_MS);
+        duration_case(k, column, property, constraint, TEN_YEARS_MS, INSIDE);
         return;
     }
-    duration_case(k, column, property, constraint, max);
-    duration_case(k, column, property, constraint, max + 1);
+    duration_case(k, column, property, constraint, max, INSIDE);
+    duration_case(k, column, property, constraint, max + 1, OUTSIDE);
 }
 
 static void test_durations(void **state)
@@ -244,41 +254,44 @@ static void test_durations(void **state)
     assert_string_equal(attempt_entity(SUBSCRIPTION, "auto_delete_on_idle", "NULL", NULL), "");
 }
 
-static void count_case(kind k, const char *column, const char *property, const char *constraint, int64_t v)
+static void count_case(kind k, const char *column, const char *property, const char *constraint, int64_t v, expect e)
 {
     char p[32], what[256];
     snprintf(p, sizeof p, "%lld", (long long)v);
     snprintf(what, sizeof what, "%s.%s = %s", tables[k], column, p);
-    agree(what, c_takes(k, property, ent_value_int(v)), attempt_entity(k, column, "$1::integer", p), constraint);
+    agree(what, e, c_takes(k, property, ent_value_int(v)), attempt_entity(k, column, "$1::integer", p), constraint);
 }
 
 static void test_counts(void **state)
 {
     (void)state;
     const int64_t deliveries[] = {ENT_MAX_DELIVERY_COUNT_MIN - 1, ENT_MAX_DELIVERY_COUNT_MIN, INT32_MAX};
+    const expect dexp[] = {OUTSIDE, INSIDE, INSIDE};
     for (size_t i = 0; i < sizeof deliveries / sizeof deliveries[0]; i++) {
         count_case(QUEUE, "max_delivery_count", "MaxDeliveryCount", "queues_max_delivery_count_at_least_1",
-                   deliveries[i]);
+                   deliveries[i], dexp[i]);
         count_case(SUBSCRIPTION, "max_delivery_count", "MaxDeliveryCount",
-                   "subscriptions_max_delivery_count_at_least_1", deliveries[i]);
+                   "subscriptions_max_delivery_count_at_least_1", deliveries[i], dexp[i]);
     }
     const int64_t sizes[] = {ENT_MAX_SIZE_IN_MEGABYTES_MIN - 1, ENT_MAX_SIZE_IN_MEGABYTES_MIN,
                              ENT_MAX_SIZE_IN_MEGABYTES_MAX, ENT_MAX_SIZE_IN_MEGABYTES_MAX + 1};
+    const expect sexp[] = {OUTSIDE, INSIDE, INSIDE, OUTSIDE};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         count_case(QUEUE, "max_size_in_megabytes", "MaxSizeInMegabytes", "queues_max_size_in_megabytes_1_to_81920",
-                   sizes[i]);
+                   sizes[i], sexp[i]);
         count_case(TOPIC_KIND, "max_size_in_megabytes", "MaxSizeInMegabytes",
-                   "topics_max_size_in_megabytes_1_to_81920", sizes[i]);
+                   "topics_max_size_in_megabytes_1_to_81920", sizes[i], sexp[i]);
     }
 }
 
 /* ---- Text: user metadata, status ---------------------------------------- */
 
-static void text_case(kind k, const char *column, const char *property, const char *constraint, const char *text)
+static void text_case(kind k, const char *column, const char *property, const char *constraint, const char *text,
+                      expect e)
 {
     char what[256];
     snprintf(what, sizeof what, "%s.%s = \"%.40s\"", tables[k], column, text);
-    agree(what, c_takes(k, property, ent_value_string(text)), attempt_entity(k, column, "$1", text), constraint);
+    agree(what, e, c_takes(k, property, ent_value_string(text)), attempt_entity(k, column, "$1", text), constraint);
 }
 
 static void test_user_metadata_and_status(void **state)
@@ -292,23 +305,23 @@ static void test_user_metadata_and_status(void **state)
     for (kind k = QUEUE; k <= SUBSCRIPTION; k++) {
         for (size_t n = ENT_USER_METADATA_MAX; n <= ENT_USER_METADATA_MAX + 1; n++) {
             char *text = repeat("", "\xc3\xa9", n, ""); /* é: two bytes, one character */
-            text_case(k, "user_metadata", "UserMetadata", meta[k], text);
+            text_case(k, "user_metadata", "UserMetadata", meta[k], text, n <= ENT_USER_METADATA_MAX ? INSIDE : OUTSIDE);
             free(text);
         }
         for (ent_entity_status s = ENT_ENTITY_ACTIVE; s <= ENT_ENTITY_RECEIVE_DISABLED; s++)
-            text_case(k, "status", "Status", status[k], ent_entity_status_name(s));
+            text_case(k, "status", "Status", status[k], ent_entity_status_name(s), EITHER); /* each kind has three */
     }
 }
 
 /* ---- Names ---------------------------------------------------------------- */
 
-static void path_case(kind k, const char *name, const char *constraint)
+static void path_case(kind k, const char *name, const char *constraint, expect e)
 {
     char what[128], why[512], sql[128];
     snprintf(what, sizeof what, "%s.name \"%.40s\"", tables[k], name);
     snprintf(sql, sizeof sql, "INSERT INTO %s (name) VALUES ($1)", tables[k]);
     const char *params[] = {name};
-    agree(what, ent_check_entity_path("name", name, why, sizeof why) == SB_OK, attempt(sql, 1, params), constraint);
+    agree(what, e, ent_check_entity_path("name", name, why, sizeof why) == SB_OK, attempt(sql, 1, params), constraint);
 }
 
 static void test_entity_names(void **state)
@@ -322,25 +335,25 @@ static void test_entity_names(void **state)
         /* every ASCII character inside a name (ENT_NAME_FORBIDDEN_CHARS among them) */
         for (int c = 1; c < 128; c++) {
             char name[4] = {'a', (char)c, 'b', 0};
-            path_case(k, name, syntax);
+            path_case(k, name, syntax, EITHER);
         }
         for (const char *f = ENT_NAME_FORBIDDEN_CHARS; *f; f++) {
             char name[4] = {'a', *f, 'b', 0};
-            path_case(k, name, syntax);
+            path_case(k, name, syntax, OUTSIDE);
         }
         const char *shapes[] = {"a", "a/b", "A.b-c_d~9/x", "/a", "a/", "a//b", "/", "\xc3\xa9", "a b"};
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-            path_case(k, shapes[i], syntax);
-        path_case(k, "", empty);
+            path_case(k, shapes[i], syntax, EITHER);
+        path_case(k, "", empty, OUTSIDE);
         for (size_t n = ENT_ENTITY_PATH_MAX; n <= ENT_ENTITY_PATH_MAX + 1; n++) {
             char *name = repeat("", "a", n, "");
-            path_case(k, name, longest);
+            path_case(k, name, longest, n <= ENT_ENTITY_PATH_MAX ? INSIDE : OUTSIDE);
             free(name);
         }
     }
 }
 
-static void child_case(const char *table, size_t max, const char *name, const char *constraint)
+static void child_case(const char *table, size_t max, const char *name, const char *constraint, expect e)
 {
     char what[128], why[512], sql[160];
     snprintf(what, sizeof what, "%s.name \"%.40s\"", table, name);
@@ -350,7 +363,7 @@ static void child_case(const char *table, size_t max, const char *name, const ch
                  sub_id);
     else
         snprintf(sql, sizeof sql, "INSERT INTO subscriptions (topic_id, name) VALUES (%s, $1)", topic_id);
-    agree(what, ent_check_child_name("name", name, max, why, sizeof why) == SB_OK, attempt(sql, 1, params),
+    agree(what, e, ent_check_child_name("name", name, max, why, sizeof why) == SB_OK, attempt(sql, 1, params),
           constraint);
 }
 
@@ -370,13 +383,14 @@ static void test_child_names(void **state)
         snprintf(longest, sizeof longest, "%s_name_max_%zu_chars", t, kinds[i].max);
         for (int c = 1; c < 128; c++) {
             char name[4] = {'a', (char)c, 'b', 0};
-            child_case(t, kinds[i].max, name, strchr(ENT_CHILD_NAME_FORBIDDEN_CHARS, c) ? forbidden : control);
+            child_case(t, kinds[i].max, name, strchr(ENT_CHILD_NAME_FORBIDDEN_CHARS, c) ? forbidden : control,
+                       strchr(ENT_CHILD_NAME_FORBIDDEN_CHARS, c) || c < 32 || c == 127 ? OUTSIDE : EITHER);
         }
-        child_case(t, kinds[i].max, "$Rule", forbidden);
-        child_case(t, kinds[i].max, "", empty);
+        child_case(t, kinds[i].max, "$Rule", forbidden, EITHER); /* both take it: "$" is not among ENT_CHILD_NAME_FORBIDDEN_CHARS */
+        child_case(t, kinds[i].max, "", empty, OUTSIDE);
         for (size_t n = kinds[i].max; n <= kinds[i].max + 1; n++) {
             char *name = repeat("", "\xc3\xa9", n, "");
-            child_case(t, kinds[i].max, name, longest);
+            child_case(t, kinds[i].max, name, longest, n <= kinds[i].max ? INSIDE : OUTSIDE);
             free(name);
         }
     }
@@ -404,13 +418,13 @@ static void test_forwarding(void **state)
             snprintf(syntax, sizeof syntax, "%s_%s_path_syntax", tables[k], col);
             snprintf(longest, sizeof longest, "%s_%s_max_260_chars", tables[k], col);
             snprintf(empty, sizeof empty, "%s_%s_not_empty", tables[k], col);
-            text_case(k, col, prop, loop, kinds[i].self); /* its own name in other letters */
-            text_case(k, col, prop, syntax, "elsewhere");
-            text_case(k, col, prop, syntax, "a@b");
-            text_case(k, col, prop, syntax, "a//b");
+            text_case(k, col, prop, loop, kinds[i].self, OUTSIDE); /* its own name in other letters */
+            text_case(k, col, prop, syntax, "elsewhere", INSIDE);
+            text_case(k, col, prop, syntax, "a@b", EITHER);
+            text_case(k, col, prop, syntax, "a//b", OUTSIDE);
             for (size_t n = ENT_ENTITY_PATH_MAX; n <= ENT_ENTITY_PATH_MAX + 1; n++) {
                 char *target = repeat("", "f", n, "");
-                text_case(k, col, prop, longest, target);
+                text_case(k, col, prop, longest, target, n <= ENT_ENTITY_PATH_MAX ? INSIDE : OUTSIDE);
                 free(target);
             }
             /* No target is NULL. The emulator's props say it with "", which the
@@ -449,35 +463,35 @@ static bool c_takes_rule(const char *filter_type, const char *sql, const char *a
     return ok;
 }
 
-static void sql_filter_case(const char *sql, const char *constraint)
+static void sql_filter_case(const char *sql, const char *constraint, expect e)
 {
     char what[96];
     snprintf(what, sizeof what, "Sql rule \"%.40s\"", sql ? sql : "(null)");
-    agree(what, c_takes_rule("Sql", sql, NULL),
+    agree(what, e, c_takes_rule("Sql", sql, NULL),
           attempt_rule("filter_type, sql_expression", sql ? "'Sql', $1" : "'Sql', NULL", sql), constraint);
 }
 
-static void action_case(const char *action, const char *constraint)
+static void action_case(const char *action, const char *constraint, expect e)
 {
     char what[96];
     snprintf(what, sizeof what, "action \"%.40s\"", action);
-    agree(what, c_takes_rule("True", NULL, action), attempt_rule("filter_type, action_expression", "'True', $1", action),
+    agree(what, e, c_takes_rule("True", NULL, action), attempt_rule("filter_type, action_expression", "'True', $1", action),
           constraint);
 }
 
 static void test_sql_filters_and_actions(void **state)
 {
     (void)state;
-    sql_filter_case("a = 1", "");
-    sql_filter_case(NULL, "rules_sql_filter_needs_sql_expression");
-    sql_filter_case("", "rules_sql_filter_needs_sql_expression");
-    sql_filter_case(" \t\n\v\f\r", "rules_sql_filter_needs_sql_expression");
+    sql_filter_case("a = 1", "", INSIDE);
+    sql_filter_case(NULL, "rules_sql_filter_needs_sql_expression", OUTSIDE);
+    sql_filter_case("", "rules_sql_filter_needs_sql_expression", OUTSIDE);
+    sql_filter_case(" \t\n\v\f\r", "rules_sql_filter_needs_sql_expression", OUTSIDE);
     for (size_t n = ENT_SQL_EXPRESSION_MAX; n <= ENT_SQL_EXPRESSION_MAX + 1; n++) {
         char *sql = repeat("a = '", "\xc3\xa9", n - 6, "'"); /* n characters */
-        sql_filter_case(sql, "rules_sql_expression_max_1024_chars");
+        sql_filter_case(sql, "rules_sql_expression_max_1024_chars", n <= ENT_SQL_EXPRESSION_MAX ? INSIDE : OUTSIDE);
         free(sql);
         char *action = repeat("SET a = '", "\xc3\xa9", n - 10, "'");
-        action_case(action, "rules_action_expression_max_1024_chars");
+        action_case(action, "rules_action_expression_max_1024_chars", n <= ENT_SQL_EXPRESSION_MAX ? INSIDE : OUTSIDE);
         free(action);
     }
     /* True and False need neither a SQL filter nor a correlation */
