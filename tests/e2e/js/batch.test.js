@@ -4,6 +4,7 @@
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
 const { PEEK_LOCK, receiveExact, expectMarkerNext } = require("./util");
+const { connect, sendOne } = require("./raw_amqp");
 
 emulatorSuite("js batches and order", { queues: ["arr", "batch", "fifo"] }, (ctx) => {
   ctx.test("sendMessages([...]) delivers every message of the array", async () => {
@@ -58,10 +59,27 @@ emulatorSuite("js batches and order", { queues: ["arr", "batch", "fifo"] }, (ctx
     const sb = ctx.client();
     const sender = sb.createSender("batch");
     const batch = await sender.createMessageBatch();
-    // The SDK sizes the batch from the link's max-message-size that the server advertised.
-    assert.ok(batch.maxSizeInBytes >= 200 * 1024 && batch.maxSizeInBytes <= 1024 * 1024,
-      `maxSizeInBytes ${batch.maxSizeInBytes} should be the 256 KB default`);
+    // The SDK sizes the batch from the link's max-message-size that the server advertised:
+    // the emulator's default --max-message-size, 256 KB (Service Bus Standard).
+    assert.equal(batch.maxSizeInBytes, 256 * 1024);
+    // tryAddMessage refusing is the SDK's own check, made before the emulator sees anything.
     assert.equal(batch.tryAddMessage({ body: Buffer.alloc(batch.maxSizeInBytes + 1) }), false);
+  });
+
+  ctx.test("the emulator's side of the limit: a transfer over 256 KB is refused, one at it is taken", async () => {
+    // A raw client sends what the SDK would not: refused with message-size-exceeded (the
+    // delivery rejected, or the link closed when the message is still arriving).
+    const { conn } = await connect(ctx.emu.amqpPort);
+    try {
+      const over = await sendOne(conn, "batch", 256 * 1024 + 1);
+      assert.ok(["rejected", "link-closed"].includes(over.outcome), JSON.stringify(over));
+      assert.equal(over.error.condition, "amqp:link:message-size-exceeded", JSON.stringify(over.error));
+      // the whole encoded message counts: a body of 256 KB less its framing is taken
+      const at = await sendOne(conn, "batch", 256 * 1024 - 64);
+      assert.equal(at.outcome, "accepted", JSON.stringify(at));
+    } finally {
+      conn.close();
+    }
   });
 
   ctx.test("50 messages sent one by one come back in FIFO order", async () => {

@@ -5,7 +5,7 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite, sleep } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
+const { PEEK_LOCK, receiveExact, expectCode, rawManagementRequest } = require("./util");
 const { advance, clockNow } = require("./qs_util");
 
 const queues = [
@@ -29,21 +29,6 @@ const queues = [
 
 const seqs = (msgs) => msgs.map((m) => Number(m.sequenceNumber));
 const ids = (msgs) => msgs.map((m) => m.messageId);
-
-/** Sends a raw request on the entity's management link (what 7.9.5 has no API for). */
-async function rawManagementRequest(client, queue, operation, body) {
-  const { types } = require("rhea-promise");
-  const context = client._connectionContext;
-  const mgmt = context.getManagementClient(queue);
-  await mgmt.initWithUniqueReplyTo();
-  const request = {
-    body,
-    reply_to: mgmt.replyTo,
-    application_properties: { operation },
-  };
-  void types;
-  return mgmt._makeManagementRequest(request, { logError() {}, verbose() {}, info() {}, warning() {} });
-}
 
 emulatorSuite("js management", { queues }, (ctx) => {
   ctx.test("peekMessages returns messages in order, from a sequence number, without locking", async () => {

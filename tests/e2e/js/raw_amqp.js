@@ -61,4 +61,31 @@ function sendOne(conn, address, size, fields = {}) {
   });
 }
 
-module.exports = { sasToken, connect, sendOne };
+/**
+ * Receives one message in peek-lock on a new link (rcv-settle-mode second), completes it
+ * as the SDKs do (accepted, unsettled) and waits for the broker's settled answer; then sends
+ * the same delivery a second disposition, settled (what no SDK lets a user do). Resolves with
+ * {messageId, first: the broker's answer to the first, link} once the second is on the wire.
+ */
+function completeTwiceRaw(conn, address) {
+  return new Promise((resolve, reject) => {
+    const receiver = conn.open_receiver({ source: { address }, autoaccept: false, credit_window: 0, rcv_settle_mode: 1 });
+    const timer = setTimeout(() => reject(new Error(`no message on ${address}`)), 10000);
+    receiver.once("receiver_open", () => receiver.add_credit(1));
+    receiver.once("message", (ctx) => {
+      const d = ctx.delivery;
+      const messageId = ctx.message.message_id;
+      receiver.once("settled", (sctx) => {
+        clearTimeout(timer);
+        const st = sctx.delivery.remote_state;
+        const first = st && st.constructor && st.constructor.composite_type ? st.constructor.composite_type : JSON.stringify(st);
+        d.update(true, rhea.message.accepted().described()); // the second disposition, settled
+        resolve({ messageId, first, link: receiver });
+      });
+      d.update(false, rhea.message.accepted().described());
+    });
+    receiver.on("receiver_error", (ctx) => reject(new Error(`link error: ${ctx.receiver.error}`)));
+  });
+}
+
+module.exports = { sasToken, connect, sendOne, completeTwiceRaw };

@@ -4,10 +4,12 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectMarkerNext } = require("./util");
+const { PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, rawManagementRequest, lockTokenBytes } = require("./util");
+const { connect, completeTwiceRaw } = require("./raw_amqp");
 
 const queues = [
   "complete",
+  "complete-raw",
   "abandon",
   "deadletter",
   { name: "maxdelivery", properties: { MaxDeliveryCount: 2 } },
@@ -23,10 +25,39 @@ emulatorSuite("js settlement", { queues }, (ctx) => {
     const [m] = await receiveExact(receiver, 1);
     assert.equal(m.messageId, "c-1");
     await receiver.completeMessage(m);
-    // Completing twice is refused: the message is gone.
-    await assert.rejects(receiver.completeMessage(m));
+    // Completing twice is refused by the SDK itself, before the emulator sees anything (an SDK fact).
+    await assert.rejects(receiver.completeMessage(m), (e) => /deleted or already settled/i.test(e.message), "the SDK's own refusal");
+    // The emulator's side: a complete of the same lock token through $management (what
+    // .NET does once the receive link is gone) answers MessageLockLost.
+    const err = await rawManagementRequest(sb, "complete", "com.microsoft:update-disposition", {
+      "lock-tokens": require("rhea-promise").types.wrap_array([lockTokenBytes(m.lockToken)], 0x98, undefined),
+      "disposition-status": "completed",
+    }).then(() => null, (e) => e);
+    assert.ok(err, "a second complete through $management was accepted");
+    assert.equal(err.code, "MessageLockLost", `${err.code}: ${err.message}`);
     await receiver.close();
     await expectMarkerNext(sb, "complete");
+  });
+
+  ctx.test("a second disposition of a delivery the emulator settled already changes nothing, and the link stays up", async () => {
+    const sb = ctx.client();
+    await sb.createSender("complete-raw").sendMessages([{ messageId: "r-1", body: 1 }, { messageId: "r-2", body: 2 }]);
+    const { conn } = await connect(ctx.emu.amqpPort);
+    try {
+      const { messageId, first, link } = await completeTwiceRaw(conn, "complete-raw");
+      assert.equal(messageId, "r-1");
+      assert.equal(first, "accepted", "the broker's answer to the first complete");
+      // the same link still delivers: the next message is r-2, not r-1 again
+      const next = await new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error("nothing more on the link after the second disposition")), 10000);
+        link.once("message", (ctx2) => { clearTimeout(t); ctx2.delivery.accept(); resolve(ctx2.message.message_id); });
+        link.add_credit(1);
+      });
+      assert.equal(next, "r-2");
+    } finally {
+      conn.close();
+    }
+    await expectMarkerNext(sb, "complete-raw");
   });
 
   ctx.test("abandon redelivers the same message with deliveryCount + 1", async () => {

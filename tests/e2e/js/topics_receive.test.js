@@ -6,7 +6,7 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
+const { PEEK_LOCK, receiveExact, expectCode, rawManagementRequest, lockTokenBytes } = require("./util");
 const { advance, expectNothing, pollReceive, psql } = require("./qs_util");
 const { targeted, DLQ, drainSub, storedCounts } = require("./topics_util");
 
@@ -37,7 +37,15 @@ emulatorSuite("js topics: subscriptions as receivers", { topics }, (ctx) => {
       assert.ok(m.lockedUntilUtc instanceof Date && m.lockToken, `${m.messageId}: a peek-lock delivery has a lock`);
       await r.completeMessage(m);
     }
-    await assert.rejects(r.completeMessage(got[0]));
+    // completing again is refused by the SDK itself (an SDK fact), and by the emulator
+    // through $management (a complete of a lock token whose message is gone)
+    await assert.rejects(r.completeMessage(got[0]), (e) => /deleted or already settled/i.test(e.message), "the SDK's own refusal");
+    const again = await rawManagementRequest(sb, `${T}/Subscriptions/pl`, "com.microsoft:update-disposition", {
+      "lock-tokens": require("rhea-promise").types.wrap_array([lockTokenBytes(got[0].lockToken)], 0x98, undefined),
+      "disposition-status": "completed",
+    }).then(() => null, (e) => e);
+    assert.ok(again, "a second complete through $management was accepted");
+    assert.equal(again.code, "MessageLockLost", `${again.code}: ${again.message}`);
     await expectNothing(r, "pl after completing both", 1000);
     await r.close();
     assert.equal(storedCounts(ctx.emu, `${T}/Subscriptions/pl`), "0,0");
@@ -169,6 +177,18 @@ emulatorSuite("js topics: subscriptions as receivers", { topics }, (ctx) => {
     await r.close().catch(() => {});
     // Enabled with SQL, it takes the next message.
     psql(ctx.emu, `UPDATE subscriptions SET status = 'Active' WHERE name = 'dis'`);
+    // The emulator hears of the UPDATE through its NOTIFY a moment later: wait until a
+    // receiver is let in (its attach reads the same entity cache that routes the send).
+    const deadline = Date.now() + 10000;
+    for (;;) {
+      const probe = sb.createReceiver(T, "dis", PEEK_LOCK);
+      const err = await probe.receiveMessages(1, { maxWaitTimeInMs: 100 }).then(() => null, (e) => e);
+      await probe.close().catch(() => {});
+      if (!err) break;
+      assert.equal(err.code, "MessagingEntityDisabled", `${err.code}: ${err.message}`);
+      assert.ok(Date.now() < deadline, "the subscription is still Disabled 10 s after the UPDATE");
+      await new Promise((res) => setTimeout(res, 100));
+    }
     await send(sb, "dis", [{ messageId: "dy", body: "after enabling" }]);
     assert.deepEqual((await drainSub(sb, T, "dis", 1)).map((m) => m.messageId), ["dy"]);
   });

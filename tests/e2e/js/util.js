@@ -67,4 +67,19 @@ function uniqueId(prefix) {
   return `${prefix}-${crypto.randomUUID()}`;
 }
 
-module.exports = { PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, uniqueId };
+/** Sends a raw request on the entity's management link of the SDK's own connection
+ * (what 7.9.5 has no API for); resolves with the response message. */
+async function rawManagementRequest(client, entity, operation, body) {
+  const context = client._connectionContext;
+  const mgmt = context.getManagementClient(entity);
+  await mgmt.initWithUniqueReplyTo();
+  const request = { body, reply_to: mgmt.replyTo, application_properties: { operation } };
+  return mgmt._makeManagementRequest(request, { logError() {}, verbose() {}, info() {}, warning() {} });
+}
+
+/** A lock token (uuid text) as the 16 bytes of an AMQP uuid (RFC order), for $management bodies. */
+function lockTokenBytes(lockToken) {
+  return Buffer.from(lockToken.replace(/-/g, ""), "hex");
+}
+
+module.exports = { PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, uniqueId, rawManagementRequest, lockTokenBytes };
