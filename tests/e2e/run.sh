@@ -4,6 +4,9 @@
 #   raw garbage on the AMQP port                  tests/e2e/test_garbage.js
 #   kill -9 / restart / --postgres durability    tests/e2e/test_crash_restart.js
 #   Python (Debian azure-servicebus 7.8.2, AMQPS on 5671)  tests/e2e/py/test_*.py
+#   Java (azure-messaging-servicebus, JUnit 5 + Maven)      tests/e2e/java  (its run.sh)
+#   Go (azservicebus and admin, go test)                    tests/e2e/go    (its run.sh)
+#   Python (azure-servicebus from PyPI, pyamqp, pytest)     tests/e2e/pyamqp (its run.sh)
 # Each file gets its own emulator with a temp data dir, and its own time limit.
 # Prints 'N passed, N failed' last; exits 1 if anything failed.
 #   tests/e2e/run.sh [FILTER]   FILTER: substrings of the file names to run, space-separated
@@ -133,10 +136,39 @@ limit_of() {
     *) echo 120 ;;
   esac
 }
+# A suite with its own runner (tests/e2e/DIR/run.sh): it installs its pinned
+# dependencies, starts an emulator per test file or class, and ends with
+# 'NAME: N passed, N failed'. The FILTER words pick it by DIR.
+run_suite() { # dir limit
+  local dir=$1 limit=$2 out rc p f line
+  [[ -f $dir/run.sh ]] || return
+  wanted "$dir" || return
+  note "$dir/run.sh (limit ${limit}s)"
+  out=$RUN_DIR/$dir.out
+  timeout -k 10 "$limit" bash "$dir/run.sh" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E "^$dir: [0-9]+ passed, [0-9]+ failed" "$out" | tail -1)
+  if [[ -n $line ]]; then
+    p=$(sed -E 's/^[a-z]+: ([0-9]+) passed, ([0-9]+) failed.*/\1/' <<<"$line")
+    f=$(sed -E 's/^[a-z]+: ([0-9]+) passed, ([0-9]+) failed.*/\2/' <<<"$line")
+  else
+    p=0 f=1
+    echo "e2e: $dir did not finish (exit $rc; 124 = time limit of ${limit}s)"
+  fi
+  if ((rc != 0 && f == 0)); then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  results+=("$(printf '%-34s %3d passed, %3d failed' "$dir/" "$p" "$f")")
+  reap
+}
+
 for f in js/*.test.js; do run_node "$f" "$(limit_of "$f")"; done
 run_node test_garbage.js 120
 run_node test_crash_restart.js 240
 run_python
+run_suite java 1200
+run_suite go 900
+run_suite pyamqp 900
 
 reap
 if [[ -z ${SBEMU_E2E_KEEP:-} ]] && ((failed == 0)); then
