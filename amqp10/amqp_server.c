@@ -99,6 +99,23 @@ void amqp_server_rewind(amqp_server *srv, int64_t entity_id)
                 lk->claim_from = 0;
 }
 
+void amqp_server_after_settle(amqp_server *srv, int64_t entity_id, int64_t dead_letter_target, ent_settle_kind kind)
+{
+    ent_settle_after then = ent_settle_after_commit(kind);
+    if (then.redeliver) {
+        amqp_server_rewind(srv, entity_id);
+        amqp_server_wake(srv, entity_id);
+    }
+    if (then.dead_lettered) {
+        if (dead_letter_target) {
+            amqp_server_wake(srv, dead_letter_target); /* a queue's receivers */
+            amqp_topic_pump(srv, dead_letter_target);  /* a topic routes it now (no-op for a queue) */
+        } else {
+            amqp_server_wake(srv, entity_id); /* its dead-letter subqueue's receivers */
+        }
+    }
+}
+
 void amqp_server_wake(amqp_server *srv, int64_t entity_id)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {

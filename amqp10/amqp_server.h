@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ent_settle.h"
 #include "store.h"
 
 struct lws_context;
@@ -60,5 +61,10 @@ void amqp_server_wake(amqp_server *srv, int64_t entity_id);
 /* Messages of the entity were unlocked (abandon, release, lapse): its
  * receiving links look from its first sequence number again. */
 void amqp_server_rewind(amqp_server *srv, int64_t entity_id);
+/* A settlement of kind in entity_id committed: carries out what
+ * ent_settle_after_commit says must follow (the one rule every settlement path
+ * uses). dead_letter_target: where the entity's dead letters go (0: its own
+ * dead-letter subqueue). */
+void amqp_server_after_settle(amqp_server *srv, int64_t entity_id, int64_t dead_letter_target, ent_settle_kind kind);
 
 #endif

@@ -97,6 +97,10 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         m->now_ms = now;
         m->available_ms = now; /* enqueued in the subscriptions now */
         m->ttl_ms = -1;        /* each copy's TTL is decided from the message's own */
+        /* a dead letter forwarded to this topic keeps why, and where, it was dead-lettered */
+        m->dead_letter_reason = msgs[i].dead_letter_reason;
+        m->dead_letter_description = msgs[i].dead_letter_description;
+        m->dead_letter_source = msgs[i].dead_letter_source;
         memcpy(tokens[k], msgs[i].lock_token, 16);
         k++;
     }

@@ -291,11 +291,19 @@ static void declare(amqp_link *lk, pn_delivery_t *d)
     pn_delivery_settle(d);
 }
 
+/* What a settlement of the transaction needs once the commit is in. */
+typedef struct settled_in_txn {
+    int64_t entity_id, dead_letter_target;
+    ent_settle_kind kind;
+} settled_in_txn;
+
 typedef struct commit_req {
     amqp_link *lk;
     pn_delivery_t *d;
     int64_t *targets;
     size_t ntargets;
+    settled_in_txn *settled;
+    size_t nsettled;
 } commit_req;
 
 static void on_committed(void *ctx, sb_status st)
@@ -310,6 +318,10 @@ static void on_committed(void *ctx, sb_status st)
             amqp_server_rewind(c->srv, q->targets[i]);
             amqp_server_wake(c->srv, q->targets[i]);
         }
+        /* and each settlement is followed up as outside a transaction */
+        for (size_t i = 0; i < q->nsettled; i++)
+            amqp_server_after_settle(c->srv, q->settled[i].entity_id, q->settled[i].dead_letter_target,
+                                     q->settled[i].kind);
     } else {
         const char *why = st == SB_ERR_LOCK_LOST
                               ? "The transaction was rolled back: a message it settles lost its lock (it expired, "
@@ -324,6 +336,7 @@ static void on_committed(void *ctx, sb_status st)
     amqp_conn_pump(c);
     amqp_link_drop(q->lk);
     ent_free(q->targets);
+    ent_free(q->settled);
     ent_free(q);
 }
 
@@ -353,7 +366,16 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
     size_t n = store_txn_targets(t->work, &ids);
     if (q && n && (q->targets = ent_malloc(n * sizeof *ids)))
         memcpy(q->targets, ids, n * sizeof *ids), q->ntargets = n;
-    if (!q || (n && !q->targets)) {
+    const store_settlement *xs;
+    size_t ns = store_txn_settlements(t->work, &xs);
+    if (q && ns && (q->settled = ent_malloc(ns * sizeof *q->settled))) {
+        for (size_t i = 0; i < ns; i++)
+            q->settled[i] = (settled_in_txn){xs[i].entity_id, xs[i].dead_letter_target, (ent_settle_kind)xs[i].kind};
+        q->nsettled = ns;
+    }
+    if (!q || (n && !q->targets) || (ns && !q->settled)) {
+        if (q)
+            ent_free(q->targets);
         ent_free(q);
         txn_unlink_free(t);
         refuse(d, sb_status_condition(SB_ERR_INTERNAL), "out of memory");

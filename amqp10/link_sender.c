@@ -185,14 +185,8 @@ static void on_settled(void *ctx, sb_status st)
     amqp_conn *c = req->lk->conn;
     if (st == SB_OK) {
         pn_delivery_update(req->d, req->outcome);
-        if (req->kind == STORE_SETTLE_ABANDON || req->kind == STORE_SETTLE_RELEASE) {
-            amqp_server_rewind(c->srv, req->lk->entity.id);
-            amqp_server_wake(c->srv, req->lk->entity.id);
-        }
-        /* a dead letter forwarded to a topic rests there until routed (no-op for a queue) */
-        if ((req->kind == STORE_SETTLE_DEADLETTER || req->kind == STORE_SETTLE_ABANDON) &&
-            req->lk->route.dead_letter_target_id)
-            amqp_topic_pump(c->srv, req->lk->route.dead_letter_target_id);
+        amqp_server_after_settle(c->srv, req->lk->entity.id, req->lk->route.dead_letter_target_id,
+                                 (ent_settle_kind)req->kind);
     } else if (ent_session_settle_failure(st, req->lk->session,
                                           ent_session_lock_live(req->lk->session_held, req->lk->session_until_ms,
                                                                 ent_clock_now_ms())) == SB_ERR_SESSION_LOCK_LOST) {

@@ -203,10 +203,8 @@ static void on_settled(void *ctx, sb_status st)
     } else if (worst != SB_OK) {
         mgmt_respond_error(r, worst, "The emulator's store could not settle the message; retry.");
     } else {
-        if (kind == STORE_SETTLE_ABANDON || kind == STORE_SETTLE_DEADLETTER) {
-            amqp_server_rewind(r->lk->conn->srv, r->lk->entity.id);
-            amqp_server_wake(r->lk->conn->srv, r->lk->entity.id);
-        }
+        amqp_server_after_settle(r->lk->conn->srv, r->lk->entity.id, r->lk->route.dead_letter_target_id,
+                                 (ent_settle_kind)kind);
         mgmt_send(r, mgmt_response(r, SB_OK));
     }
 }

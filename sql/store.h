@@ -31,7 +31,7 @@
 typedef struct store store;
 
 /* The most columns a merged statement takes. */
-#define STORE_MERGE_MAX_COLS 17
+#define STORE_MERGE_MAX_COLS 18
 typedef struct store_op store_op;
 
 /* How the store asks its loop for service. Both may be called often. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "ent_cache.h"
+#include "ent_settle.h"
 #include "ent_status.h"
 #include "store.h"
 
@@ -31,6 +32,10 @@ typedef struct store_new_message {
     int subqueue;       /* 1: straight to the dead-letter subqueue, with the reason below */
     const char *dead_letter_reason;
     const char *dead_letter_description;
+    /* A dead letter forwarded on (ForwardDeadLetteredMessagesTo a topic): its
+     * reason and description above stay with each copy, which is active
+     * (subqueue 0), and so does where it was dead-lettered. NULL: none. */
+    const char *dead_letter_source;
 } store_new_message;
 
 typedef void (*store_status_cb)(void *ctx, sb_status st);
@@ -73,13 +78,14 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
                          store_claim_mode mode, int max, int64_t now_ms, bool is_activity, int64_t from_seq,
                          store_claim_cb cb, void *ctx);
 
-/* The values are the kind codes of sbemu_settle (migration 005). */
+/* The outcomes of entities/ent_settle.h (whose values are sbemu_settle's kind
+ * codes, migration 005), under the store's names. */
 typedef enum store_settle_kind {
-    STORE_SETTLE_COMPLETE = 0,
-    STORE_SETTLE_ABANDON = 1,
-    STORE_SETTLE_DEADLETTER = 2,
-    STORE_SETTLE_DEFER = 3,
-    STORE_SETTLE_RELEASE = 4,
+    STORE_SETTLE_COMPLETE = ENT_SETTLE_COMPLETE,
+    STORE_SETTLE_ABANDON = ENT_SETTLE_ABANDON,
+    STORE_SETTLE_DEADLETTER = ENT_SETTLE_DEADLETTER,
+    STORE_SETTLE_DEFER = ENT_SETTLE_DEFER,
+    STORE_SETTLE_RELEASE = ENT_SETTLE_RELEASE,
 } store_settle_kind;
 
 /* SB_ERR_LOCK_LOST when the token is unknown, settled, or its lock lapsed.

@@ -124,8 +124,9 @@ static const stmt_def stmt_defs[] = {
     {STMT_PUBLISH_SET,
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
      "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
-     "  $16::uuid[], $17::int8[], $18::int8[]) WITH ORDINALITY AS i(width, slot, target, state, now, avail, expires,"
-     "  ttl, message_id, session_id, message, subqueue, reason, description, consume, size, back, ord)),"
+     "  $16::uuid[], $17::int8[], $18::int8[], $19::text[]) WITH ORDINALITY AS i(width, slot, target, state, now,"
+     "  avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, consume, size, back,"
+     "  source, ord)),"
      /* k names a message by the ordinal of its first row (back: how far before this row it is) */
      " n AS MATERIALIZED (SELECT i.*, i.ord - i.back AS k FROM i),"
      " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
@@ -161,7 +162,8 @@ static const stmt_def stmt_defs[] = {
      "  WHEN NOT (SELECT dd FROM e) OR b.mid IS NULL THEN true"
      "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
      " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
-     "  n.reason, n.description, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid, keep.base"
+     "  n.reason, n.description, n.source, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid,"
+     "  keep.base"
      "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg)),"
      /* each entity_runtime row is written by one CTE only (two would race within
       * the statement): the topic by s, subscriptions by u, forward targets by fw */
@@ -175,9 +177,9 @@ static const stmt_def stmt_defs[] = {
      /* copies in the topic's own sequence: the message's first number plus slot */
      " ins AS (INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
      "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
-     "  message)"
+     "  dead_letter_source, message)"
      "  SELECT c.target, s.first_seq + c.base + c.slot, c.subqueue, c.state, sbemu_ts(c.avail), sbemu_ts(c.avail),"
-     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.message"
+     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.source, c.message"
      "  FROM c, s WHERE c.slot >= 0 RETURNING 1),"
      /* copies forwarded out of the topic: their destination's next numbers */
      " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt,"
@@ -186,18 +188,18 @@ static const stmt_def stmt_defs[] = {
      "  RETURNING r.entity_id, r.next_sequence_number - g.cnt AS fbase),"
      " ins_fw AS (INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
      "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
-     "  message)"
+     "  dead_letter_source, message)"
      "  SELECT c.target, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1, c.subqueue,"
      "  c.state, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason,"
-     "  c.description, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
+     "  c.description, c.source, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
      "  FROM (SELECT target, sum(size) AS n FROM c WHERE slot >= 0 AND target <> $1 GROUP BY target) g"
      "  WHERE r.entity_id = g.target)"
      " SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
-     18, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
+     19, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
           STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY,
           STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY,
-          STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
+          STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
     {STMT_TOUCH,
      "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2)) WHERE entity_id = $1",

@@ -10,10 +10,10 @@
 /* Columns as STMT_PUBLISH_SET's arrays. */
 static const store_merge_def publish_set = {
     STMT_PUBLISH_SET,
-    17,
+    18,
     {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
      STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT,
-     STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8},
+     STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT},
     NULL,
 };
 
@@ -25,7 +25,7 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
                state = be_int8(m->state), now = be_int8(m->now_ms), avail = be_int8(m->available_ms),
                exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue),
                size = be_int8(c->target ? (int64_t)c->size : 0), bk = be_int8(back);
-    store_param cols[17] = {
+    store_param cols[18] = {
         P_INT8(width),
         P_INT8(slot),
         c->target ? P_INT8(target) : (store_param){0},
@@ -43,6 +43,7 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
         c->consume ? P_UUID(c->consume_token) : (store_param){0},
         P_INT8(size),
         P_INT8(bk),
+        P_TEXT(m->dead_letter_source),
     };
     return store_op_row(op, i, cols);
 }

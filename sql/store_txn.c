@@ -115,6 +115,12 @@ int store_txn_settle(store_txn *t, const store_settlement *x)
     return add_target(t, x->entity_id); /* an abandon gives a message back: its receivers are woken */
 }
 
+size_t store_txn_settlements(const store_txn *t, const store_settlement **out)
+{
+    *out = t->settles;
+    return t->nsettles;
+}
+
 size_t store_txn_targets(const store_txn *t, const int64_t **ids)
 {
     *ids = t->targets;

@@ -21,6 +21,9 @@
 
 typedef struct store_txn store_txn;
 
+/* The settlements t holds (owned by t), in the order they joined. */
+size_t store_txn_settlements(const store_txn *t, const store_settlement **out);
+
 store_txn *store_txn_new(void);
 void store_txn_free(store_txn *t);
 /* 0, or -1 when out of memory (the transaction is then unusable: free it). */

@@ -6,12 +6,12 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
+const { PEEK_LOCK, receiveExact, expectCode, rawManagementRequest, lockTokenBytes } = require("./util");
 const { SWEEP_GRACE_MS, sleep, advance, pollReceive, psql } = require("./qs_util");
 const { targeted, drainSub, storedCounts, brief } = require("./topics_util");
 
 const MIN = 60000;
-const queues = ["fq", "dlq-target"];
+const queues = ["fq", "dlq-target", { name: "dl-to-topic", properties: { ForwardDeadLetteredMessagesTo: "t-dlt" } }];
 const topics = [
   { name: "t-dest", subscriptions: [{ name: "d1" }, { name: "d2", rules: [{ Name: "none", Properties: { FilterType: "Sql", SqlFilter: { SqlExpression: "1 = 0" } } }] }] },
   {
@@ -37,6 +37,7 @@ const topics = [
   },
   { name: "t-idle", subscriptions: [{ name: "idle", properties: { AutoDeleteOnIdle: "PT5M" } }, { name: "keep" }] },
   { name: "t-idle-topic", properties: { AutoDeleteOnIdle: "PT5M" }, subscriptions: [{ name: "x" }] },
+  { name: "t-dlt", subscriptions: [{ name: "all" }] },
 ];
 
 const subExists = (emu, topic, sub) => psql(emu, `SELECT count(*) FROM subscriptions s JOIN topics t ON t.id = s.topic_id
@@ -91,6 +92,31 @@ emulatorSuite("js topics: forwarding, TTL, expiry, auto-delete", { queues, topic
     await q.completeMessage(got[0]);
     await q.close();
     await drainSub(sb, "t-fwd", "dlf", 0, { dlq: true });
+  });
+
+  ctx.test("a dead letter made through $management update-disposition into a ForwardDeadLetteredMessagesTo topic is routed at once", async () => {
+    // (It used to wait for the periodic topic pump, up to 5 s: only the link's own
+    // disposition routed it at once.) Three in a row, each within a second.
+    const sb = ctx.client();
+    const sub = sb.createReceiver("t-dlt", "all", PEEK_LOCK);
+    for (let i = 0; i < 3; i++) {
+      await sb.createSender("dl-to-topic").sendMessages({ messageId: `mg-${i}`, body: i });
+      const r = sb.createReceiver("dl-to-topic", PEEK_LOCK);
+      const [m] = await receiveExact(r, 1);
+      await rawManagementRequest(sb, "dl-to-topic", "com.microsoft:update-disposition", {
+        "lock-tokens": require("rhea-promise").types.wrap_array([lockTokenBytes(m.lockToken)], 0x98, undefined),
+        "disposition-status": "suspended", "deadletter-reason": "ByManagement",
+      });
+      const t0 = Date.now();
+      const got = await pollReceive(sub, 1, 5000);
+      const ms = Date.now() - t0;
+      assert.equal(got.length, 1, `mg-${i} never reached t-dlt/all`);
+      assert.deepEqual([got[0].messageId, got[0].deadLetterReason, got[0].deadLetterSource], [`mg-${i}`, "ByManagement", "dl-to-topic"]);
+      assert.ok(ms < 1000, `mg-${i} reached the subscription ${ms} ms after the dead-letter was answered`);
+      await sub.completeMessage(got[0]);
+      await r.close();
+    }
+    await sub.close();
   });
 
   ctx.test("TTL: topic default PT2M < subscription PT10M → 2 min; subscription PT1M < topic → 1 min; a shorter message TTL wins", async () => {
