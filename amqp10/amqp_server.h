@@ -34,7 +34,7 @@ void amqp_server_free(amqp_server *srv);
 /* Starts the timers once the lws context exists. */
 void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx);
 /* Entities changed (sbemu_entities): every attached entity link looks its
- * entity up again (link_refresh.c). */
+ * entity up again (amqp_entities.c). */
 void amqp_server_refresh_entities(amqp_server *srv);
 /* Cancels the server's timers; call before the loop's context is destroyed. */
 void amqp_server_detach_loop(amqp_server *srv);

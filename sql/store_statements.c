@@ -68,7 +68,7 @@ static const stmt_def stmt_defs[] = {
      " filter_parameters::text, action_parameters::text FROM rules ORDER BY subscription_id, created_at, id",
      0, {0}},
     /* Every send of a commit to one entity, as one statement (a merged
-     * statement: $1 the entity, then one array per column, see store_merge.h).
+     * statement: $1 the entity, then one array per column, see store_merge_def in store.h).
      * One sequence reservation and one size/activity update for all of them.
      * A MessageId seen inside the duplicate window, or earlier in the same
      * commit, is dropped (and still acknowledged). A full entity raises SBQ01,
