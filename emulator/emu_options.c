@@ -5,13 +5,13 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emu_log.h"
 #include "ent_alloc.h"
+#include "ent_status.h"
 
 typedef enum opt_type {
     OPT_STRING,     /* non-empty string; absent default = NULL */
@@ -95,18 +95,6 @@ static const opt_def *find_opt(const char *name, size_t len)
     return NULL;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* Strict unsigned decimal: digits only, no sign, no spaces, no overflow. Sets
  * *end to the first non-digit. */
 static int parse_digits(const char *s, unsigned long long *out, const char **end)
@@ -163,10 +151,10 @@ static int apply(emu_options *o, const opt_def *d, const char *value, const char
     switch (d->type) {
     case OPT_STRING:
         if (!*value)
-            return fail(err, errlen, "sbemu: %s: needs a non-empty value", from);
+            return ent_fail(err, errlen, "sbemu: %s: needs a non-empty value", from);
         ent_free(*sp);
         if (!(*sp = ent_strdup(value)))
-            return fail(err, errlen, "sbemu: %s: out of memory", from);
+            return ent_fail(err, errlen, "sbemu: %s: out of memory", from);
         return 0;
     case OPT_BIND:
         ent_free(*sp);
@@ -174,35 +162,35 @@ static int apply(emu_options *o, const opt_def *d, const char *value, const char
         if (!*value || strcmp(value, "*") == 0)
             return 0;
         if (!(*sp = ent_strdup(value)))
-            return fail(err, errlen, "sbemu: %s: out of memory", from);
+            return ent_fail(err, errlen, "sbemu: %s: out of memory", from);
         return 0;
     case OPT_PORT:
         if (parse_port(value, 1, field) < 0)
-            return fail(err, errlen, "sbemu: %s: \"%s\" is not a port number (1-65535)", from, value);
+            return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not a port number (1-65535)", from, value);
         return 0;
     case OPT_PORT_OFF:
         if (parse_port(value, 0, field) < 0)
-            return fail(err, errlen, "sbemu: %s: \"%s\" is not a port number (1-65535, or 0 to disable)",
+            return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not a port number (1-65535, or 0 to disable)",
                         from, value);
         return 0;
     case OPT_SECONDS: {
         unsigned long long v;
         const char *end;
         if (parse_digits(value, &v, &end) < 0 || *end || v > EMU_SECONDS_MAX)
-            return fail(err, errlen, "sbemu: %s: \"%s\" is not a number of seconds (0-%u)", from, value,
+            return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not a number of seconds (0-%u)", from, value,
                         (unsigned)EMU_SECONDS_MAX);
         *(int *)field = (int)v;
         return 0;
     }
     case OPT_SIZE:
         if (parse_size(value, field) < 0)
-            return fail(err, errlen,
+            return ent_fail(err, errlen,
                         "sbemu: %s: \"%s\" is not a size in bytes (%u-%u; k and m suffixes allowed)",
                         from, value, (unsigned)EMU_MAX_MESSAGE_SIZE_MIN, (unsigned)EMU_MAX_MESSAGE_SIZE_MAX);
         return 0;
     case OPT_LOG_LEVEL:
         if (emu_log_parse_level(value, field) < 0)
-            return fail(err, errlen, "sbemu: %s: \"%s\" is not a log level (error, warn, info, debug)",
+            return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not a log level (error, warn, info, debug)",
                         from, value);
         return 0;
     case OPT_HELP:
@@ -227,16 +215,16 @@ int emu_options_parse(emu_options *o, int argc, char **argv, char *err, size_t e
             continue;
         }
         if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-            return fail(err, errlen, "sbemu: unexpected argument \"%s\" (try --help)", a);
+            return ent_fail(err, errlen, "sbemu: unexpected argument \"%s\" (try --help)", a);
         const char *name = a + 2;
         const char *eq = strchr(name, '=');
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
         const opt_def *d = find_opt(name, nlen);
         if (!d)
-            return fail(err, errlen, "sbemu: unknown option \"--%.*s\" (try --help)", (int)nlen, name);
+            return ent_fail(err, errlen, "sbemu: unknown option \"--%.*s\" (try --help)", (int)nlen, name);
         if (d->type == OPT_HELP) {
             if (eq)
-                return fail(err, errlen, "sbemu: --help takes no value");
+                return ent_fail(err, errlen, "sbemu: --help takes no value");
             help = 1;
             continue;
         }
@@ -247,7 +235,7 @@ int emu_options_parse(emu_options *o, int argc, char **argv, char *err, size_t e
             /* "--config --postgres x" is a missing value, not a file named
              * "--postgres"; a value that starts with "--" needs --flag=value. */
             if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
-                return fail(err, errlen, "sbemu: --%s needs a value (%s)", d->name, d->metavar);
+                return ent_fail(err, errlen, "sbemu: --%s needs a value (%s)", d->name, d->metavar);
             value = argv[++i];
         }
         given[d - opt_table] = value;
@@ -281,7 +269,7 @@ int emu_options_parse(emu_options *o, int argc, char **argv, char *err, size_t e
     }
 
     if (!o->tls_cert != !o->tls_key)
-        return fail(err, errlen, "sbemu: --tls-cert and --tls-key go together: give both or neither");
+        return ent_fail(err, errlen, "sbemu: --tls-cert and --tls-key go together: give both or neither");
     return 0;
 }
 

@@ -8,7 +8,6 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <libpq-fe.h>
 
 #include "ent_log.h"
+#include "ent_status.h"
 
 #define PG_DEFAULT_BINDIR "/usr/lib/postgresql/15/bin"
 #define PG_BINDIR_GLOB_ROOT "/usr/lib/postgresql"
@@ -38,18 +38,6 @@
  * reap only every second or two), so keep retrying for a while. */
 #define START_RETRY_WINDOW_MS 15000
 #define START_RETRY_MS 300
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static long now_ms(void)
 {
@@ -177,7 +165,7 @@ static int find_bindir(emu_pgembed *pg, int major, char *err, size_t errlen)
         }
         if (pg_config_bindir(pg->bindir, sizeof pg->bindir, major) == 0)
             return 0;
-        return fail(err, errlen,
+        return ent_fail(err, errlen,
                     "postgres: the cluster in %s was made by PostgreSQL %d, whose server is not installed "
                     "(install postgresql-%d, or use another --data-dir)",
                     pg->pgdata, major, major);
@@ -188,7 +176,7 @@ static int find_bindir(emu_pgembed *pg, int major, char *err, size_t errlen)
     }
     if (pg_config_bindir(pg->bindir, sizeof pg->bindir, 0) == 0 || newest_bindir(pg->bindir, sizeof pg->bindir) == 0)
         return 0;
-    return fail(err, errlen,
+    return ent_fail(err, errlen,
                 "postgres: no PostgreSQL server found (looked in " PG_DEFAULT_BINDIR ", pg_config --bindir and "
                 PG_BINDIR_GLOB_ROOT "/*/bin); install postgresql or give --postgres URL");
 }
@@ -296,7 +284,7 @@ static int choose_user(emu_pgembed *pg, char *err, size_t errlen)
     /* Root: keep running an existing cluster as whoever made it. */
     if (stat(pg->pgdata, &st) == 0) {
         if (st.st_uid == 0)
-            return fail(err, errlen,
+            return ent_fail(err, errlen,
                         "postgres: %s is owned by root, and PostgreSQL refuses to run as root "
                         "(chown -R %s it, or use another --data-dir)",
                         pg->pgdata, PG_RUN_USER);
@@ -309,7 +297,7 @@ static int choose_user(emu_pgembed *pg, char *err, size_t errlen)
     } else {
         pw = getpwnam(PG_RUN_USER);
         if (!pw)
-            return fail(err, errlen,
+            return ent_fail(err, errlen,
                         "postgres: PostgreSQL refuses to run as root and there is no '" PG_RUN_USER
                         "' user to run it as (install postgresql, which creates it; or run sbemu as "
                         "another user; or give --postgres URL)");
@@ -329,23 +317,23 @@ static int private_dir(const emu_pgembed *pg, const char *dir, int must_be_ours,
     struct stat st;
     if (mkdir(dir, 0700) == 0) {
         if (pg->switch_user && chown(dir, pg->uid, pg->gid) < 0)
-            return fail(err, errlen, "postgres: chown %s: %s", dir, strerror(errno));
+            return ent_fail(err, errlen, "postgres: chown %s: %s", dir, strerror(errno));
         return 0;
     }
     if (errno != EEXIST)
-        return fail(err, errlen, "postgres: cannot create %s: %s", dir, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot create %s: %s", dir, strerror(errno));
     if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-        return fail(err, errlen, "postgres: %s exists and is not a directory", dir);
+        return ent_fail(err, errlen, "postgres: %s exists and is not a directory", dir);
     if (st.st_uid != pg->uid) {
         if (must_be_ours)
-            return fail(err, errlen, "postgres: %s belongs to uid %ld, not to %s; remove it", dir,
+            return ent_fail(err, errlen, "postgres: %s belongs to uid %ld, not to %s; remove it", dir,
                         (long)st.st_uid, pg->user);
         if (!pg->switch_user || chown(dir, pg->uid, pg->gid) < 0)
-            return fail(err, errlen, "postgres: %s belongs to uid %ld and cannot be given to %s", dir,
+            return ent_fail(err, errlen, "postgres: %s belongs to uid %ld and cannot be given to %s", dir,
                         (long)st.st_uid, pg->user);
     }
     if ((st.st_mode & 077) && must_be_ours)
-        return fail(err, errlen, "postgres: %s is mode %04o; it must be 0700", dir, (unsigned)(st.st_mode & 07777));
+        return ent_fail(err, errlen, "postgres: %s is mode %04o; it must be 0700", dir, (unsigned)(st.st_mode & 07777));
     return 0;
 }
 
@@ -355,12 +343,12 @@ static int check_reachable(const emu_pgembed *pg, char *err, size_t errlen)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
-        return fail(err, errlen, "postgres: pipe: %s", strerror(errno));
+        return ent_fail(err, errlen, "postgres: pipe: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return fail(err, errlen, "postgres: fork: %s", strerror(errno));
+        return ent_fail(err, errlen, "postgres: fork: %s", strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
@@ -396,10 +384,10 @@ static int check_reachable(const emu_pgembed *pg, char *err, size_t errlen)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
     if (!bad[0])
-        return fail(err, errlen, "postgres: cannot switch to user %s", pg->user);
+        return ent_fail(err, errlen, "postgres: cannot switch to user %s", pg->user);
     struct stat st;
     unsigned mode = stat(bad, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
-    return fail(err, errlen,
+    return ent_fail(err, errlen,
                 "postgres: PostgreSQL cannot run as root, so sbemu runs it as '%s', who cannot %s %s "
                 "(mode %04o); use a --data-dir that %s can reach (e.g. /var/lib/sbemu), or give --postgres URL",
                 pg->user, strcmp(bad, pg->pgdir) == 0 ? "use" : "enter", bad, mode, pg->user);
@@ -411,14 +399,14 @@ static int take_lock(emu_pgembed *pg, char *err, size_t errlen)
     snprintf(path, sizeof path, "%s/sbemu.lock", pg->pgdir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
-        return fail(err, errlen, "postgres: cannot open %s: %s", path, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot open %s: %s", path, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
         char buf[32] = "";
         ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
         buf[n > 0 ? n : 0] = '\0';
         buf[strcspn(buf, "\n")] = '\0';
         close(fd);
-        return fail(err, errlen,
+        return ent_fail(err, errlen,
                     "postgres: %s is in use by another sbemu (pid %s); give each emulator its own --data-dir, "
                     "or share one database with --postgres",
                     pg->pgdir, buf[0] ? buf : "?");
@@ -499,10 +487,10 @@ static int write_owned_file(const emu_pgembed *pg, const char *path, const char 
     }
     char tmp[EMU_PGEMBED_PATH_MAX + 16];
     if (path_join(tmp, sizeof tmp, path, ".tmp") < 0)
-        return fail(err, errlen, "postgres: %s: path too long", path);
+        return ent_fail(err, errlen, "postgres: %s: path too long", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        return fail(err, errlen, "postgres: cannot write %s: %s", tmp, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot write %s: %s", tmp, strerror(errno));
     size_t len = strlen(text);
     int ok = write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
     if (ok && pg->switch_user)
@@ -512,7 +500,7 @@ static int write_owned_file(const emu_pgembed *pg, const char *path, const char 
     if (!ok || rename(tmp, path) < 0) {
         e = ok ? errno : e;
         unlink(tmp);
-        return fail(err, errlen, "postgres: cannot write %s: %s", path, strerror(e));
+        return ent_fail(err, errlen, "postgres: cannot write %s: %s", path, strerror(e));
     }
     return 0;
 }
@@ -584,18 +572,18 @@ static int create_cluster(emu_pgembed *pg, char *err, size_t errlen)
     int rc = run(pg, argv);
     if (rc != 0) {
         log_reason(pg, from, reason, sizeof reason);
-        return fail(err, errlen, "postgres: initdb failed (exit %d): %s (see %s)", rc, reason, pg->logfile);
+        return ent_fail(err, errlen, "postgres: initdb failed (exit %d): %s (see %s)", rc, reason, pg->logfile);
     }
 
     snprintf(conf, sizeof conf, "%s/postgresql.conf", tmpdata);
     FILE *f = fopen(conf, "a");
     if (!f || fputs("\n# sbemu: the embedded cluster's settings (socket only, no TCP)\n"
                     "include_if_exists = 'sbemu.conf'\n", f) < 0 || fclose(f) != 0)
-        return fail(err, errlen, "postgres: cannot append to %s: %s", conf, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot append to %s: %s", conf, strerror(errno));
     if (write_sbemu_conf(pg, tmpdata, err, errlen) < 0)
         return -1;
     if (rename(tmpdata, pg->pgdata) < 0)
-        return fail(err, errlen, "postgres: rename %s to %s: %s", tmpdata, pg->pgdata, strerror(errno));
+        return ent_fail(err, errlen, "postgres: rename %s to %s: %s", tmpdata, pg->pgdata, strerror(errno));
     return 0;
 }
 
@@ -671,7 +659,7 @@ static int adopt_running(emu_pgembed *pg, char *err, size_t errlen)
     char name[64];
     process_name(pid, name, sizeof name);
     if (strcmp(name, "postgres") != 0 && strcmp(name, "postmaster") != 0)
-        return fail(err, errlen,
+        return ent_fail(err, errlen,
                     "postgres: %s/postmaster.pid names pid %ld, which is now '%s', not PostgreSQL; if no "
                     "PostgreSQL runs on this cluster, remove that file and start again",
                     pg->pgdata, (long)pid, name);
@@ -687,7 +675,7 @@ static int adopt_running(emu_pgembed *pg, char *err, size_t errlen)
         if (!process_alive(pid))
             return 0; /* it was shutting down; start a new one */
         if (now_ms() > deadline)
-            return fail(err, errlen,
+            return ent_fail(err, errlen,
                         "postgres: PostgreSQL pid %ld runs on %s but does not answer on %s; stop it "
                         "(pg_ctl -D %s stop) and start again",
                         (long)pid, pg->pgdata, pg->sockdir, pg->pgdata);
@@ -716,7 +704,7 @@ static int pg_ctl_start(emu_pgembed *pg, char *err, size_t errlen)
         pid_t other = read_postmaster_pid(pg);
         int transient = strstr(reason, "still in use") || (other && !process_alive(other));
         if (now_ms() > deadline || !transient)
-            return fail(err, errlen, "postgres: pg_ctl start failed (exit %d): %s (see %s)", rc, reason,
+            return ent_fail(err, errlen, "postgres: pg_ctl start failed (exit %d): %s (see %s)", rc, reason,
                         pg->logfile);
         if (!waited++)
             LOG_INFO("postgres: waiting for the processes of a killed server to go away (%s)", reason);
@@ -730,7 +718,7 @@ static int ensure_database(const emu_pgembed *pg, char *err, size_t errlen)
     build_conninfo(pg, "postgres", ci, sizeof ci);
     PGconn *c = PQconnectdb(ci);
     if (PQstatus(c) != CONNECTION_OK) {
-        fail(err, errlen, "postgres: cannot connect over %s: %s", pg->sockdir, PQerrorMessage(c));
+        ent_fail(err, errlen, "postgres: cannot connect over %s: %s", pg->sockdir, PQerrorMessage(c));
         err[strcspn(err, "\n")] = '\0';
         PQfinish(c);
         return -1;
@@ -739,14 +727,14 @@ static int ensure_database(const emu_pgembed *pg, char *err, size_t errlen)
     PGresult *r = PQexecParams(c, "SELECT 1 FROM pg_database WHERE datname = $1", 1, NULL, params, NULL, NULL, 0);
     int rc = 0;
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        rc = fail(err, errlen, "postgres: %s", PQerrorMessage(c));
+        rc = ent_fail(err, errlen, "postgres: %s", PQerrorMessage(c));
     } else if (PQntuples(r) == 0) {
         PQclear(r);
         LOG_INFO("postgres: creating database %s", EMU_PGEMBED_DB);
         r = PQexec(c, "CREATE DATABASE " EMU_PGEMBED_DB);
         const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
         if (PQresultStatus(r) != PGRES_COMMAND_OK && !(state && strcmp(state, "42P04") == 0))
-            rc = fail(err, errlen, "postgres: CREATE DATABASE %s: %s", EMU_PGEMBED_DB, PQerrorMessage(c));
+            rc = ent_fail(err, errlen, "postgres: CREATE DATABASE %s: %s", EMU_PGEMBED_DB, PQerrorMessage(c));
     }
     if (rc < 0)
         err[strcspn(err, "\n")] = '\0';
@@ -798,12 +786,12 @@ static int relocate(emu_pgembed *pg, char *err, size_t errlen)
     snprintf(link, sizeof link, "%s", pg->pgdir);
     snprintf(target, sizeof target, "%s/%016llx", EMU_PGEMBED_RELOCATE_BASE, (unsigned long long)fnv1a64(link));
     if (mkdir_p(EMU_PGEMBED_RELOCATE_BASE, 0755) < 0 || (mkdir(target, 0700) < 0 && errno != EEXIST))
-        return fail(err, errlen, "postgres: cannot create %s: %s", target, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot create %s: %s", target, strerror(errno));
     if (chown(target, pg->uid, pg->gid) < 0)
-        return fail(err, errlen, "postgres: chown %s to %s: %s", target, pg->user, strerror(errno));
+        return ent_fail(err, errlen, "postgres: chown %s to %s: %s", target, pg->user, strerror(errno));
     rmdir(link); /* the empty directory made a moment ago; a non-empty one stays and symlink fails */
     if (symlink(target, link) < 0)
-        return fail(err, errlen, "postgres: cannot link %s to %s: %s", link, target, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot link %s to %s: %s", link, target, strerror(errno));
     LOG_INFO("postgres: %s cannot reach %s, so the cluster lives in %s (linked from there)", pg->user, link, target);
     return set_pgdir(pg, target);
 }
@@ -812,15 +800,15 @@ static int setup_paths(emu_pgembed *pg, const char *data_dir, char *err, size_t 
 {
     char abs[EMU_PGEMBED_PATH_MAX];
     if (!data_dir || !*data_dir)
-        return fail(err, errlen, "postgres: no data directory");
+        return ent_fail(err, errlen, "postgres: no data directory");
     if (mkdir_p(data_dir, 0755) < 0)
-        return fail(err, errlen, "postgres: cannot create %s: %s", data_dir, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot create %s: %s", data_dir, strerror(errno));
     if (!realpath(data_dir, abs))
-        return fail(err, errlen, "postgres: %s: %s", data_dir, strerror(errno));
+        return ent_fail(err, errlen, "postgres: %s: %s", data_dir, strerror(errno));
     if (path_join(pg->pgdir, sizeof pg->pgdir, abs, "/pg") < 0 ||
         path_join(pg->pgdata, sizeof pg->pgdata, pg->pgdir, "/data") < 0 ||
         path_join(pg->logfile, sizeof pg->logfile, pg->pgdir, "/postgres.log") < 0)
-        return fail(err, errlen, "postgres: %s: path too long", abs);
+        return ent_fail(err, errlen, "postgres: %s: path too long", abs);
     return 0;
 }
 
@@ -838,13 +826,13 @@ int emu_pgembed_start(emu_pgembed *pg, const char *data_dir, char *conninfo, siz
     if (setup_paths(pg, data_dir, err, errlen) < 0 || choose_user(pg, err, errlen) < 0)
         return -1;
     if (mkdir(pg->pgdir, 0700) < 0 && errno != EEXIST)
-        return fail(err, errlen, "postgres: cannot create %s: %s", pg->pgdir, strerror(errno));
+        return ent_fail(err, errlen, "postgres: cannot create %s: %s", pg->pgdir, strerror(errno));
     if (pg->switch_user && stat(pg->pgdir, &st) == 0 && st.st_uid != pg->uid &&
         chown(pg->pgdir, pg->uid, pg->gid) < 0)
-        return fail(err, errlen, "postgres: chown %s to %s: %s", pg->pgdir, pg->user, strerror(errno));
+        return ent_fail(err, errlen, "postgres: chown %s to %s: %s", pg->pgdir, pg->user, strerror(errno));
     char real[EMU_PGEMBED_PATH_MAX];
     if (realpath(pg->pgdir, real) && strcmp(real, pg->pgdir) && set_pgdir(pg, real) < 0)
-        return fail(err, errlen, "postgres: %s: path too long", real); /* an earlier relocation */
+        return ent_fail(err, errlen, "postgres: %s: path too long", real); /* an earlier relocation */
     if (pg->switch_user && check_reachable(pg, err, errlen) < 0) {
         char first[512];
         snprintf(first, sizeof first, "%s", err);

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +16,7 @@
 #include <openssl/x509v3.h>
 
 #include "ent_log.h"
+#include "ent_status.h"
 
 #define TLS_DIR "tls"
 #define CERT_FILE "cert.pem"
@@ -26,18 +26,6 @@
 #define CERT_CN "localhost"
 #define CERT_SAN "DNS:localhost,IP:127.0.0.1,IP:::1"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* Appends the oldest queued OpenSSL error (the root cause) and clears the queue. */
 static int fail_ssl(char *err, size_t errlen, const char *what)
 {
@@ -46,7 +34,7 @@ static int fail_ssl(char *err, size_t errlen, const char *what)
     if (e)
         ERR_error_string_n(e, buf, sizeof buf);
     ERR_clear_error();
-    return fail(err, errlen, "tls: %s: %s", what, buf);
+    return ent_fail(err, errlen, "tls: %s: %s", what, buf);
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -76,23 +64,23 @@ static int write_atomic(const char *path, mode_t mode, int (*write_pem)(FILE *, 
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return fail(err, errlen, "tls: %s: path too long", path);
+        return ent_fail(err, errlen, "tls: %s: path too long", path);
     unlink(tmp);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0)
-        return fail(err, errlen, "tls: cannot create %s: %s", tmp, strerror(errno));
+        return ent_fail(err, errlen, "tls: cannot create %s: %s", tmp, strerror(errno));
     if (fchmod(fd, mode) < 0) { /* the umask must not widen or narrow it */
         int e = errno;
         close(fd);
         unlink(tmp);
-        return fail(err, errlen, "tls: chmod %s: %s", tmp, strerror(e));
+        return ent_fail(err, errlen, "tls: chmod %s: %s", tmp, strerror(e));
     }
     FILE *f = fdopen(fd, "w");
     if (!f) {
         int e = errno;
         close(fd);
         unlink(tmp);
-        return fail(err, errlen, "tls: %s: %s", tmp, strerror(e));
+        return ent_fail(err, errlen, "tls: %s: %s", tmp, strerror(e));
     }
     int ok = write_pem(f, obj) == 1;
     ok = fflush(f) == 0 && ok;
@@ -105,7 +93,7 @@ static int write_atomic(const char *path, mode_t mode, int (*write_pem)(FILE *, 
     if (rename(tmp, path) < 0) {
         int e = errno;
         unlink(tmp);
-        return fail(err, errlen, "tls: rename %s to %s: %s", tmp, path, strerror(e));
+        return ent_fail(err, errlen, "tls: rename %s to %s: %s", tmp, path, strerror(e));
     }
     return 0;
 }
@@ -214,7 +202,7 @@ static int check_existing(const char *cert_path, const char *key_path, char *err
 {
     FILE *f = fopen(cert_path, "r");
     if (!f)
-        return fail(err, errlen, "tls: cannot open %s: %s", cert_path, strerror(errno));
+        return ent_fail(err, errlen, "tls: cannot open %s: %s", cert_path, strerror(errno));
     X509 *x = PEM_read_X509(f, NULL, NULL, NULL);
     fclose(f);
     if (!x)
@@ -222,7 +210,7 @@ static int check_existing(const char *cert_path, const char *key_path, char *err
     f = fopen(key_path, "r");
     if (!f) {
         X509_free(x);
-        return fail(err, errlen, "tls: cannot open %s: %s", key_path, strerror(errno));
+        return ent_fail(err, errlen, "tls: cannot open %s: %s", key_path, strerror(errno));
     }
     EVP_PKEY *pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
     fclose(f);
@@ -230,7 +218,7 @@ static int check_existing(const char *cert_path, const char *key_path, char *err
     if (!pkey)
         rc = fail_ssl(err, errlen, "cannot read the private key (remove cert.pem and key.pem to regenerate)");
     else if (X509_check_private_key(x, pkey) != 1)
-        rc = fail(err, errlen, "tls: %s and %s do not belong together (remove both to regenerate)", cert_path,
+        rc = ent_fail(err, errlen, "tls: %s and %s do not belong together (remove both to regenerate)", cert_path,
                   key_path);
     ERR_clear_error();
     EVP_PKEY_free(pkey);
@@ -247,9 +235,9 @@ int emu_tlscert_ensure(const char *data_dir, char *cert_path, size_t cert_path_l
     if (snprintf(dir, sizeof dir, "%s/" TLS_DIR, data_dir) >= (int)sizeof dir ||
         snprintf(cert_path, cert_path_len, "%s/" CERT_FILE, dir) >= (int)cert_path_len ||
         snprintf(key_path, key_path_len, "%s/" KEY_FILE, dir) >= (int)key_path_len)
-        return fail(err, errlen, "tls: %s: path too long", data_dir);
+        return ent_fail(err, errlen, "tls: %s: path too long", data_dir);
     if (mkdir_p(dir, 0755) < 0)
-        return fail(err, errlen, "tls: cannot create %s: %s", dir, strerror(errno));
+        return ent_fail(err, errlen, "tls: cannot create %s: %s", dir, strerror(errno));
 
     int have_cert = stat(cert_path, &st) == 0;
     int have_key = stat(key_path, &st) == 0;

@@ -1,9 +1,9 @@
 /* ISO-8601 durations <-> milliseconds (see ent_duration.h). */
 #include "ent_duration.h"
+#include "ent_status.h"
 
 #include <ctype.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,18 +18,6 @@ static const int64_t date_unit_ms[] = {
     ENT_DURATION_MS_PER_DAY,
 };
 static const int64_t time_unit_ms[] = {3600000, 60000, 1000};
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Saturates at INT64_MAX: anything that large means "unlimited" anyway. */
 static int64_t sat_add(int64_t a, int64_t b)
@@ -52,8 +40,8 @@ static int parse_component(const char **pp, const char *designators, const int64
     const char *p = *pp;
     if (!isdigit((unsigned char)*p)) {
         if (*p == '-' || *p == '+')
-            return fail(err, errlen, "signs are not allowed inside a duration ('%c')", *p);
-        return fail(err, errlen, "expected a number, found '%c'", *p);
+            return ent_fail(err, errlen, "signs are not allowed inside a duration ('%c')", *p);
+        return ent_fail(err, errlen, "expected a number, found '%c'", *p);
     }
     int64_t value = 0;
     while (isdigit((unsigned char)*p))
@@ -64,26 +52,26 @@ static int parse_component(const char **pp, const char *designators, const int64
         has_frac = 1;
         p++;
         if (!isdigit((unsigned char)*p))
-            return fail(err, errlen, "a decimal point must be followed by digits");
+            return ent_fail(err, errlen, "a decimal point must be followed by digits");
         /* Milliseconds are the first three digits; the rest is truncated. */
         for (int n = 0; isdigit((unsigned char)*p); n++, p++)
             if (n < 3)
                 frac_ms += (*p - '0') * (n == 0 ? 100 : n == 1 ? 10 : 1);
     }
     if (*p == '\0')
-        return fail(err, errlen, "a number must be followed by a designator");
+        return ent_fail(err, errlen, "a number must be followed by a designator");
     int c = toupper((unsigned char)*p);
     const char *d = strchr(designators, c);
     if (!d || c == 0) {
         if (!is_time && strchr(time_designators, c))
-            return fail(err, errlen, "'%c' belongs after 'T' (e.g. PT1H)", c);
-        return fail(err, errlen, "unexpected '%c' (not a duration designator)", *p);
+            return ent_fail(err, errlen, "'%c' belongs after 'T' (e.g. PT1H)", c);
+        return ent_fail(err, errlen, "unexpected '%c' (not a duration designator)", *p);
     }
     int i = (int)(d - designators);
     if (i <= *idx)
-        return fail(err, errlen, "'%c' is repeated or out of order", c);
+        return ent_fail(err, errlen, "'%c' is repeated or out of order", c);
     if (has_frac && !(is_time && c == 'S'))
-        return fail(err, errlen, "fractions are only allowed on seconds, not on '%c'", c);
+        return ent_fail(err, errlen, "fractions are only allowed on seconds, not on '%c'", c);
     *idx = i;
     *total = sat_add(*total, sat_add(sat_mul(value, unit_ms[i]), frac_ms));
     *pp = p + 1;
@@ -93,14 +81,14 @@ static int parse_component(const char **pp, const char *designators, const int64
 int ent_duration_parse(const char *text, int64_t *ms, char *err, size_t errlen)
 {
     if (!text || !*text)
-        return fail(err, errlen, "an empty string is not a duration (e.g. PT1M)");
+        return ent_fail(err, errlen, "an empty string is not a duration (e.g. PT1M)");
     const char *p = text;
     while (isspace((unsigned char)*p))
         p++;
     if (*p == '-')
-        return fail(err, errlen, "negative durations are not allowed");
+        return ent_fail(err, errlen, "negative durations are not allowed");
     if (toupper((unsigned char)*p) != 'P')
-        return fail(err, errlen, "a duration starts with 'P' (e.g. PT1M, P14D)");
+        return ent_fail(err, errlen, "a duration starts with 'P' (e.g. PT1M, P14D)");
     p++;
     int64_t total = 0;
     int components = 0;
@@ -120,15 +108,15 @@ int ent_duration_parse(const char *text, int64_t *ms, char *err, size_t errlen)
             time_components++;
         }
         if (!time_components)
-            return fail(err, errlen, "'T' must be followed by hours, minutes or seconds (e.g. PT1M)");
+            return ent_fail(err, errlen, "'T' must be followed by hours, minutes or seconds (e.g. PT1M)");
         components += time_components;
     }
     while (isspace((unsigned char)*p))
         p++;
     if (*p)
-        return fail(err, errlen, "unexpected '%c' after the duration", *p);
+        return ent_fail(err, errlen, "unexpected '%c' after the duration", *p);
     if (!components)
-        return fail(err, errlen, "'P' must be followed by at least one component (e.g. PT1M)");
+        return ent_fail(err, errlen, "'P' must be followed by at least one component (e.g. PT1M)");
     *ms = total >= ENT_DURATION_MAXVALUE_MS ? ENT_DURATION_UNLIMITED : total;
     return 0;
 }

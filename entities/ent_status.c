@@ -2,6 +2,9 @@
  * condition-to-status map that the .NET and JS SDKs share (wire-protocol §8). */
 #include "ent_status.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 typedef struct status_row {
     const char *name;
     const char *condition; /* NULL for successes */
@@ -46,3 +49,14 @@ int sb_status_mgmt_code(sb_status st) { return row(st)->mgmt_code; }
 int sb_status_http_code(sb_status st) { return row(st)->http_code; }
 int sb_status_cbs_code(sb_status st) { return row(st)->cbs_code; }
 const char *sb_status_name(sb_status st) { return row(st)->name; }
+
+int ent_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}

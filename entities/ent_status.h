@@ -7,6 +7,8 @@
 #ifndef ENT_STATUS_H
 #define ENT_STATUS_H
 
+#include <stddef.h>
+
 typedef enum sb_status {
     SB_OK = 0,
     SB_NO_CONTENT,          /* success with nothing to return (peek at the end) */
@@ -42,5 +44,10 @@ int sb_status_http_code(sb_status st);
 int sb_status_cbs_code(sb_status st);
 /* A short name for logs ("lock-lost"). */
 const char *sb_status_name(sb_status st);
+
+/* Writes a refusal's text into err (when err and errlen are given) and
+ * answers -1: the shape of every "int f(..., char *err, size_t errlen)" that
+ * says why it refused. */
+int ent_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif
