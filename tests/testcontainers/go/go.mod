@@ -1,6 +1,6 @@
 module sbemu/tests/testcontainers/go
 
-go 1.26.8
+go 1.25.7
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus v1.11.0
