@@ -9,6 +9,7 @@
 #   go/    testcontainers-go modules/azure/servicebus v0.44.0, azservicebus 1.11.0 (go.sum)
 #   java/  org.testcontainers:azure 1.21.4 (ServiceBusEmulatorContainer), JUnit 5,
 #          azure-messaging-servicebus via azure-sdk-bom 1.3.8 (pom.xml)
+#   java2/ the same with Testcontainers 2.0.5 (org.testcontainers:testcontainers-azure)
 # Python's testcontainers (PyPI, 4.15.0) has no Service Bus module, so there is
 # nothing to run for it.
 #
@@ -21,7 +22,7 @@
 # pulled either, so it is disabled and this script removes what the modules
 # leave behind.
 #
-#   tests/testcontainers/run.sh [FILTER]   FILTER: words among "node go java" (default: all)
+#   tests/testcontainers/run.sh [FILTER]   FILTER: words among "node go java java2" (default: all)
 # Prints 'testcontainers: N passed, N failed' last (N counted per test); exits 1
 # if anything failed or did not run. As root.
 set -uo pipefail
@@ -37,7 +38,7 @@ summary=()
 finish() {
   if ((passed + failed == 0)); then
     failed=1
-    summary+=("nothing ran (FILTER '$FILTER' names none of: node go java)")
+    summary+=("nothing ran (FILTER '$FILTER' names none of: node go java java2)")
   fi
   echo
   echo "=== testcontainers summary"
@@ -63,6 +64,15 @@ note() { printf '\n=== %s\n' "$*"; }
 command -v podman >/dev/null 2>&1 || fatal "podman is not installed (scripts/build-image.sh installs it and builds $IMAGE)"
 
 RUN_DIR=$(mktemp -d /tmp/sbemu-testcontainers.XXXXXX)
+SERVICE_PID=
+cleanup() {
+  if [[ -n $SERVICE_PID ]]; then
+    reap_labelled
+    kill "$SERVICE_PID" 2>/dev/null && wait "$SERVICE_PID" 2>/dev/null
+  fi
+  rm -rf "$RUN_DIR"
+}
+trap cleanup EXIT
 # Containers here start only with runc and lowered limits (as scripts/build-image.sh).
 printf '[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n[engine]\nruntime = "runc"\n' \
   >"$RUN_DIR/containers.conf"
@@ -91,12 +101,6 @@ reap_labelled() {
 SOCK=$RUN_DIR/podman.sock
 podman system service --time=0 "unix://$SOCK" >"$RUN_DIR/podman-service.log" 2>&1 &
 SERVICE_PID=$!
-cleanup() {
-  reap_labelled
-  kill "$SERVICE_PID" 2>/dev/null && wait "$SERVICE_PID" 2>/dev/null
-  rm -rf "$RUN_DIR"
-}
-trap cleanup EXIT
 for _ in $(seq 1 100); do
   curl -fs --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1 && break
   sleep 0.1
@@ -163,44 +167,55 @@ if wanted go; then
   reap_labelled
 fi
 
-# --- Java: org.testcontainers:azure ------------------------------------------
-if wanted java; then
-  note "java: org.testcontainers:azure ServiceBusEmulatorContainer (mvn test in ./java)"
+# --- Java: ServiceBusEmulatorContainer, Testcontainers 1.x and 2.x ----------
+# run_maven NAME DIR: mvn test in DIR, counted from Surefire's reports.
+run_maven() {
+  local name=$1 dir=$2 rc p=0 f=0 xml head t e fl sk bad cls
+  rm -rf "$dir/target/surefire-reports"
+  (cd "$dir" && timeout -k 10 420 mvn -B -q -Dstyle.color=never test)
+  rc=$?
+  for xml in "$dir"/target/surefire-reports/TEST-*.xml; do
+    [[ -f $xml ]] || continue
+    head=$(grep -m1 -o '<testsuite [^>]*>' "$xml")
+    t=$(sed -E 's/.* tests="([0-9]+)".*/\1/' <<<"$head")
+    e=$(sed -E 's/.* errors="([0-9]+)".*/\1/' <<<"$head")
+    fl=$(sed -E 's/.* failures="([0-9]+)".*/\1/' <<<"$head")
+    sk=$(sed -E 's/.* skipped="([0-9]+)".*/\1/' <<<"$head")
+    bad=$((e + fl + sk)) # a skipped test is a defect here
+    p=$((p + t - bad))
+    f=$((f + bad))
+    cls=$(basename "$xml" .xml)
+    cls=${cls#TEST-}
+    printf '  %-45s %d tests, %d failed\n' "$cls" "$t" "$bad"
+    if ((bad)); then
+      echo "--- $cls: report and output (last 60 lines)"
+      cat "$dir/target/surefire-reports/$cls.txt" 2>/dev/null
+      tail -60 "$dir/target/surefire-reports/$cls-output.txt" 2>/dev/null
+    fi
+  done
+  [[ $rc != 0 && $f == 0 ]] && f=1
+  count "$name" "$p" "$f"
+}
+
+if wanted java || wanted java2; then
   if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
-    apt-get install -y -q --no-install-recommends maven default-jdk-headless </dev/null >"$RUN_DIR/apt.log" 2>&1 ||
-      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends maven default-jdk-headless </dev/null >"$RUN_DIR/apt.log" 2>&1; }
+    { apt-get update -q && apt-get install -y -q --no-install-recommends maven default-jdk-headless; } </dev/null >"$RUN_DIR/apt.log" 2>&1
   fi
-  if ! command -v mvn >/dev/null 2>&1; then
-    echo "no maven (apt-get install maven default-jdk-headless failed: $(tail -3 "$RUN_DIR/apt.log"))"
+  if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
+    echo "no maven/javac (apt-get install maven default-jdk-headless failed: $(tail -3 "$RUN_DIR/apt.log"))"
     count java 0 1
   else
-    rm -rf java/target/surefire-reports
-    (cd java && timeout -k 10 420 mvn -B -q -Dstyle.color=never test)
-    rc=$?
-    p=0 f=0
-    for xml in java/target/surefire-reports/TEST-*.xml; do
-      [[ -f $xml ]] || continue
-      head=$(grep -m1 -o '<testsuite [^>]*>' "$xml")
-      t=$(sed -E 's/.* tests="([0-9]+)".*/\1/' <<<"$head")
-      e=$(sed -E 's/.* errors="([0-9]+)".*/\1/' <<<"$head")
-      fl=$(sed -E 's/.* failures="([0-9]+)".*/\1/' <<<"$head")
-      sk=$(sed -E 's/.* skipped="([0-9]+)".*/\1/' <<<"$head")
-      bad=$((e + fl + sk))
-      p=$((p + t - bad))
-      f=$((f + bad))
-      name=$(basename "$xml" .xml)
-      name=${name#TEST-}
-      printf '  %-45s %d tests, %d failed\n' "$name" "$t" "$bad"
-      if ((bad)); then
-        echo "--- $name: report and output (last 60 lines)"
-        cat "java/target/surefire-reports/$name.txt" 2>/dev/null
-        tail -60 "java/target/surefire-reports/$name-output.txt" 2>/dev/null
-      fi
-    done
-    [[ $rc != 0 && $f == 0 ]] && f=1
-    count java "$p" "$f"
+    if wanted java; then
+      note "java: org.testcontainers:azure 1.21.4, ServiceBusEmulatorContainer (mvn test in ./java)"
+      run_maven java java
+      reap_labelled
+    fi
+    if wanted java2; then
+      note "java2: org.testcontainers:testcontainers-azure 2.0.5, ServiceBusEmulatorContainer (mvn test in ./java2)"
+      run_maven java2 java2
+      reap_labelled
+    fi
   fi
-  reap_labelled
 fi
 
 finish
