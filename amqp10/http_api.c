@@ -470,6 +470,11 @@ static int refuse_now(http_pss *pss, sb_status st, const char *detail)
 
 static void drop_request(http_pss *pss)
 {
+    /* lws reports the close of a connection that sent no request (a TCP probe:
+     * testcontainers-go's port wait, a Kubernetes tcpSocket probe, nc -z) with
+     * no per-session data at all */
+    if (!pss)
+        return;
     http_req *r = pss->req;
     pss->req = NULL;
     if (!r)
