@@ -4,6 +4,7 @@
 #   ->  tests/cli/*.sh build/bin/sbemu (if present)  ->  tests/k8s/test_chart.sh (the Helm chart)
 #   ->  tests/e2e/run.sh (real SDKs)  ->  tests/faults/run.sh  ->  the same under ASan/UBSan
 #   (unit tests and an e2e subset)  ->  the image (scripts/build-image.sh, tests/image/test_image.sh)
+#   ->  tests/testcontainers/run.sh (the Testcontainers modules, image swapped)
 #   ->  tests/k8s/test_replicas.sh (the chart under podman kube play)
 # Exits non-zero if anything failed. The very last line is 'N passed, N failed'.
 set -uo pipefail
@@ -132,6 +133,8 @@ section "image: scripts/build-image.sh"
 counted image/build timeout -k 10 1200 bash scripts/build-image.sh sbemu:latest
 section "image: tests/image/test_image.sh"
 counted image/test_image.sh timeout -k 10 300 bash tests/image/test_image.sh sbemu:latest
+section "testcontainers: tests/testcontainers/run.sh (the Java, Go and Node modules with sbemu's image)"
+counted testcontainers timeout -k 10 1200 bash tests/testcontainers/run.sh
 section "k8s: tests/k8s/test_replicas.sh (two replicas under podman kube play)"
 counted k8s/test_replicas.sh timeout -k 10 900 bash tests/k8s/test_replicas.sh
 
