@@ -20,6 +20,7 @@
 
 #include <libpq-fe.h>
 
+#include "emu_fs.h"
 #include "ent_log.h"
 #include "ent_status.h"
 
@@ -71,26 +72,6 @@ static int is_exec(const char *dir, const char *name)
 static int is_bindir(const char *dir)
 {
     return is_exec(dir, "initdb") && is_exec(dir, "pg_ctl") && is_exec(dir, "postgres");
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-    char tmp[EMU_PGEMBED_PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-        return -1;
-    return 0;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -785,7 +766,7 @@ static int relocate(emu_pgembed *pg, char *err, size_t errlen)
     char link[EMU_PGEMBED_PATH_MAX], target[EMU_PGEMBED_PATH_MAX];
     snprintf(link, sizeof link, "%s", pg->pgdir);
     snprintf(target, sizeof target, "%s/%016llx", EMU_PGEMBED_RELOCATE_BASE, (unsigned long long)fnv1a64(link));
-    if (mkdir_p(EMU_PGEMBED_RELOCATE_BASE, 0755) < 0 || (mkdir(target, 0700) < 0 && errno != EEXIST))
+    if (emu_mkdir_p(EMU_PGEMBED_RELOCATE_BASE, 0755) < 0 || (mkdir(target, 0700) < 0 && errno != EEXIST))
         return ent_fail(err, errlen, "postgres: cannot create %s: %s", target, strerror(errno));
     if (chown(target, pg->uid, pg->gid) < 0)
         return ent_fail(err, errlen, "postgres: chown %s to %s: %s", target, pg->user, strerror(errno));
@@ -801,7 +782,7 @@ static int setup_paths(emu_pgembed *pg, const char *data_dir, char *err, size_t 
     char abs[EMU_PGEMBED_PATH_MAX];
     if (!data_dir || !*data_dir)
         return ent_fail(err, errlen, "postgres: no data directory");
-    if (mkdir_p(data_dir, 0755) < 0)
+    if (emu_mkdir_p(data_dir, 0755) < 0)
         return ent_fail(err, errlen, "postgres: cannot create %s: %s", data_dir, strerror(errno));
     if (!realpath(data_dir, abs))
         return ent_fail(err, errlen, "postgres: %s: %s", data_dir, strerror(errno));

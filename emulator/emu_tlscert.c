@@ -15,6 +15,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "emu_fs.h"
 #include "ent_log.h"
 #include "ent_status.h"
 
@@ -35,26 +36,6 @@ static int fail_ssl(char *err, size_t errlen, const char *what)
         ERR_error_string_n(e, buf, sizeof buf);
     ERR_clear_error();
     return ent_fail(err, errlen, "tls: %s: %s", what, buf);
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-        return -1;
-    return 0;
 }
 
 /* Writes a PEM object to path.tmp, fsyncs and renames it over path, so a crash
@@ -236,7 +217,7 @@ int emu_tlscert_ensure(const char *data_dir, char *cert_path, size_t cert_path_l
         snprintf(cert_path, cert_path_len, "%s/" CERT_FILE, dir) >= (int)cert_path_len ||
         snprintf(key_path, key_path_len, "%s/" KEY_FILE, dir) >= (int)key_path_len)
         return ent_fail(err, errlen, "tls: %s: path too long", data_dir);
-    if (mkdir_p(dir, 0755) < 0)
+    if (emu_mkdir_p(dir, 0755) < 0)
         return ent_fail(err, errlen, "tls: cannot create %s: %s", dir, strerror(errno));
 
     int have_cert = stat(cert_path, &st) == 0;
