@@ -20,6 +20,7 @@
 #include "cmd_filter.h"
 #define HAVE_CMD_FILTER 1
 #endif
+#include "emu_fs.h"
 #include "emu_config_json.h"
 #include "emu_default_config.h"
 #include "emu_log.h"
@@ -50,21 +51,6 @@ static void on_signal(int sig)
     (void)sig;
     stop_requested = 1;
     emu_loop_wake(&loop);
-}
-
-/* mkdir -p */
-static int make_dirs(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0755) && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
 /* Migrations and Config.json run once, on a plain blocking connection. */
@@ -170,7 +156,7 @@ static int run(emu_options *o)
     store *st = NULL;
     amqp_server *srv = NULL;
 
-    if (make_dirs(o->data_dir)) {
+    if (emu_mkdir_p(o->data_dir, 0755)) {
         LOG_ERROR("cannot create --data-dir '%s': %s", o->data_dir, strerror(errno));
         return 1;
     }
