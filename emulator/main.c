@@ -20,9 +20,9 @@
 #include "cmd_filter.h"
 #define HAVE_CMD_FILTER 1
 #endif
-#include "emu_fs.h"
 #include "emu_config_json.h"
 #include "emu_default_config.h"
+#include "emu_fs.h"
 #include "emu_log.h"
 #include "emu_loop.h"
 #include "emu_options.h"
