@@ -10,45 +10,10 @@
 #include <string.h>
 
 #include "ent_alloc.h"
+#include "store_arrays.h"
 #include "store_binary.h" /* helpers shared with store_queue.c */
 #include "store_session.h"
 #include "store_statements.h"
-
-char *store_mgmt_int8_array(const int64_t *v, size_t n)
-{
-    size_t cap = 3 + n * 21;
-    char *s = ent_malloc(cap);
-    if (!s)
-        return NULL;
-    size_t o = 0;
-    s[o++] = '{';
-    for (size_t i = 0; i < n; i++)
-        o += (size_t)snprintf(s + o, cap - o, "%s%" PRId64, i ? "," : "", v[i]);
-    s[o++] = '}';
-    s[o] = 0;
-    return s;
-}
-
-char *store_mgmt_uuid_array(const uint8_t (*v)[16], size_t n)
-{
-    size_t cap = 3 + n * 37;
-    char *s = ent_malloc(cap);
-    if (!s)
-        return NULL;
-    size_t o = 0;
-    s[o++] = '{';
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *g = v[i];
-        o += (size_t)snprintf(s + o, cap - o,
-                              "%s%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", i ? "," : "",
-                              g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13],
-                              g[14], g[15]);
-    }
-    s[o++] = '}';
-    s[o] = 0;
-    return s;
-}
-
 
 /* ---- message rows (peek, receive by sequence number) ---- */
 
@@ -249,7 +214,7 @@ void store_renew_locks(store *s, int64_t entity_id, const uint8_t (*tokens)[16],
                 memcpy(distinct[nd++], tokens[i], 16);
         }
     }
-    char *arr = distinct ? store_mgmt_uuid_array((const uint8_t (*)[16])distinct, nd) : NULL;
+    char *arr = distinct ? store_uuid_array_text((const uint8_t (*)[16])distinct, nd) : NULL;
     ent_free(distinct);
     if (!op || !rr || !rr->tokens || !rr->until || !arr) {
         if (rr)
@@ -377,7 +342,7 @@ void store_receive_deferred(store *s, int64_t entity_id, int subqueue, const int
     for (size_t i = 0; i < n; i++)
         if (!nd || distinct[nd - 1] != distinct[i])
             distinct[nd++] = distinct[i];
-    char *arr = store_mgmt_int8_array(distinct, nd);
+    char *arr = store_int8_array_text(distinct, nd);
     ent_free(distinct);
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), until = be_int8(until_ms);
     int rc = !arr;
@@ -485,7 +450,7 @@ void store_cancel_scheduled(store *s, int64_t entity_id, const int64_t *seqs, si
             cb(ctx, SB_ERR_INTERNAL);
         return;
     }
-    char *arr = store_mgmt_int8_array(seqs, n);
+    char *arr = store_int8_array_text(seqs, n);
     int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     int rc = !arr;
     if (arr)

@@ -110,11 +110,4 @@ void store_replace_locked_message(store *s, int64_t entity_id, const uint8_t tok
 /* Only stamps entity_runtime.accessed_at (for operations built on store_queue.h). */
 void store_touch_queue(store *s, int64_t entity_id, int64_t now_ms, store_status_cb cb, void *ctx);
 
-/* ---- helpers shared with the tests ---- */
-
-/* PostgreSQL array literals for text-format array parameters: "{1,2,3}" and
- * "{uuid,uuid}". Return a malloc'd string (NULL when out of memory). */
-char *store_mgmt_int8_array(const int64_t *v, size_t n);
-char *store_mgmt_uuid_array(const uint8_t (*v)[16], size_t n);
-
 #endif

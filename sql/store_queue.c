@@ -8,8 +8,8 @@
 #include "ent_alloc.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
+#include "store_arrays.h"
 #include "store_binary.h"
-#include "store_mgmt.h"
 #include "store_rule_json.h"
 #include "store_session.h"
 #include "store_statements.h"
@@ -480,9 +480,9 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     user_cb *u = user_new((void (*)(void))cb, ctx);
     store_op *op = u ? store_op_new(7, sweep_parse, sweep_done, u) : NULL;
     /* the policy travels as text-format int8[] literals ("{1,2}") */
-    char *dl = store_mgmt_int8_array(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);
-    char *from = store_mgmt_int8_array(policy->forward_from, policy->n_forward);
-    char *to = store_mgmt_int8_array(policy->forward_to, policy->n_forward);
+    char *dl = store_int8_array_text(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);
+    char *from = store_int8_array_text(policy->forward_from, policy->n_forward);
+    char *to = store_int8_array_text(policy->forward_to, policy->n_forward);
     if (!op || !dl || !from || !to) {
         ent_free(u);
         ent_free(op);

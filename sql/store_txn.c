@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ent_alloc.h"
+#include "store_arrays.h"
 #include "store_binary.h"
 #include "store_mgmt.h"
 #include "store_statements.h"
@@ -145,7 +146,7 @@ static store_op *settle_rows(const store_txn *t, bool completes)
 
 int store_txn_activate(store_txn *t, int64_t entity_id, const int64_t *seqs, size_t n)
 {
-    char *list = store_mgmt_int8_array(seqs, n);
+    char *list = store_int8_array_text(seqs, n);
     if (!list || grow((void **)&t->pending, &t->cappending, t->npending, sizeof *t->pending)) {
         ent_free(list);
         return -1;
@@ -252,7 +253,7 @@ void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb
         uint8_t(*tokens)[16] = ent_malloc(t->nsettles * sizeof *tokens);
         for (size_t k = 0; tokens && k < t->nsettles; k++)
             memcpy(tokens[k], t->settles[k].lock_token, 16);
-        char *list = tokens ? store_mgmt_uuid_array((const uint8_t(*)[16])tokens, t->nsettles) : NULL;
+        char *list = tokens ? store_uuid_array_text((const uint8_t(*)[16])tokens, t->nsettles) : NULL;
         int8_param now = be_int8(now_ms);
         rc |= list ? store_op_stmt(op, i++, STMT_TXN_GUARD, (store_param[]){P_TEXT(list), P_INT8(now)}, 2) : -1;
         ent_free(list);

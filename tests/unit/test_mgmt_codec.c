@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mgmt_internal.h"
+#include "store_arrays.h"
 
 static const uint8_t UUID_A[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
                                    0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe};
@@ -578,15 +579,15 @@ static void test_sql_array_literals(void **state)
 {
     (void)state;
     int64_t v[] = {1, -2, 9223372036854775807LL};
-    char *s = store_mgmt_int8_array(v, 3);
+    char *s = store_int8_array_text(v, 3);
     assert_string_equal(s, "{1,-2,9223372036854775807}");
     free(s);
-    s = store_mgmt_int8_array(v, 0);
+    s = store_int8_array_text(v, 0);
     assert_string_equal(s, "{}");
     free(s);
     const uint8_t t[2][16] = {{0}, {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x10, 0x32, 0x54, 0x76, 0x98,
                                     0xba, 0xdc, 0xfe}};
-    s = store_mgmt_uuid_array(t, 2);
+    s = store_uuid_array_text(t, 2);
     assert_string_equal(s, "{00000000-0000-0000-0000-000000000000,01234567-89ab-cdef-1032-547698badcfe}");
     free(s);
 }
