@@ -8,7 +8,7 @@
  *
  * Decisions that follow from entity properties are made here, not in SQL:
  * where a send lands (the end of the ForwardTo chain) and whether that end
- * takes it. Pure C, no I/O: the store fills it (store_load_entities, sql/store_queue.c). */
+ * takes it. Pure C, no I/O: the store fills it (store_load_entities, sql/store_entities.c). */
 #ifndef ENT_CACHE_H
 #define ENT_CACHE_H
 

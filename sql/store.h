@@ -90,7 +90,7 @@ store_stats store_get_stats(const store *s);
  * Receiving links grant credit only while this is under their bound. */
 size_t store_pending_bytes(const store *s);
 
-/* ---- the engine's contract with the typed operations (store_queue.c, store_topic.c, ...) ---- */
+/* ---- the engine's contract with the typed operations (store_send.c, store_claim.c, store_topic.c, ...) ---- */
 
 /* Parameters are int8 (8 bytes, binary), text, bytea or uuid (binary), as the
  * statement was prepared; results come back in binary format. */

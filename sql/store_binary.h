@@ -1,5 +1,5 @@
-/* Binary-format parameters and results for the typed ops of sql/ (store_queue.c,
- * store_mgmt.c): int8 parameters are 8 big-endian bytes, results come back in
+/* Binary-format parameters and results for the typed ops of sql/ (store_send.c, store_claim.c,
+ * store_mgmt.c, ...): int8 parameters are 8 big-endian bytes, results come back in
  * binary, and every op carries its caller's callback in a user_cb. */
 #ifndef STORE_BINARY_H
 #define STORE_BINARY_H

@@ -1,5 +1,5 @@
 /* Builds the ops of store_mgmt.h and parses their binary results (the same
- * shape as store_queue.c: one user_cb per op, results copied out of the
+ * shape as store_send.c and the rest: one user_cb per op, results copied out of the
  * PGresult or kept alive with it until the callback returns). */
 #include "store_mgmt.h"
 
@@ -11,7 +11,7 @@
 
 #include "ent_alloc.h"
 #include "store_arrays.h"
-#include "store_binary.h" /* helpers shared with store_queue.c */
+#include "store_binary.h" /* helpers shared by every typed op */
 #include "store_session.h"
 #include "store_statements.h"
 

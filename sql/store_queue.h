@@ -1,5 +1,7 @@
-/* Typed queue operations on the store (see store.h for when callbacks run).
- * Every time is a millisecond Unix time from the emulator's clock. */
+/* Typed queue operations on the store (see store.h for when callbacks run),
+ * one file per job: store_entities.c (loading the entity cache), store_send.c,
+ * store_claim.c, store_settle.c and store_sweep.c. Every time is a
+ * millisecond Unix time from the emulator's clock. */
 #ifndef STORE_QUEUE_H
 #define STORE_QUEUE_H
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 
-/* Columns every claim returns, in this order (store_queue.c parses them). */
+/* Columns every claim returns, in this order (store_claim.c parses them). */
 #define CLAIM_COLUMNS                                                                                             \
     " m.sequence_number, sbemu_ms(m.enqueued_at), coalesce(sbemu_ms(m.locked_until), 0),"                    \
     " coalesce(m.lock_token, '00000000-0000-0000-0000-000000000000'), m.delivery_count,"                       \

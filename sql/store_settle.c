@@ -1,0 +1,68 @@
+/* Settling: completes, and the other outcomes, joined into one merged statement each per commit
+ * (store_settle, store_settle_row). Declared in store_queue.h. */
+#include "store_queue.h"
+
+#include <libpq-fe.h>
+#include <string.h>
+
+#include "ent_alloc.h"
+#include "ent_dead_letter.h"
+#include "store_binary.h"
+#include "store_statements.h"
+
+/* Every complete of a commit is one DELETE (STMT_COMPLETE_SET), every other
+ * settlement one STMT_SETTLE_SET; an answer row names a settlement that found
+ * its lock. */
+const store_merge_def store_complete_set = {
+    STMT_COMPLETE_SET, 3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}, NULL,
+};
+const store_merge_def store_settle_set = {
+    STMT_SETTLE_SET,
+    7,
+    {STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8},
+    NULL,
+};
+
+static void settle_done(store_op *op, sb_status st)
+{
+    store_status_done(op, st == SB_OK && store_op_answered(op) == 0 ? SB_ERR_LOCK_LOST : st);
+}
+
+int store_settle_row(store_op *op, int i, const store_settlement *x)
+{
+    int8_param k = be_int8(x->kind), q = be_int8(x->entity_id), now = be_int8(x->now_ms),
+               dlt = be_int8(x->dead_letter_target);
+    if (x->kind == STORE_SETTLE_COMPLETE)
+        return store_op_row(op, i, (store_param[]){P_UUID(x->lock_token), P_INT8(q), P_INT8(now)});
+    const char *reason = x->reason, *description = x->description;
+    if (x->kind == STORE_SETTLE_ABANDON) {
+        /* used only when the abandon exhausts MaxDeliveryCount */
+        reason = ENT_DLQ_REASON_MAX_DELIVERY;
+        description = ENT_DLQ_DESC_MAX_DELIVERY;
+    }
+    return store_op_row(op, i,
+                        (store_param[]){P_INT8(k), P_UUID(x->lock_token), P_INT8(q), P_INT8(now), P_TEXT(reason),
+                                        P_TEXT(description),
+                                        x->dead_letter_target ? P_INT8(dlt) : (store_param){0}});
+}
+
+void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
+                  const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
+                  store_status_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    bool complete = kind == STORE_SETTLE_COMPLETE;
+    store_op *op =
+        u ? store_op_new_merged(complete ? &store_complete_set : &store_settle_set, 0, 1, settle_done, u) : NULL;
+    if (!op) {
+        ent_free(u);
+        if (cb)
+            cb(ctx, SB_ERR_INTERNAL);
+        return;
+    }
+    store_settlement x = {kind, entity_id, {0}, reason, description, dead_letter_target, now_ms};
+    memcpy(x.lock_token, lock_token, 16);
+    if (store_settle_row(op, 0, &x))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}

@@ -1,0 +1,116 @@
+/* The background sweep: expired messages, lapsed locks, idle entities, old duplicates, due schedules,
+ * lapsed sessions and dead transactions' schedules, in one op (store_sweep). Declared in
+ * store_queue.h. */
+#include "store_queue.h"
+
+#include <libpq-fe.h>
+
+#include "ent_alloc.h"
+#include "ent_dead_letter.h"
+#include "ent_log.h"
+#include "store_arrays.h"
+#include "store_binary.h"
+#include "store_session.h"
+#include "store_statements.h"
+
+/* The statements of one sweep, in the order the op runs them. */
+enum sweep_stmt {
+    SWEEP_EXPIRED,     /* expired messages: dead-lettered or dropped; answers their entities */
+    SWEEP_LAPSED,      /* lapsed locks: back, or dead-lettered past MaxDeliveryCount; answers their entities */
+    SWEEP_IDLE,        /* entities idle past AutoDeleteOnIdle, deleted; answers their names */
+    SWEEP_DUPLICATES,  /* message ids out of their duplicate-detection window, forgotten */
+    SWEEP_SCHEDULED,   /* scheduled messages come due; answers their entities */
+    SWEEP_SESSIONS,    /* lapsed sessions' rows without a state, removed */
+    SWEEP_TXN_PENDING, /* what dead transactions scheduled, removed */
+    SWEEP_STATEMENTS
+};
+
+typedef struct sweep_result {
+    size_t n, cap;
+    int64_t *queues;
+} sweep_result;
+
+static void sweep_free(void *p)
+{
+    sweep_result *r = p;
+    ent_free(r->queues);
+    ent_free(r);
+}
+
+static void sweep_parse(store_op *op, int stmt, const void *res)
+{
+    const PGresult *r = res;
+    sweep_result *acc = store_op_result(op);
+    if (!acc) {
+        acc = ent_calloc(1, sizeof *acc);
+        if (!acc)
+            return;
+        store_op_set_result(op, acc, sweep_free);
+    }
+    int rows = PQntuples(r);
+    if (stmt == SWEEP_IDLE) {
+        for (int i = 0; i < rows; i++)
+            LOG_INFO("queue '%s' was idle for its AutoDeleteOnIdle and is deleted", PQgetvalue(r, i, 1));
+        return;
+    }
+    if (stmt == SWEEP_DUPLICATES || stmt == SWEEP_SESSIONS || stmt == SWEEP_TXN_PENDING || rows == 0)
+        return; /* nothing for the receivers */
+    if (acc->n + (size_t)rows > acc->cap) {
+        size_t cap = acc->n + (size_t)rows;
+        int64_t *q = ent_realloc(acc->queues, cap * sizeof *q);
+        if (!q)
+            return;
+        acc->queues = q;
+        acc->cap = cap;
+    }
+    for (int i = 0; i < rows; i++)
+        acc->queues[acc->n++] = col_i64(r, i, 0);
+}
+
+static void sweep_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    sweep_result *r = store_op_result(op);
+    ((store_sweep_cb)u->fn)(u->ctx, st, r ? r->queues : NULL, r ? r->n : 0);
+    ent_free(u);
+}
+
+void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new(SWEEP_STATEMENTS, sweep_parse, sweep_done, u) : NULL;
+    /* the policy travels as text-format int8[] literals ("{1,2}") */
+    char *dl = store_int8_array_text(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);
+    char *from = store_int8_array_text(policy->forward_from, policy->n_forward);
+    char *to = store_int8_array_text(policy->forward_to, policy->n_forward);
+    if (!op || !dl || !from || !to) {
+        ent_free(u);
+        ent_free(op);
+        ent_free(dl);
+        ent_free(from);
+        ent_free(to);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
+        return;
+    }
+    int8_param now = be_int8(now_ms);
+    int rc = store_op_stmt(op, SWEEP_EXPIRED, STMT_SWEEP_EXPIRED,
+                           (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_TTL), P_TEXT(ENT_DLQ_DESC_TTL),
+                                           P_TEXT(dl), P_TEXT(from), P_TEXT(to)},
+                           6);
+    int8_param since = be_int8(policy->lapsed_since_ms);
+    rc |= store_op_stmt(op, SWEEP_LAPSED, STMT_SWEEP_LAPSED,
+                        (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
+                                        P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY), P_TEXT(from), P_TEXT(to), P_INT8(since)},
+                        6);
+    rc |= store_op_stmt(op, SWEEP_IDLE, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, SWEEP_DUPLICATES, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, SWEEP_SCHEDULED, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, SWEEP_SESSIONS, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, SWEEP_TXN_PENDING, STMT_SWEEP_TXN_PENDING, (store_param[]){P_INT8(now)}, 1);
+    ent_free(dl);
+    ent_free(from);
+    ent_free(to);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
