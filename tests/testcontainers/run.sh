@@ -9,7 +9,9 @@
 #   go/    testcontainers-go modules/azure/servicebus v0.44.0, azservicebus 1.11.0 (go.sum)
 #   java/  org.testcontainers:azure 1.21.4 (ServiceBusEmulatorContainer), JUnit 5,
 #          azure-messaging-servicebus via azure-sdk-bom 1.3.8 (pom.xml)
-#   java2/ the same with Testcontainers 2.0.5 (org.testcontainers:testcontainers-azure)
+#   java2/ the same with Testcontainers 2.0.5 (org.testcontainers:testcontainers-azure);
+#          both compile the one copy of the tests in java/src/shared, each with its own
+#          src/test/java/.../SqlServer.java (MSSQLServerContainer as its version writes it)
 # Python's testcontainers (PyPI, 4.15.0) has no Service Bus module, so there is
 # nothing to run for it.
 #

@@ -10,7 +10,7 @@ import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import org.junit.jupiter.api.Test;
 import org.testcontainers.azure.ServiceBusEmulatorContainer;
-import org.testcontainers.containers.MSSQLServerContainer;
+import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.junit.jupiter.Container;
 import org.testcontainers.junit.jupiter.Testcontainers;
@@ -26,20 +26,19 @@ class ConfigTest {
 
     static Network network = Network.newNetwork();
 
+    // The documentation's SQL Server container as this project's Testcontainers version writes it
+    // (SqlServer.java in java/src/test and java2/src/test: MSSQLServerContainer moved in 2.x).
+    static SqlServer sqlServer = new SqlServer(network);
+
     @Container
-    static MSSQLServerContainer<?> mssqlServerContainer = new MSSQLServerContainer<>(
-        "mcr.microsoft.com/mssql/server:2022-CU14-ubuntu-22.04"
-    )
-        .acceptLicense()
-        .withPassword("yourStrong(!)Password")
-        .withNetwork(network);
+    static GenericContainer<?> mssqlServerContainer = sqlServer.mssqlServerContainer;
 
     @Container
     static ServiceBusEmulatorContainer emulator = new ServiceBusEmulatorContainer(Messaging.sbemuImage())
         .acceptLicense()
         .withConfig(MountableFile.forClasspathResource("/service-bus-config.json"))
         .withNetwork(network)
-        .withMsSqlServerContainer(mssqlServerContainer);
+        .withMsSqlServerContainer(sqlServer.mssqlServerContainer);
 
     @Test
     void queueFromConfig() {

@@ -9,7 +9,6 @@ import com.azure.messaging.servicebus.ServiceBusMessage;
 import com.azure.messaging.servicebus.ServiceBusProcessorClient;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessageContext;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
-import com.github.dockerjava.api.model.Capability;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -17,13 +16,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.testcontainers.azure.ServiceBusEmulatorContainer;
-import org.testcontainers.mssqlserver.MSSQLServerContainer;
+import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.junit.jupiter.Container;
 import org.testcontainers.junit.jupiter.Testcontainers;
 
 /**
- * ServiceBusEmulatorContainer (Testcontainers 2.x) as the azure module's documentation sets it up (network, SQL Server
+ * ServiceBusEmulatorContainer as the azure module's documentation sets it up (network, SQL Server
  * container, emulator), with sbemu's image in place of Microsoft's and no Config.json: the
  * module's wait (the "Emulator Service is Successfully Up!" line) passes, and the image's default
  * entities carry messages.
@@ -33,22 +32,18 @@ class DefaultEntitiesTest {
 
     static Network network = Network.newNetwork();
 
+    // The documentation's SQL Server container as this project's Testcontainers version writes it
+    // (SqlServer.java in java/src/test and java2/src/test: MSSQLServerContainer moved in 2.x).
+    static SqlServer sqlServer = new SqlServer(network);
+
     @Container
-    static MSSQLServerContainer mssqlServerContainer = new MSSQLServerContainer(
-        "mcr.microsoft.com/mssql/server:2022-CU14-ubuntu-22.04"
-    )
-        .acceptLicense()
-        .withPassword("yourStrong(!)Password")
-        .withCreateContainerCmdModifier(cmd -> {
-            cmd.getHostConfig().withCapAdd(Capability.SYS_PTRACE);
-        })
-        .withNetwork(network);
+    static GenericContainer<?> mssqlServerContainer = sqlServer.mssqlServerContainer;
 
     @Container
     static ServiceBusEmulatorContainer emulator = new ServiceBusEmulatorContainer(Messaging.sbemuImage())
         .acceptLicense()
         .withNetwork(network)
-        .withMsSqlServerContainer(mssqlServerContainer);
+        .withMsSqlServerContainer(sqlServer.mssqlServerContainer);
 
     @Test
     void connectionStringIsTheEmulatorsOnTheMappedPort() {

@@ -1,0 +1,30 @@
+package sbemu.testcontainers;
+
+import com.github.dockerjava.api.model.Capability;
+import org.testcontainers.containers.Network;
+import org.testcontainers.mssqlserver.MSSQLServerContainer;
+
+/**
+ * Testcontainers 2.x's part of the tests in ../java/src/shared/java, which this project and
+ * ../java both compile: the SQL Server container that ServiceBusEmulatorContainer needs, as the
+ * azure module's documentation writes it for 2.x (MSSQLServerContainer, no longer generic, moved
+ * to org.testcontainers.mssqlserver, artifact org.testcontainers:testcontainers-mssqlserver).
+ * java's SqlServer.java writes it for 1.x; these lines are the only code that differs between
+ * the two. The tests write the network and the emulator around it, as the documentation does.
+ */
+final class SqlServer {
+    final MSSQLServerContainer mssqlServerContainer;
+
+    SqlServer(Network network) {
+        // The docs' code for Testcontainers 2.0.5 ("Starting a SQL Server container as dependency").
+        mssqlServerContainer = new MSSQLServerContainer(
+            "mcr.microsoft.com/mssql/server:2022-CU14-ubuntu-22.04"
+        )
+            .acceptLicense()
+            .withPassword("yourStrong(!)Password")
+            .withCreateContainerCmdModifier(cmd -> {
+                cmd.getHostConfig().withCapAdd(Capability.SYS_PTRACE);
+            })
+            .withNetwork(network);
+    }
+}
