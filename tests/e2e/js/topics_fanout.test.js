@@ -6,12 +6,24 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact } = require("./util");
+const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
 const { psql, errorOf, expectNothing } = require("./qs_util");
 const { sqlRule, drainSub, brief, storedCounts, rawAttach } = require("./topics_util");
 
 /** How long a change made with plain SQL may take to reach the emulator (its NOTIFY, then the cache reload). */
-const NOTIFY_GRACE_MS = 300;
+/**
+ * Waits until this emulator's entity cache has been refilled after whatever SQL ran before:
+ * a lookup of a name it does not know refills the cache from the database before answering
+ * not-found (the read-through that makes a row inserted with SQL usable at once), so once
+ * the refusal is in, every change committed before it is routed by. A change made with SQL
+ * also reaches the emulator by its NOTIFY within milliseconds, but a send racing the NOTIFY
+ * (or a loaded machine) may still see the old routing: waiting a fixed time flaked.
+ */
+async function entitiesReloaded(sb) {
+  const probe = sb.createReceiver(`no-such-queue-${Date.now()}`, PEEK_LOCK);
+  await expectCode(probe.receiveMessages(1, { maxWaitTimeInMs: 1000 }), "MessagingEntityNotFound");
+  await probe.close().catch(() => {});
+}
 
 const topics = [
   { name: "t-fan", subscriptions: [{ name: "s1" }, { name: "s2" }, { name: "s3" }] },
@@ -171,6 +183,7 @@ emulatorSuite("js topics: fan-out", { topics }, (ctx) => {
     assert.equal(m.body, "via sql");
     // A second subscription added while the sender stays attached gets the next message.
     psql(ctx.emu, "INSERT INTO subscriptions (topic_id, name) SELECT id, 'sql-sub2' FROM topics WHERE name = 'sql-topic'");
+    await entitiesReloaded(sb);
     await sender.sendMessages({ messageId: "q2", body: "to both" });
     assert.deepEqual((await drainSub(sb, "sql-topic", "sql-sub", 1)).map((x) => x.messageId), ["q2"]);
     assert.deepEqual((await drainSub(sb, "sql-topic", "sql-sub2", 1)).map((x) => x.messageId), ["q2"]);
@@ -190,11 +203,8 @@ emulatorSuite("js topics: fan-out", { topics }, (ctx) => {
     const sub = "(SELECT s.id FROM subscriptions s JOIN topics t ON t.id = s.topic_id WHERE t.name = 'sql-rules' AND s.name = 'red')";
     psql(ctx.emu, `BEGIN; DELETE FROM rules WHERE subscription_id = ${sub};
       INSERT INTO rules (subscription_id, name, filter_type, sql_expression) SELECT ${sub}, 'red-only', 'Sql', 'color = ''red'''; COMMIT;`);
-    // A change made with SQL reaches the emulator through its NOTIFY, within
-    // milliseconds; a send racing the NOTIFY may still see the old rules (CI saw
-    // it once). Rule changes over $management are answered only after the
-    // reload (rules.test.js).
-    await new Promise((r) => setTimeout(r, NOTIFY_GRACE_MS));
+    // (Rule changes over $management are answered only after the reload: rules.test.js.)
+    await entitiesReloaded(sb);
     await sender.sendMessages({ messageId: "blue-after", body: 1, applicationProperties: { color: "blue" } });
     await sender.sendMessages({ messageId: "red-after", body: 2, applicationProperties: { color: "red" } });
     const [m] = await receiveExact(receiver, 1);
@@ -204,7 +214,7 @@ emulatorSuite("js topics: fan-out", { topics }, (ctx) => {
     // An action rule added with SQL: the next message gives a second copy with RuleName.
     psql(ctx.emu, `INSERT INTO rules (subscription_id, name, filter_type, sql_expression, action_expression)
       SELECT ${sub}, 'stamp', 'Sql', 'color = ''red''', 'SET stamped = ''yes'''`);
-    await new Promise((r) => setTimeout(r, NOTIFY_GRACE_MS));
+    await entitiesReloaded(sb);
     await sender.sendMessages({ messageId: "red-2", body: 3, applicationProperties: { color: "red" } });
     const two = await receiveExact(receiver, 2);
     for (const x of two) await receiver.completeMessage(x);
