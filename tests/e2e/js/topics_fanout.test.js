@@ -6,25 +6,11 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectCode } = require("./util");
+const { PEEK_LOCK, receiveExact, entitiesReloaded } = require("./util");
 const { psql, errorOf, expectNothing } = require("./qs_util");
 const { sqlRule, drainSub, brief, storedCounts, rawAttach } = require("./topics_util");
 
 /** How long a change made with plain SQL may take to reach the emulator (its NOTIFY, then the cache reload). */
-/**
- * Waits until this emulator's entity cache has been refilled after whatever SQL ran before:
- * a lookup of a name it does not know refills the cache from the database before answering
- * not-found (the read-through that makes a row inserted with SQL usable at once), so once
- * the refusal is in, every change committed before it is routed by. A change made with SQL
- * also reaches the emulator by its NOTIFY within milliseconds, but a send racing the NOTIFY
- * (or a loaded machine) may still see the old routing: waiting a fixed time flaked.
- */
-async function entitiesReloaded(sb) {
-  const probe = sb.createReceiver(`no-such-queue-${Date.now()}`, PEEK_LOCK);
-  await expectCode(probe.receiveMessages(1, { maxWaitTimeInMs: 1000 }), "MessagingEntityNotFound");
-  await probe.close().catch(() => {});
-}
-
 const topics = [
   { name: "t-fan", subscriptions: [{ name: "s1" }, { name: "s2" }, { name: "s3" }] },
   {

@@ -5,7 +5,7 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, expectCode } = require("./util");
+const { PEEK_LOCK, expectCode, entitiesReloaded } = require("./util");
 const { clockNow, advance, expectNothing, psql } = require("./qs_util");
 const { sqlRule, drainSub, storedCounts } = require("./topics_util");
 
@@ -79,6 +79,7 @@ emulatorSuite("js topics: dedup, size, status, scheduled", { topics }, (ctx) => 
     await r.close();
     assert.equal(storedCounts(ctx.emu, "t-senddis/Subscriptions/s"), "0,0");
     psql(ctx.emu, "UPDATE topics SET status = 'Active' WHERE name = 't-senddis'");
+    await entitiesReloaded(sb);
     await sb.createSender("t-senddis").sendMessages({ messageId: "ok", body: "active now" });
     assert.deepEqual((await drainSub(sb, "t-senddis", "s", 1)).map((m) => m.messageId), ["ok"]);
   });
@@ -105,6 +106,7 @@ emulatorSuite("js topics: dedup, size, status, scheduled", { topics }, (ctx) => 
     psql(ctx.emu, `UPDATE rules SET sql_expression = 'pick = ''no''' WHERE name = 'pick' AND subscription_id =
       (SELECT s.id FROM subscriptions s JOIN topics t ON t.id = s.topic_id WHERE t.name = 't-sched' AND s.name = 'b')`);
     psql(ctx.emu, "INSERT INTO subscriptions (topic_id, name) SELECT id, 'c' FROM topics WHERE name = 't-sched'");
+    await entitiesReloaded(sb);
     await advance(ctx.emu, "PT5M");
     assert.equal(storedCounts(ctx.emu, "t-sched/Subscriptions/a"), "0,0", "a at +5 min (due at +10)");
     await advance(ctx.emu, "PT6M");

@@ -82,4 +82,20 @@ function lockTokenBytes(lockToken) {
   return Buffer.from(lockToken.replace(/-/g, ""), "hex");
 }
 
-module.exports = { PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, uniqueId, rawManagementRequest, lockTokenBytes };
+/**
+ * Waits until this emulator's entity cache has been refilled after whatever SQL ran before:
+ * a lookup of a name it does not know refills the cache from the database before answering
+ * not-found (the read-through that makes a row inserted with SQL usable at once), so once
+ * the refusal is in, every change committed before it is routed by. A change made with SQL
+ * also reaches the emulator by its NOTIFY within milliseconds, but a send racing the NOTIFY
+ * (or a loaded machine) may still see the old routing: waiting a fixed time flaked.
+ */
+async function entitiesReloaded(sb) {
+  const probe = sb.createReceiver(`no-such-queue-${Date.now()}`, PEEK_LOCK);
+  await expectCode(probe.receiveMessages(1, { maxWaitTimeInMs: 1000 }), "MessagingEntityNotFound");
+  await probe.close().catch(() => {});
+}
+
+module.exports = {
+  PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, uniqueId, rawManagementRequest, lockTokenBytes, entitiesReloaded,
+};
