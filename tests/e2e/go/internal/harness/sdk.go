@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/Azure/go-amqp"
 )
 
 // FastRetries keep a failing test short: the SDK's defaults wait 4 s doubling to 120 s.
@@ -53,3 +54,34 @@ func Code(err error) azservicebus.Code {
 
 // Ptr is a pointer to v.
 func Ptr[T any](v T) *T { return &v }
+
+// BodyForEncodedSize is a body whose message, as azservicebus encodes a Message with only
+// Body and MessageID set, is exactly size bytes on the wire (what max-message-size limits).
+func BodyForEncodedSize(t testing.TB, size int, messageID string) []byte {
+	t.Helper()
+	enc := func(n int) int {
+		m := amqp.NewMessage(make([]byte, n))
+		m.Properties = &amqp.MessageProperties{MessageID: messageID}
+		m.Annotations = amqp.Annotations{}
+		b, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(b)
+	}
+	n := size - (enc(size) - size)
+	for enc(n) > size {
+		n--
+	}
+	for enc(n+1) <= size {
+		n++
+	}
+	if enc(n) != size {
+		t.Fatalf("no body gives an encoded message of exactly %d bytes (%d gives %d)", size, n, enc(n))
+	}
+	body := make([]byte, n)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	return body
+}
