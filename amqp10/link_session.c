@@ -89,6 +89,44 @@ static int64_t link_timeout_ms(pn_link_t *l)
     return ms;
 }
 
+/* The session id goes back in the form the client's filter had. go-amqp (the Go SDK) sends a
+ * described filter (descriptor 0x0000013700000000C) and can only decode a described value in a
+ * filter set; JS, .NET and Python send a plain string and read a plain string back. */
+static void put_session_filter_value(amqp_link *lk, pn_data_t *f)
+{
+    pn_bytes_t sid = pn_bytes(strlen(lk->session_id), lk->session_id);
+    pn_data_t *rf = pn_terminus_filter(pn_link_remote_source(lk->pn));
+    pn_data_rewind(rf);
+    if (pn_data_next(rf) && pn_data_type(rf) == PN_MAP) {
+        pn_data_enter(rf);
+        while (pn_data_next(rf)) {
+            pn_type_t kt = pn_data_type(rf);
+            pn_bytes_t k = kt == PN_SYMBOL ? pn_data_get_symbol(rf) : kt == PN_STRING ? pn_data_get_string(rf)
+                                                                                       : pn_bytes(0, NULL);
+            if (!pn_data_next(rf))
+                break;
+            if (!k.start || !is_session_filter_key(k) || pn_data_type(rf) != PN_DESCRIBED)
+                continue;
+            pn_data_enter(rf);
+            if (pn_data_next(rf) && (pn_data_type(rf) == PN_ULONG || pn_data_type(rf) == PN_SYMBOL)) {
+                pn_data_put_described(f);
+                pn_data_enter(f);
+                if (pn_data_type(rf) == PN_ULONG)
+                    pn_data_put_ulong(f, pn_data_get_ulong(rf));
+                else
+                    pn_data_put_symbol(f, pn_data_get_symbol(rf));
+                pn_data_put_string(f, sid);
+                pn_data_exit(f);
+                pn_data_rewind(rf);
+                return;
+            }
+            break;
+        }
+    }
+    pn_data_rewind(rf);
+    pn_data_put_string(f, sid);
+}
+
 /* The attach reply: the session in the filter, its lock in the properties. */
 static void answer(amqp_link *lk)
 {
@@ -98,7 +136,7 @@ static void answer(amqp_link *lk)
     pn_data_put_map(f);
     pn_data_enter(f);
     pn_data_put_symbol(f, pn_bytes(sizeof SESSION_FILTER - 1, SESSION_FILTER));
-    pn_data_put_string(f, pn_bytes(strlen(lk->session_id), lk->session_id));
+    put_session_filter_value(lk, f);
     pn_data_exit(f);
     pn_data_t *props = pn_link_properties(lk->pn);
     pn_data_clear(props);
