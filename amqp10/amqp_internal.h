@@ -120,6 +120,10 @@ typedef struct amqp_link {
     uint8_t session_token[16];
     int64_t session_until_ms;
     int64_t session_deadline_ms;
+    /* Answers a waiting next-available attach at its deadline itself: the poll's 500 ms is too
+     * coarse for the Go SDK, which sends a com.microsoft:timeout only just short of its own
+     * context deadline and expects com.microsoft:timeout back before that passes. */
+    lws_sorted_usec_list_t session_timer;
 } amqp_link;
 
 typedef struct amqp_grant {

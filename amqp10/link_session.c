@@ -221,9 +221,23 @@ static void try_lock(amqp_link *lk)
                        lk->session_token, now, req->until_ms, on_locked, req);
 }
 
+static void on_session_deadline(lws_sorted_usec_list_t *sul)
+{
+    amqp_link *lk = lws_container_of(sul, amqp_link, session_timer);
+    int64_t now = ent_clock_wall_ms();
+    if (lk->session_deadline_ms > now) /* the timer's clock and the wall clock may differ by a hair */
+        lk->session_deadline_ms = now;
+    amqp_session_tick(lk);
+    amqp_conn_pump(lk->conn);
+}
+
 void amqp_session_attach(amqp_link *lk)
 {
-    lk->session_deadline_ms = ent_clock_wall_ms() + ent_session_accept_timeout_ms(link_timeout_ms(lk->pn));
+    int64_t timeout_ms = ent_session_accept_timeout_ms(link_timeout_ms(lk->pn));
+    lk->session_deadline_ms = ent_clock_wall_ms() + timeout_ms;
+    /* the tick answers at the deadline if the attach still waits then (a no-op otherwise) */
+    lws_sul_schedule(lk->conn->srv->lws, 0, &lk->session_timer, on_session_deadline,
+                     (lws_usec_t)timeout_ms * LWS_US_PER_MS);
     try_lock(lk);
 }
 
