@@ -4,8 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/go-amqp"
@@ -84,4 +89,24 @@ func BodyForEncodedSize(t testing.TB, size int, messageID string) []byte {
 		body[i] = byte(i * 7)
 	}
 	return body
+}
+
+// AdminClient is admin.NewClientFromConnectionString on the emulator's connection string, as
+// a user runs it: the admin client always dials https://<Endpoint host:port>/ (it ignores
+// UseDevelopmentEmulator), which is the AMQP port; sbemu answers HTTPS there with its
+// self-signed certificate, so the user trusts that certificate in the client's transport.
+func (e *Emulator) AdminClient(t testing.TB) *admin.Client {
+	t.Helper()
+	transport := &http.Transport{TLSClientConfig: e.TLSConfig(t)}
+	t.Cleanup(transport.CloseIdleConnections)
+	ac, err := admin.NewClientFromConnectionString(e.ConnectionString(), &admin.ClientOptions{
+		ClientOptions: azcore.ClientOptions{
+			Transport: &http.Client{Transport: transport, Timeout: 30 * time.Second},
+			Retry:     policy.RetryOptions{MaxRetries: 1, RetryDelay: 200 * time.Millisecond},
+		},
+	})
+	if err != nil {
+		t.Fatalf("admin.NewClientFromConnectionString: %v", err)
+	}
+	return ac
 }
