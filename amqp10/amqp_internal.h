@@ -189,8 +189,10 @@ int amqp_conn_bind(amqp_conn **slot, amqp_bind_event ev, struct lws *wsi, enum l
 /* The bindings' lws protocols (amqp_bind_raw.c, amqp_bind_ws.c). */
 #define AMQP_RAW_PROTOCOL_NAME "sbemu-amqp"
 #define AMQP_WS_PROTOCOL_NAME "AMQPWSB10" /* the WebSocket subprotocol the SDKs ask for */
+#define AMQP_WS_PROTOCOL_NAME_AMQP "amqp" /* the one the Go SDK's example asks for */
 extern const struct lws_protocols amqp_bind_raw_protocol;
 extern const struct lws_protocols amqp_bind_ws_protocol;
+extern const struct lws_protocols amqp_bind_ws_amqp_protocol;
 
 void amqp_conn_ref(amqp_conn *c);
 void amqp_conn_unref(amqp_conn *c);
