@@ -286,6 +286,13 @@ func TestTopicSubscriptionRuleLifecycle(t *testing.T) {
 	if got := rules(); fmt.Sprint(got) != "[corrrule falserule firstrule sqlrule truerule]" {
 		t.Fatalf("rules: %v", got)
 	}
+	// TopicRuntimeProperties' filter counts (api-version 2024-05): true, false and the $Default
+	// of s2 count as SQL filters, as Service Bus counts them.
+	if trt, err := ac.GetTopicRuntimeProperties(ctx, "admint", nil); err != nil || trt == nil {
+		t.Fatalf("GetTopicRuntimeProperties: %v", err)
+	} else if trt.SQLFilterCount != 5 || trt.CorrelationFilterCount != 1 {
+		t.Errorf("SQLFilterCount %d, CorrelationFilterCount %d; want 5 and 1", trt.SQLFilterCount, trt.CorrelationFilterCount)
+	}
 	sqlRule, err := ac.GetRule(ctx, "admint", "s1", "sqlrule", nil)
 	if err != nil || sqlRule == nil {
 		t.Fatalf("GetRule: %v", err)
