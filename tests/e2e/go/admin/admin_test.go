@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 	"sbemu/tests/e2e/go/internal/harness"
@@ -24,14 +26,50 @@ func TestMain(m *testing.M) {
 		Topics: []harness.Topic{{Name: "configtopic", Subscriptions: []harness.Subscription{{Name: "configsub"}}}}})
 }
 
+// recorder is an http.RoundTripper that notes what the admin client sends.
+type recorder struct {
+	next http.RoundTripper
+	reqs []*http.Request
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.reqs = append(r.reqs, req)
+	return r.next.RoundTrip(req)
+}
+
+// Also how the admin client dials with the emulator connection string: https (TLS) to the
+// Endpoint's host and port, which is sbemu's AMQP port, api-version 2024-05, a SAS token.
 func TestNamespaceProperties(t *testing.T) {
-	ac := harness.Get(t).AdminClient(t)
+	e := harness.Get(t)
+	rec := &recorder{next: &http.Transport{TLSClientConfig: e.TLSConfig(t)}}
+	ac, err := admin.NewClientFromConnectionString(e.ConnectionString(), &admin.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: rec}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ns, err := ac.GetNamespaceProperties(harness.Ctx(t, 30*time.Second), nil)
 	if err != nil {
 		t.Fatalf("GetNamespaceProperties: %v", err)
 	}
 	if ns.Name != "sbemulatorns" || ns.SKU != "Standard" || ns.CreatedTime.IsZero() {
 		t.Fatalf("namespace: %+v", ns.NamespaceProperties)
+	}
+	if len(rec.reqs) != 1 {
+		t.Fatalf("%d requests", len(rec.reqs))
+	}
+	u := rec.reqs[0].URL
+	if u.Scheme != "https" || u.Host != fmt.Sprintf("localhost:%d", e.AMQPPort) || u.Path != "/$namespaceinfo" ||
+		u.Query().Get("api-version") != "2024-05" {
+		t.Errorf("the admin client asked for %s", u)
+	}
+	if a := rec.reqs[0].Header.Get("Authorization"); !strings.HasPrefix(a, "SharedAccessSignature ") {
+		t.Errorf("Authorization: %q", a)
+	}
+	// Without the certificate trusted, what a user sees first.
+	plain, _ := admin.NewClientFromConnectionString(e.ConnectionString(), &admin.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+	if _, err := plain.GetNamespaceProperties(harness.Ctx(t, 30*time.Second), nil); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("with the system roots only: %v, want a certificate error", err)
 	}
 }
 
