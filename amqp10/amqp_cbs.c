@@ -2,6 +2,7 @@
  * A valid SAS token grants its audience's path until the token's expiry;
  * anything else is answered 401 and grants nothing (wire-protocol §2). */
 #include <proton/codec.h>
+#include <proton/connection.h>
 #include <proton/message.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "amqp_reply.h"
 #include "amqp_sas.h"
+#include "ent_address.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
@@ -74,6 +76,56 @@ static void respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *
     amqp_reply_send(lk, req, r);
 }
 
+/* A token whose audience names an entity is answered once the entity is looked up: Service
+ * Bus refuses put-token for an entity that does not exist with 404 ("Put token failed.
+ * status-code: 404, status-description: The messaging entity 'sb://...' could not be found"),
+ * and that 404 is how the Go SDK tells CodeNotFound (a refused attach is no more than an
+ * *amqp.Error to it); .NET and Java name it MessagingEntityNotFound the same way. */
+typedef struct put_req {
+    amqp_link *lk;
+    pn_message_t *req;
+    char path[ENT_ENTITY_PATH_MAX + 1];
+    int64_t expires_ms;
+} put_req;
+
+static void put_granted(amqp_link *lk, pn_message_t *req, const char *path, int64_t expires_ms)
+{
+    amqp_conn *c = lk->conn;
+    if (!grant(c, path, expires_ms)) {
+        respond(lk, req, SB_ERR_INTERNAL, "Error: the emulator is out of memory.");
+        return;
+    }
+    respond(lk, req, SB_OK, "Accepted");
+    LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
+}
+
+static void on_put_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_route *route)
+{
+    (void)e;
+    (void)route;
+    put_req *p = ctx;
+    amqp_link *lk = p->lk;
+    if (!lk->closed && lk->conn->wsi) {
+        if (st == SB_ERR_NOT_FOUND) {
+            const char *h = pn_connection_remote_hostname(lk->conn->driver.connection);
+            char desc[ENT_ENTITY_PATH_MAX + 256];
+            snprintf(desc, sizeof desc,
+                     "The messaging entity 'sb://%s/%s' could not be found. To know more visit "
+                     "https://aka.ms/sbResourceMgrExceptions.",
+                     h && *h ? h : "localhost", p->path);
+            respond(lk, p->req, SB_ERR_NOT_FOUND, desc);
+            LOG_INFO("conn %llu: put-token refused: no entity '%s'", (unsigned long long)lk->conn->id, p->path);
+        } else {
+            /* a store that cannot look now: the token is taken, the attach will say what is wrong */
+            put_granted(lk, p->req, p->path, p->expires_ms);
+        }
+        amqp_conn_pump(lk->conn);
+    }
+    pn_message_free(p->req);
+    amqp_link_drop(lk);
+    ent_free(p);
+}
+
 void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
 {
     amqp_conn *c = lk->conn;
@@ -109,11 +161,22 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
             st = SB_ERR_UNAUTHORIZED,
             snprintf(why, sizeof why, "the token was signed for '/%s', which does not cover '/%s'", signed_path,
                      path);
-        if (st == SB_OK && !grant(c, path, sas.expires_ms))
+        ent_address a;
+        if (st == SB_OK && path[0] && !ent_address_parse(path, &a) && a.kind != ENT_NODE_CBS && a.entity[0]) {
+            put_req *p = ent_calloc(1, sizeof *p);
+            if (p) {
+                p->lk = lk;
+                p->req = req;
+                snprintf(p->path, sizeof p->path, "%s", path);
+                p->expires_ms = sas.expires_ms;
+                amqp_link_hold(lk);
+                amqp_entity_lookup(c->srv, a.entity, on_put_lookup, p); /* may answer at once */
+                return; /* on_put_lookup frees req */
+            }
             st = SB_ERR_INTERNAL, snprintf(why, sizeof why, "the emulator is out of memory");
+        }
         if (st == SB_OK) {
-            respond(lk, req, SB_OK, "Accepted");
-            LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
+            put_granted(lk, req, path, sas.expires_ms);
         } else {
             char desc[sizeof why + 32];
             snprintf(desc, sizeof desc, "%s: %s.", st == SB_ERR_UNAUTHORIZED ? "Unauthorized" : "Error", why);

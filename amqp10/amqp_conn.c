@@ -99,6 +99,7 @@ static void link_free(amqp_link *lk)
             *pp = lk->next;
             break;
         }
+    lws_sul_cancel(&lk->session_timer);
     pn_link_set_context(lk->pn, NULL);
     pn_link_free(lk->pn);
     ent_free(lk);

@@ -120,6 +120,10 @@ typedef struct amqp_link {
     uint8_t session_token[16];
     int64_t session_until_ms;
     int64_t session_deadline_ms;
+    /* Answers a waiting next-available attach at its deadline itself: the poll's 500 ms is too
+     * coarse for the Go SDK, which sends a com.microsoft:timeout only just short of its own
+     * context deadline and expects com.microsoft:timeout back before that passes. */
+    lws_sorted_usec_list_t session_timer;
 } amqp_link;
 
 typedef struct amqp_grant {
@@ -185,8 +189,10 @@ int amqp_conn_bind(amqp_conn **slot, amqp_bind_event ev, struct lws *wsi, enum l
 /* The bindings' lws protocols (amqp_bind_raw.c, amqp_bind_ws.c). */
 #define AMQP_RAW_PROTOCOL_NAME "sbemu-amqp"
 #define AMQP_WS_PROTOCOL_NAME "AMQPWSB10" /* the WebSocket subprotocol the SDKs ask for */
+#define AMQP_WS_PROTOCOL_NAME_AMQP "amqp" /* the one the Go SDK's example asks for */
 extern const struct lws_protocols amqp_bind_raw_protocol;
 extern const struct lws_protocols amqp_bind_ws_protocol;
+extern const struct lws_protocols amqp_bind_ws_amqp_protocol;
 
 void amqp_conn_ref(amqp_conn *c);
 void amqp_conn_unref(amqp_conn *c);

@@ -20,16 +20,18 @@
 
 /* lws keeps pointers to these lists for the vhosts' lifetime: static. The
  * first protocol of an HTTP vhost serves plain HTTP requests. */
-static struct lws_protocols amqp_port_protocols[4];
-static struct lws_protocols http_port_protocols[3];
+static struct lws_protocols amqp_port_protocols[5];
+static struct lws_protocols http_port_protocols[4];
 
 static void fill_protocols(void)
 {
     amqp_port_protocols[0] = *http_api_protocol();
     amqp_port_protocols[1] = amqp_bind_ws_protocol;
-    amqp_port_protocols[2] = amqp_bind_raw_protocol;
+    amqp_port_protocols[2] = amqp_bind_ws_amqp_protocol;
+    amqp_port_protocols[3] = amqp_bind_raw_protocol;
     http_port_protocols[0] = *http_api_protocol();
     http_port_protocols[1] = amqp_bind_ws_protocol;
+    http_port_protocols[2] = amqp_bind_ws_amqp_protocol;
 }
 
 static struct lws_vhost *listen_on(struct lws_context *ctx, amqp_listener *ls, const amqp_listen_config *cfg,

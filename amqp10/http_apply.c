@@ -39,6 +39,8 @@ static const accepted accepted_props[] = {
     {"MessageCount", K_ALL, ACCEPT_ANY, NULL},
     {"CountDetails", K_ALL, ACCEPT_ANY, NULL},
     {"SubscriptionCount", K_TOPIC, ACCEPT_ANY, NULL},
+    {"SqlFilterCount", K_TOPIC, ACCEPT_ANY, NULL},
+    {"CorrelationFilterCount", K_TOPIC, ACCEPT_ANY, NULL},
     {"EntityAvailabilityStatus", K_ALL, ACCEPT_ANY, NULL},
     {"SkippedUpdate", K_ALL, ACCEPT_ANY, NULL},
     /* a queue is always ordered */

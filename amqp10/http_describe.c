@@ -136,6 +136,9 @@ void http_describe_topic(http_xml_buf *b, const store_admin_topic *x)
     http_xml_leaf(b, "EntityAvailabilityStatus", "Available");
     http_xml_leaf_bool(b, "EnableSubscriptionPartitioning", false);
     http_xml_leaf_bool(b, "EnableExpress", false);
+    /* api-version 2024-05 (what the Go SDK 1.11 asks for) reports these; older readers skip them */
+    http_xml_leaf_i64(b, "SqlFilterCount", x->rt.sql_filters);
+    http_xml_leaf_i64(b, "CorrelationFilterCount", x->rt.correlation_filters);
     http_xml_raw(b, "</TopicDescription>");
 }
 

@@ -6,6 +6,7 @@
 #include <proton/codec.h>
 #include <proton/connection.h>
 #include <proton/terminus.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,12 @@ void amqp_link_accept(amqp_link *lk)
     pn_terminus_copy(pn_link_target(l), pn_link_remote_target(l));
     pn_link_set_snd_settle_mode(l, pn_link_remote_snd_settle_mode(l));
     pn_link_set_rcv_settle_mode(l, pn_link_remote_rcv_settle_mode(l));
-    pn_link_set_max_message_size(l, lk->conn->srv->settings.max_message_size);
+    /* max-message-size is what this end of the link takes in (AMQP 1.0 2.7.3): our limit where
+     * we receive (the SDKs' senders, $management and $cbs requests). Where we send, Service Bus
+     * advertises no limit (2^64-1, as Event Hubs does), and go-amqp (the Go SDK) enforces the
+     * peer's value on what it receives: a message at our limit plus its broker annotations, or
+     * a peek answer carrying several messages, would be refused and the link closed. */
+    pn_link_set_max_message_size(l, pn_link_is_receiver(l) ? lk->conn->srv->settings.max_message_size : UINT64_MAX);
     pn_data_t *props = pn_link_properties(l);
     pn_data_put_map(props);
     pn_link_open(l);

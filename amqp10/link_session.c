@@ -89,6 +89,44 @@ static int64_t link_timeout_ms(pn_link_t *l)
     return ms;
 }
 
+/* The session id goes back in the form the client's filter had. go-amqp (the Go SDK) sends a
+ * described filter (descriptor 0x0000013700000000C) and can only decode a described value in a
+ * filter set; JS, .NET and Python send a plain string and read a plain string back. */
+static void put_session_filter_value(amqp_link *lk, pn_data_t *f)
+{
+    pn_bytes_t sid = pn_bytes(strlen(lk->session_id), lk->session_id);
+    pn_data_t *rf = pn_terminus_filter(pn_link_remote_source(lk->pn));
+    pn_data_rewind(rf);
+    if (pn_data_next(rf) && pn_data_type(rf) == PN_MAP) {
+        pn_data_enter(rf);
+        while (pn_data_next(rf)) {
+            pn_type_t kt = pn_data_type(rf);
+            pn_bytes_t k = kt == PN_SYMBOL ? pn_data_get_symbol(rf) : kt == PN_STRING ? pn_data_get_string(rf)
+                                                                                       : pn_bytes(0, NULL);
+            if (!pn_data_next(rf))
+                break;
+            if (!k.start || !is_session_filter_key(k) || pn_data_type(rf) != PN_DESCRIBED)
+                continue;
+            pn_data_enter(rf);
+            if (pn_data_next(rf) && (pn_data_type(rf) == PN_ULONG || pn_data_type(rf) == PN_SYMBOL)) {
+                pn_data_put_described(f);
+                pn_data_enter(f);
+                if (pn_data_type(rf) == PN_ULONG)
+                    pn_data_put_ulong(f, pn_data_get_ulong(rf));
+                else
+                    pn_data_put_symbol(f, pn_data_get_symbol(rf));
+                pn_data_put_string(f, sid);
+                pn_data_exit(f);
+                pn_data_rewind(rf);
+                return;
+            }
+            break;
+        }
+    }
+    pn_data_rewind(rf);
+    pn_data_put_string(f, sid);
+}
+
 /* The attach reply: the session in the filter, its lock in the properties. */
 static void answer(amqp_link *lk)
 {
@@ -98,7 +136,7 @@ static void answer(amqp_link *lk)
     pn_data_put_map(f);
     pn_data_enter(f);
     pn_data_put_symbol(f, pn_bytes(sizeof SESSION_FILTER - 1, SESSION_FILTER));
-    pn_data_put_string(f, pn_bytes(strlen(lk->session_id), lk->session_id));
+    put_session_filter_value(lk, f);
     pn_data_exit(f);
     pn_data_t *props = pn_link_properties(lk->pn);
     pn_data_clear(props);
@@ -183,9 +221,23 @@ static void try_lock(amqp_link *lk)
                        lk->session_token, now, req->until_ms, on_locked, req);
 }
 
+static void on_session_deadline(lws_sorted_usec_list_t *sul)
+{
+    amqp_link *lk = lws_container_of(sul, amqp_link, session_timer);
+    int64_t now = ent_clock_wall_ms();
+    if (lk->session_deadline_ms > now) /* the timer's clock and the wall clock may differ by a hair */
+        lk->session_deadline_ms = now;
+    amqp_session_tick(lk);
+    amqp_conn_pump(lk->conn);
+}
+
 void amqp_session_attach(amqp_link *lk)
 {
-    lk->session_deadline_ms = ent_clock_wall_ms() + ent_session_accept_timeout_ms(link_timeout_ms(lk->pn));
+    int64_t timeout_ms = ent_session_accept_timeout_ms(link_timeout_ms(lk->pn));
+    lk->session_deadline_ms = ent_clock_wall_ms() + timeout_ms;
+    /* the tick answers at the deadline if the attach still waits then (a no-op otherwise) */
+    lws_sul_schedule(lk->conn->srv->lws, 0, &lk->session_timer, on_session_deadline,
+                     (lws_usec_t)timeout_ms * LWS_US_PER_MS);
     try_lock(lk);
 }
 

@@ -104,8 +104,10 @@ static void read_topic(const PGresult *r, int i, store_admin_topic *x)
     read_runtime(r, i, 12, col_i64(r, i, 0), &x->rt);
     x->rt.scheduled = col_i64(r, i, 16);
     x->rt.subscriptions = col_i64(r, i, 17);
+    x->rt.sql_filters = col_i64(r, i, 18);
+    x->rt.correlation_filters = col_i64(r, i, 19);
 }
-#define TOPIC_NCOLS 18
+#define TOPIC_NCOLS 20
 
 static void read_subscription(const PGresult *r, int i, store_admin_subscription *x)
 {

@@ -63,6 +63,7 @@ typedef struct store_admin_runtime {
     int64_t size_in_bytes;  /* a topic: its own and its subscriptions' */
     int64_t active, dead_letter, scheduled;
     int64_t subscriptions;  /* topics */
+    int64_t sql_filters, correlation_filters; /* topics: rules over all their subscriptions */
 } store_admin_runtime;
 
 typedef struct store_admin_queue {

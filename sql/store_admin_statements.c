@@ -49,7 +49,13 @@
     " coalesce(r.size_in_bytes, 0) + coalesce((SELECT sum(x.size_in_bytes) FROM subscriptions s"                      \
     "  JOIN entity_runtime x ON x.entity_id = s.id WHERE s.topic_id = t.id), 0)::int8,"                               \
     " " COUNT_IN(HELD, "t.id", "0", " AND m.state = 2", cap) ","                                                      \
-    " (SELECT count(*) FROM subscriptions s WHERE s.topic_id = t.id)"
+    " (SELECT count(*) FROM subscriptions s WHERE s.topic_id = t.id),"                                               \
+    /* SqlFilterCount (true and false filters are SQL filters, $Default among them) and      */ \
+    /* CorrelationFilterCount over all its subscriptions, as api-version 2024-05 reports them */ \
+    " (SELECT count(*) FROM subscriptions s JOIN rules u ON u.subscription_id = s.id"                               \
+    "  WHERE s.topic_id = t.id AND u.filter_type <> 'Correlation'),"                                                 \
+    " (SELECT count(*) FROM subscriptions s JOIN rules u ON u.subscription_id = s.id"                               \
+    "  WHERE s.topic_id = t.id AND u.filter_type = 'Correlation')"
 
 #define SUB_COLS(cap) \
     " s.id, t.name, s.name, sbemu_interval_ms(s.lock_duration), s.max_delivery_count::int8,"                        \
