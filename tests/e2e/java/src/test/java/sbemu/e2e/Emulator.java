@@ -155,6 +155,7 @@ public final class Emulator {
         HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + httpPort + path).toURL()
             .openConnection();
         c.setRequestMethod("POST");
+        // No body and so no Content-Length, as a plain HttpURLConnection POST goes.
         c.setConnectTimeout(1000);
         c.setReadTimeout(5000);
         int st = c.getResponseCode();
