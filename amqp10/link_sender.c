@@ -255,17 +255,38 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
             ds = description;
         }
     }
+    /* properties to modify, carried in the outcome (settle_modify.c); not
+     * looked for inside a transactional-state */
+    uint8_t *mods = NULL;
+    size_t modslen = 0;
+    int has_mods = 1;
+    if (!in_txn && kind == STORE_SETTLE_DEADLETTER) {
+        static const char *const named[] = {"DeadLetterReason", "DeadLetterErrorDescription"};
+        has_mods = amqp_properties_from_map(pn_condition_info(pn_disposition_condition(pn_delivery_remote(d))),
+                                            named, 2, &mods, &modslen);
+    } else if (!in_txn && (kind == STORE_SETTLE_ABANDON || kind == STORE_SETTLE_DEFER)) {
+        has_mods = amqp_properties_from_map(pn_disposition_annotations(pn_delivery_remote(d)), NULL, 0, &mods,
+                                            &modslen);
+    }
+    if (has_mods < 0) {
+        amqp_delivery_reject(d, SB_ERR_ARGUMENT,
+                             "The properties to modify could not be read: their keys must be strings.");
+        pn_delivery_settle(d);
+        return;
+    }
     char why[160];
     sb_status st = ent_dead_letter_text_check("dead-letter reason", r, why, sizeof why);
     if (st == SB_OK)
         st = ent_dead_letter_text_check("dead-letter description", ds, why, sizeof why);
     if (st != SB_OK) {
+        ent_free(mods);
         amqp_delivery_reject(d, st, why);
         pn_delivery_settle(d);
         return;
     }
     amqp_txn *txn;
     if (amqp_txn_of(lk->conn, d, &txn)) {
+        ent_free(mods); /* none: they are not looked for in a transaction */
         /* part of a transaction: settled when it commits; until then the message stays locked */
         if (txn && amqp_txn_admit(txn, d, 1) == SB_OK) {
             store_settlement x = {kind, lk->entity.id, {0}, r, ds, lk->route.dead_letter_target_id,
@@ -282,6 +303,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     }
     settle_req *req = ent_malloc(sizeof *req);
     if (!req) {
+        ent_free(mods);
         /* answered, not left unsettled: the message stays locked until its lock lapses */
         amqp_delivery_reject(d, SB_ERR_INTERNAL, "The emulator ran out of memory settling the message.");
         pn_delivery_settle(d);
@@ -293,6 +315,11 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     req->kind = kind;
     pn_delivery_set_context(d, req);
     amqp_link_hold(lk);
-    store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->route.dead_letter_target_id,
-                 ent_clock_now_ms(), on_settled, req);
+    if (has_mods == 0)
+        amqp_settle_modifying(lk->conn->srv->store, lk->entity.id, token, kind, r, ds,
+                              lk->route.dead_letter_target_id, ent_clock_now_ms(), mods, modslen, on_settled, req);
+    else
+        store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->route.dead_letter_target_id,
+                     ent_clock_now_ms(), on_settled, req);
+    ent_free(mods);
 }
