@@ -89,6 +89,17 @@ final class Util {
         return out;
     }
 
+    /** How far the emulator's clock is ahead of this machine's (GET /$sbemu/clock offsetMs). */
+    static Duration clockOffset(Emulator emu) {
+        int[] st = new int[1];
+        String body = emu.httpGet("/$sbemu/clock", st);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"offsetMs\"\\s*:\\s*(-?\\d+)").matcher(body);
+        if (st[0] != 200 || !m.find()) {
+            throw new IllegalStateException("GET /$sbemu/clock answered " + st[0] + " " + body);
+        }
+        return Duration.ofMillis(Long.parseLong(m.group(1)));
+    }
+
     /** Moves the emulator's clock forward (POST /$sbemu/clock/advance?by=ISO-8601). */
     static void advanceClock(Emulator emu, String iso) throws IOException {
         String r = emu.httpPost("/$sbemu/clock/advance?by=" + iso);
