@@ -88,7 +88,7 @@ for x in target/surefire-reports/TEST-*.xml; do
   if ((fl + er + sk > 0)); then
     cls=$(basename "$x" .xml); cls=${cls#TEST-}
     echo "java e2e: $cls: $fl failed, $er errors, $sk skipped; its output:"
-    tail -n 300 "target/surefire-reports/$cls-output.txt" 2>/dev/null | sed 's/^/  /'
+    grep -v "^\s*at " "target/surefire-reports/$cls-output.txt" 2>/dev/null | tail -n 150 | sed "s/^/  /"
   fi
 done
 ((p + f == 0)) && echo "java e2e: no test ran"
