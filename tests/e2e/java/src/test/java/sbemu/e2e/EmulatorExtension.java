@@ -57,9 +57,14 @@ public final class EmulatorExtension implements BeforeAllCallback, AfterAllCallb
         return new ServiceBusClientBuilder().connectionString(connectionString()).retryOptions(retry(1));
     }
 
+    /**
+     * Short retries. MaxDelay must be at least Delay + 4 s: this SDK's RetryUtil adds its
+     * server-busy wait (4 s) to every delay and gives Reactor that as the minimum backoff, and
+     * a maximum below it fails each retry with "bound must be greater than origin".
+     */
     public static AmqpRetryOptions retry(int maxRetries) {
         return new AmqpRetryOptions().setMaxRetries(maxRetries).setMode(AmqpRetryMode.FIXED)
-            .setDelay(Duration.ofMillis(200)).setMaxDelay(Duration.ofSeconds(1)).setTryTimeout(Duration.ofSeconds(15));
+            .setDelay(Duration.ofMillis(200)).setMaxDelay(Duration.ofSeconds(5)).setTryTimeout(Duration.ofSeconds(15));
     }
 
     /** Closes c when the class ends (before the emulator is stopped). */

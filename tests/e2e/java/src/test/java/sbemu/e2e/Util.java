@@ -77,6 +77,28 @@ final class Util {
         return null;
     }
 
+    /**
+     * Runs call, which must fail with an AmqpException of the given condition somewhere in the
+     * cause chain (the sync receive wraps the link's error in "The receiver client is
+     * terminated", and acceptSession surfaces it as is).
+     */
+    static com.azure.core.amqp.exception.AmqpException expectCondition(
+        com.azure.core.amqp.exception.AmqpErrorCondition condition, Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            for (Throwable c = e; c != null; c = c.getCause()) {
+                if (c instanceof com.azure.core.amqp.exception.AmqpException a && a.getErrorCondition() != null) {
+                    assertEquals(condition, a.getErrorCondition(), "condition of " + a);
+                    return a;
+                }
+            }
+            throw new AssertionError("expected an AmqpException with " + condition + " in " + e, e);
+        }
+        fail("expected an AmqpException with " + condition + ", nothing was thrown");
+        return null;
+    }
+
     /** psql on the emulator's embedded cluster; returns trimmed stdout (unaligned, tuples only). */
     static String psql(Emulator emu, String sql) throws IOException, InterruptedException {
         Process p = new ProcessBuilder("psql", "-h", emu.dataDir().resolve("pg/run").toString(), "-U", "sbemu",
