@@ -20,25 +20,45 @@ typedef struct ws_pss {
     amqp_conn *conn;
 } ws_pss;
 
-static bool path_is_ours(struct lws *wsi)
+/* The request target's path. A target in absolute-form ("https://host/path",
+ * RFC 9112 3.2.2, which servers must accept) is what the Java SDK sends:
+ * qpid-proton-j-extensions writes "GET https://<host><path> HTTP/1.1". lws
+ * hands it over with the slashes collapsed ("https:/host/path"). */
+static const char *target_path(const char *uri)
 {
-    char uri[64];
-    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
+    const char *colon = strchr(uri, ':');
+    if (uri[0] == '/' || !colon || colon[1] != '/')
+        return uri;
+    const char *authority = colon + 1;
+    while (*authority == '/')
+        authority++;
+    const char *path = strchr(authority, '/');
+    return path ? path : "/";
+}
+
+static bool path_is_ours(struct lws *wsi, char *uri, size_t urilen)
+{
+    if (lws_hdr_copy(wsi, uri, (int)urilen, WSI_TOKEN_GET_URI) <= 0) {
+        uri[0] = 0;
         return false;
+    }
+    const char *path = target_path(uri);
     size_t n = strlen(WS_PATH);
-    return !strncmp(uri, WS_PATH, n) && (uri[n] == 0 || (uri[n] == '/' && uri[n + 1] == 0));
+    return !strncmp(path, WS_PATH, n) && (path[n] == 0 || (path[n] == '/' && path[n + 1] == 0));
 }
 
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
     ws_pss *pss = user;
     switch (reason) {
-    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-        if (!path_is_ours(wsi)) {
-            LOG_INFO("WebSocket upgrade refused: AMQP over WebSockets is served at " WS_PATH " only");
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+        char uri[256];
+        if (!path_is_ours(wsi, uri, sizeof uri)) {
+            LOG_INFO("WebSocket upgrade to '%s' refused: AMQP over WebSockets is served at " WS_PATH " only", uri);
             return -1;
         }
         return 0;
+    }
     case LWS_CALLBACK_ESTABLISHED:
         return amqp_conn_bind(&pss->conn, AMQP_BIND_OPENED, wsi, LWS_WRITE_BINARY, NULL, 0);
     case LWS_CALLBACK_RECEIVE:

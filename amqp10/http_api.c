@@ -501,8 +501,12 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
             return refuse_now(pss, SB_ERR_ARGUMENT,
                               "Request bodies sent with Transfer-Encoding: chunked are not taken; send a Content-Length.");
         /* lws delivers a body (then BODY_COMPLETION) only for a POST, or a
-         * request with a Content-Length above 0; anything else is whole now */
-        if ((r->method != HTTP_PUT && r->method != HTTP_POST) || (r->method == HTTP_PUT && r->declared_len <= 0)) {
+         * request with a Content-Length above 0; anything else is whole now.
+         * A POST with neither Content-Length nor chunking has no body (RFC 9112
+         * 6.3), as `curl -X POST` and Java's HttpURLConnection send it: lws 4.1
+         * would wait for a body that never comes and drop the connection. */
+        if ((r->method != HTTP_PUT && r->method != HTTP_POST) || (r->method == HTTP_PUT && r->declared_len <= 0) ||
+            (r->method == HTTP_POST && r->declared_len < 0)) {
             route(pss);
             return 0;
         }

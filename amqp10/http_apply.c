@@ -375,7 +375,10 @@ static sb_status rule_child(mgmt_rule_def *d, const http_xml_prop *p, const char
                 return SB_OK; /* a TrueFilter's "1=1", a FalseFilter's "1=0" */
             return copy_text(in_filter ? &d->sql : &d->action, p, "SqlExpression", err, errlen);
         }
-        if (!strcmp(name, "Parameters") && (!in_filter || d->kind == ENT_FILTER_KIND_SQL)) {
+        /* A TrueFilter and a FalseFilter are SqlFilters ("1=1", "1=0") to Service
+         * Bus: the Java admin client sends theirs with an empty Parameters. */
+        bool fixed_sql = in_filter && (d->kind == ENT_FILTER_KIND_TRUE || d->kind == ENT_FILTER_KIND_FALSE);
+        if (!strcmp(name, "Parameters") && (!in_filter || d->kind == ENT_FILTER_KIND_SQL || (fixed_sql && !p->key))) {
             if (!p->key)
                 return SB_OK;
             return in_filter ? add_item(&d->filter_params, &d->nfilter_params, p, "the filter's Parameters", err,

@@ -81,7 +81,7 @@ static int64_t message_count(const store_admin_runtime *rt) { return rt->active 
 
 /* ---- descriptions ---- */
 
-void http_describe_queue(http_xml_buf *b, const store_admin_queue *x, const char *host)
+void http_describe_queue(http_xml_buf *b, const store_admin_queue *x, const char *host, int64_t max_message_kb)
 {
     const ent_queue_props *q = &x->props;
     http_xml_raw(b, "<QueueDescription" SB_XMLNS ">");
@@ -109,10 +109,11 @@ void http_describe_queue(http_xml_buf *b, const store_admin_queue *x, const char
     http_xml_leaf(b, "EntityAvailabilityStatus", "Available");
     http_xml_leaf_bool(b, "EnableExpress", false);
     leaf_forward(b, "ForwardDeadLetteredMessagesTo", host, q->forward_dead_lettered_messages_to);
+    http_xml_leaf_i64(b, "MaxMessageSizeInKilobytes", max_message_kb);
     http_xml_raw(b, "</QueueDescription>");
 }
 
-void http_describe_topic(http_xml_buf *b, const store_admin_topic *x)
+void http_describe_topic(http_xml_buf *b, const store_admin_topic *x, int64_t max_message_kb)
 {
     const ent_topic_props *t = &x->props;
     http_xml_raw(b, "<TopicDescription" SB_XMLNS ">");
@@ -139,6 +140,7 @@ void http_describe_topic(http_xml_buf *b, const store_admin_topic *x)
     /* api-version 2024-05 (what the Go SDK 1.11 asks for) reports these; older readers skip them */
     http_xml_leaf_i64(b, "SqlFilterCount", x->rt.sql_filters);
     http_xml_leaf_i64(b, "CorrelationFilterCount", x->rt.correlation_filters);
+    http_xml_leaf_i64(b, "MaxMessageSizeInKilobytes", max_message_kb);
     http_xml_raw(b, "</TopicDescription>");
 }
 

@@ -21,9 +21,12 @@
  * base is "http(s)://host[:port]". */
 void http_describe_url(http_xml_buf *b, const char *base, const char *path, const char *query);
 
-/* The description elements. host names ForwardTo targets (sb://host/target). */
-void http_describe_queue(http_xml_buf *b, const store_admin_queue *q, const char *host);
-void http_describe_topic(http_xml_buf *b, const store_admin_topic *t);
+/* The description elements. host names ForwardTo targets (sb://host/target).
+ * max_message_kb: --max-message-size in KB, which Service Bus reports as
+ * MaxMessageSizeInKilobytes (256 on Standard); the Java admin client sends a
+ * topic's value back on every update, 0 when it was never read. */
+void http_describe_queue(http_xml_buf *b, const store_admin_queue *q, const char *host, int64_t max_message_kb);
+void http_describe_topic(http_xml_buf *b, const store_admin_topic *t, int64_t max_message_kb);
 void http_describe_subscription(http_xml_buf *b, const store_admin_subscription *s, const char *host);
 /* 0, or -1 with err when a JSON column does not read (a row written with plain SQL). */
 int http_describe_rule(http_xml_buf *b, const store_rule *r, char *err, size_t errlen);

@@ -15,7 +15,7 @@ static void queue_entry(http_xml_buf *b, const http_req *r, const char *base, co
 {
     const store_admin_queue *q = row;
     http_describe_entry_begin(b, base, q->props.name, q->props.name, &q->rt, top_level);
-    http_describe_queue(b, q, r->host);
+    http_describe_queue(b, q, r->host, r->srv->settings.max_message_size / 1024);
     http_xml_entry_end(b);
 }
 

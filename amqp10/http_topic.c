@@ -11,10 +11,9 @@
 
 static void topic_entry(http_xml_buf *b, const http_req *r, const char *base, const void *row, bool top_level)
 {
-    (void)r;
     const store_admin_topic *t = row;
     http_describe_entry_begin(b, base, t->props.name, t->props.name, &t->rt, top_level);
-    http_describe_topic(b, t);
+    http_describe_topic(b, t, r->srv->settings.max_message_size / 1024);
     http_xml_entry_end(b);
 }
 

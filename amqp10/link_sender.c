@@ -17,7 +17,6 @@
 #include "ent_log.h"
 #include "ent_queue.h"
 #include "ent_message_rules.h"
-#include "mgmt_internal.h"
 
 typedef struct claim_req {
     amqp_link *lk;
@@ -178,19 +177,7 @@ typedef struct settle_req {
     pn_delivery_t *d;
     uint64_t outcome;
     store_settle_kind kind;
-    /* Only while the application-properties are rewritten before the settlement: */
-    uint8_t token[16];
-    char *reason, *description; /* NULL: none */
-    amqp_buf mods;              /* the properties to merge, an encoded map */
 } settle_req;
-
-static void settle_req_free(settle_req *req)
-{
-    ent_free(req->reason);
-    ent_free(req->description);
-    amqp_buf_free(&req->mods);
-    ent_free(req);
-}
 
 static void on_settled(void *ctx, sb_status st)
 {
@@ -215,104 +202,7 @@ static void on_settled(void *ctx, sb_status st)
     pn_delivery_settle(req->d);
     amqp_conn_pump(c);
     amqp_link_drop(req->lk);
-    settle_req_free(req);
-}
-
-/* The properties a client's outcome asks to merge into the message's application-properties,
- * as every SDK sends them with a link settlement: the message-annotations of `modified`
- * (abandon, defer with propertiesToModify) and the error info of `rejected` (dead-letter; the
- * Go and .NET SDKs put propertiesToModify there beside DeadLetterReason and
- * DeadLetterErrorDescription, which the store writes itself). Re-encoded as a map with string
- * keys (annotation keys come as symbols) into out: 1 when there are none, 0, or -1 when a key
- * is neither a string nor a symbol. */
-static int outcome_properties(pn_data_t *src, bool skip_dead_letter_keys, amqp_buf *out)
-{
-    if (!src)
-        return 1;
-    pn_data_rewind(src);
-    if (!pn_data_next(src) || pn_data_type(src) != PN_MAP || pn_data_get_map(src) == 0)
-        return 1;
-    pn_data_rewind(src);
-    size_t cap = 1024;
-    char *buf = NULL;
-    ssize_t got;
-    for (;;) { /* Proton encodes whole trees only */
-        char *nb = ent_realloc(buf, cap);
-        if (!nb) {
-            ent_free(buf);
-            return -1;
-        }
-        buf = nb;
-        got = pn_data_encode(src, buf, cap);
-        if (got != PN_OVERFLOW)
-            break;
-        cap *= 2;
-    }
-    int rc = -1;
-    amqp_val top, k, v;
-    const uint8_t *p = (const uint8_t *)buf;
-    if (got > 0 && !amqp_read(&p, p + got, &top) && (top.code == 0xc1 || top.code == 0xd1)) {
-        size_t mark = amqp_buf_map_begin(out);
-        uint32_t n = 0;
-        const uint8_t *q = top.data, *end = top.data + top.size, *key;
-        size_t klen;
-        rc = 0;
-        for (uint32_t i = 0; i + 1 < top.count; i += 2) {
-            if (amqp_read(&q, end, &k) || amqp_read(&q, end, &v) || !amqp_val_bytes(&k, &key, &klen) ||
-                k.code == 0xa0 || k.code == 0xb0) {
-                rc = -1;
-                break;
-            }
-            if (skip_dead_letter_keys && ((klen == 16 && !memcmp(key, "DeadLetterReason", 16)) ||
-                                          (klen == 26 && !memcmp(key, "DeadLetterErrorDescription", 26))))
-                continue;
-            amqp_buf_string(out, (const char *)key, klen);
-            amqp_buf_raw(out, v.start, (size_t)(v.end - v.start));
-            n += 2;
-        }
-        amqp_buf_compound_end(out, mark, n);
-        if (rc == 0 && n == 0)
-            rc = 1;
-        if (out->failed)
-            rc = -1;
-    }
-    ent_free(buf);
-    return rc;
-}
-
-static void settle_now(settle_req *req)
-{
-    amqp_link *lk = req->lk;
-    store_settle(lk->conn->srv->store, lk->entity.id, req->token, req->kind, req->reason, req->description,
-                 lk->route.dead_letter_target_id, ent_clock_now_ms(), on_settled, req);
-}
-
-static void on_props_replaced(void *ctx, sb_status st)
-{
-    settle_req *req = ctx;
-    if (st == SB_OK)
-        settle_now(req);
-    else
-        on_settled(req, st);
-}
-
-static void on_props_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
-{
-    settle_req *req = ctx;
-    if (st != SB_OK) {
-        on_settled(req, st);
-        return;
-    }
-    amqp_buf out = {0};
-    if (mgmt_apply_properties(bytes, len, req->mods.data, req->mods.len, &out) || out.failed) {
-        amqp_buf_free(&out);
-        on_settled(req, SB_ERR_ARGUMENT);
-        return;
-    }
-    amqp_link *lk = req->lk;
-    store_replace_locked_message(lk->conn->srv->store, lk->entity.id, req->token, ent_clock_now_ms(), out.data,
-                                 out.len, on_props_replaced, req); /* copies the bytes */
-    amqp_buf_free(&out);
+    ent_free(req);
 }
 
 void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
@@ -359,19 +249,22 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
             ds = description;
         }
     }
-    amqp_buf mods = {0};
+    /* properties to modify, carried in the outcome (settle_modify.c); not
+     * looked for inside a transactional-state */
+    uint8_t *mods = NULL;
+    size_t modslen = 0;
     int has_mods = 1;
-    if (kind == STORE_SETTLE_ABANDON || kind == STORE_SETTLE_DEFER)
-        has_mods = outcome_properties(pn_disposition_annotations(pn_delivery_remote(d)), false, &mods);
-    else if (kind == STORE_SETTLE_DEADLETTER && !in_txn)
-        has_mods = outcome_properties(pn_condition_info(pn_disposition_condition(pn_delivery_remote(d))), true, &mods);
-    if (has_mods == 1)
-        amqp_buf_free(&mods); /* an empty map may have been begun */
-    if (has_mods < 0 || (has_mods == 0 && in_txn)) {
-        amqp_buf_free(&mods);
-        amqp_delivery_reject(d, has_mods < 0 ? SB_ERR_ARGUMENT : SB_ERR_NOT_IMPLEMENTED,
-                             has_mods < 0 ? "The properties to modify must be a map with string keys."
-                                          : "Properties to modify cannot be part of a transaction in this emulator.");
+    if (!in_txn && kind == STORE_SETTLE_DEADLETTER) {
+        static const char *const named[] = {"DeadLetterReason", "DeadLetterErrorDescription"};
+        has_mods = amqp_properties_from_map(pn_condition_info(pn_disposition_condition(pn_delivery_remote(d))),
+                                            named, 2, &mods, &modslen);
+    } else if (!in_txn && (kind == STORE_SETTLE_ABANDON || kind == STORE_SETTLE_DEFER)) {
+        has_mods = amqp_properties_from_map(pn_disposition_annotations(pn_delivery_remote(d)), NULL, 0, &mods,
+                                            &modslen);
+    }
+    if (has_mods < 0) {
+        amqp_delivery_reject(d, SB_ERR_ARGUMENT,
+                             "The properties to modify could not be read: their keys must be strings.");
         pn_delivery_settle(d);
         return;
     }
@@ -380,13 +273,14 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     if (st == SB_OK)
         st = ent_dead_letter_text_check("dead-letter description", ds, why, sizeof why);
     if (st != SB_OK) {
-        amqp_buf_free(&mods);
+        ent_free(mods);
         amqp_delivery_reject(d, st, why);
         pn_delivery_settle(d);
         return;
     }
     amqp_txn *txn;
     if (amqp_txn_of(lk->conn, d, &txn)) {
+        ent_free(mods); /* none: they are not looked for in a transaction */
         /* part of a transaction: settled when it commits; until then the message stays locked */
         if (txn && amqp_txn_admit(txn, d, 1) == SB_OK) {
             store_settlement x = {kind, lk->entity.id, {0}, r, ds, lk->route.dead_letter_target_id,
@@ -401,17 +295,9 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         }
         return;
     }
-    settle_req *req = ent_calloc(1, sizeof *req);
-    if (req && has_mods == 0) {
-        req->reason = r ? ent_strdup(r) : NULL;
-        req->description = ds ? ent_strdup(ds) : NULL;
-        if ((r && !req->reason) || (ds && !req->description)) {
-            settle_req_free(req);
-            req = NULL;
-        }
-    }
+    settle_req *req = ent_malloc(sizeof *req);
     if (!req) {
-        amqp_buf_free(&mods);
+        ent_free(mods);
         /* answered, not left unsettled: the message stays locked until its lock lapses */
         amqp_delivery_reject(d, SB_ERR_INTERNAL, "The emulator ran out of memory settling the message.");
         pn_delivery_settle(d);
@@ -421,15 +307,13 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     req->d = d;
     req->outcome = outcome;
     req->kind = kind;
-    memcpy(req->token, token, 16);
     pn_delivery_set_context(d, req);
     amqp_link_hold(lk);
-    if (has_mods == 0) {
-        /* the properties first (read, merge, replace under the lock), then the settlement */
-        req->mods = mods;
-        store_read_locked_message(lk->conn->srv->store, lk->entity.id, token, ent_clock_now_ms(), on_props_read, req);
-        return;
-    }
-    store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->route.dead_letter_target_id,
-                 ent_clock_now_ms(), on_settled, req);
+    if (has_mods == 0)
+        amqp_settle_modifying(lk->conn->srv->store, lk->entity.id, token, kind, r, ds,
+                              lk->route.dead_letter_target_id, ent_clock_now_ms(), mods, modslen, on_settled, req);
+    else
+        store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->route.dead_letter_target_id,
+                     ent_clock_now_ms(), on_settled, req);
+    ent_free(mods);
 }

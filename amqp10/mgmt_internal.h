@@ -110,11 +110,6 @@ int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], s
  * open list, encoded as a receiver would get it (broker annotations, header
  * delivery count, x-opt-message-state, absolute-expiry-time outside the
  * dead-letter subqueue); flags MGMT_ENTRY_*. */
-/* properties-to-modify: a copy of the stored message whose application-properties
- * hold the entries of mods (an encoded AMQP map with string keys) in place of
- * any with the same key; the section is added when the message has none.
- * Appends to out; 0 or -1 (malformed message or map). mgmt_update_disposition.c */
-int mgmt_apply_properties(const uint8_t *stored, size_t len, const uint8_t *mods, size_t modslen, amqp_buf *out);
 
 enum {
     MGMT_ENTRY_PEEK = 1,       /* no delivery: header count as is, no lock shown */

@@ -8,8 +8,8 @@
  * message-lock-lost.
  *
  * `properties-to-modify` (a map; abandon, defer and dead-letter) is merged
- * into the message's application-properties before it is settled: the stored
- * bytes are read under the lock, rewritten, and replaced. */
+ * into the message's application-properties before it is settled
+ * (amqp_settle_modifying, settle_modify.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,84 +18,10 @@
 #include "ent_dead_letter.h"
 #include "mgmt_internal.h"
 
-/* ---- the application-properties rewrite ---- */
-
-static bool same_string(const amqp_val *a, const amqp_val *b)
-{
-    const uint8_t *x, *y;
-    size_t n, m;
-    return amqp_val_bytes(a, &x, &n) && amqp_val_bytes(b, &y, &m) && n == m && !memcmp(x, y, n);
-}
-
-static bool key_in_map(const amqp_val *key, const amqp_val *map)
-{
-    const uint8_t *p = map->data, *end = map->data + map->size;
-    amqp_val k, v;
-    for (uint32_t i = 0; i + 1 < map->count; i += 2) {
-        if (amqp_read(&p, end, &k) || amqp_read(&p, end, &v))
-            return false;
-        if (same_string(key, &k))
-            return true;
-    }
-    return false;
-}
-
 static bool read_map(const uint8_t *p, size_t len, amqp_val *map)
 {
     const uint8_t *at = p;
     return !amqp_read(&at, p + len, map) && (map->code == 0xc1 || map->code == 0xd1);
-}
-
-int mgmt_apply_properties(const uint8_t *stored, size_t len, const uint8_t *mods, size_t modslen, amqp_buf *out)
-{
-    amqp_msg m;
-    amqp_val modmap;
-    if (amqp_msg_parse(stored, len, &m, NULL, 0) || !read_map(mods, modslen, &modmap))
-        return -1;
-    /* where the section is, or would go (after properties, before the body) */
-    const uint8_t *at = m.application_properties.len ? m.application_properties.p
-                        : m.body.len                 ? m.body.p
-                        : m.footer.len               ? m.footer.p
-                                                     : stored + len;
-    amqp_buf_raw(out, stored, (size_t)(at - stored));
-    amqp_buf_descriptor(out, AMQP_SEC_APPLICATION_PROPERTIES);
-    size_t mark = amqp_buf_map_begin(out);
-    uint32_t n = 0;
-    amqp_val old, k, v;
-    const uint8_t *p, *end;
-    if (m.application_properties.len) {
-        /* the section is a described map: read past the descriptor */
-        const uint8_t *s = m.application_properties.p;
-        if (amqp_read(&s, m.application_properties.p + m.application_properties.len, &old) ||
-            (old.code != 0xc1 && old.code != 0xd1))
-            return -1;
-        p = old.data;
-        end = old.data + old.size;
-        for (uint32_t i = 0; i + 1 < old.count; i += 2) {
-            if (amqp_read(&p, end, &k) || amqp_read(&p, end, &v))
-                return -1;
-            if (key_in_map(&k, &modmap))
-                continue; /* replaced below */
-            amqp_buf_raw(out, k.start, (size_t)(k.end - k.start));
-            amqp_buf_raw(out, v.start, (size_t)(v.end - v.start));
-            n += 2;
-        }
-    }
-    p = modmap.data;
-    end = modmap.data + modmap.size;
-    for (uint32_t i = 0; i + 1 < modmap.count; i += 2) {
-        if (amqp_read(&p, end, &k) || amqp_read(&p, end, &v))
-            return -1;
-        if (!amqp_val_is_string_type(&k))
-            return -1; /* application-properties keys are strings */
-        amqp_buf_raw(out, k.start, (size_t)(k.end - k.start));
-        amqp_buf_raw(out, v.start, (size_t)(v.end - v.start));
-        n += 2;
-    }
-    amqp_buf_compound_end(out, mark, n);
-    const uint8_t *rest = at + m.application_properties.len;
-    amqp_buf_raw(out, rest, (size_t)(stored + len - rest));
-    return out->failed ? -1 : 0;
 }
 
 /* The raw bytes of the request body's `properties-to-modify` map, copied into
@@ -163,12 +89,6 @@ typedef struct disp_req {
     size_t modslen;
 } disp_req;
 
-/* One token on its way through read → rewrite → replace → settle. */
-typedef struct disp_token {
-    disp_req *q;
-    uint8_t token[16];
-} disp_token;
-
 static void on_settled(void *ctx, sb_status st)
 {
     disp_req *q = ctx;
@@ -215,38 +135,6 @@ static void settle_token(disp_req *q, const uint8_t token[16])
     store_settle(r->lk->conn->srv->store, r->lk->entity.id, token, q->kind, q->reason, q->description,
                  r->lk->route.dead_letter_target_id, r->now_ms,
                  on_settled, q);
-}
-
-static void on_replaced(void *ctx, sb_status st)
-{
-    disp_token *t = ctx;
-    if (st == SB_OK)
-        settle_token(t->q, t->token);
-    else
-        on_settled(t->q, st);
-    ent_free(t);
-}
-
-static void on_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
-{
-    disp_token *t = ctx;
-    disp_req *q = t->q;
-    if (st != SB_OK) {
-        on_settled(q, st);
-        ent_free(t);
-        return;
-    }
-    amqp_buf out = {0};
-    if (mgmt_apply_properties(bytes, len, q->mods, q->modslen, &out)) {
-        amqp_buf_free(&out);
-        on_settled(q, SB_ERR_ARGUMENT);
-        ent_free(t);
-        return;
-    }
-    mgmt_req *r = q->r;
-    store_replace_locked_message(r->lk->conn->srv->store, r->lk->entity.id, t->token, r->now_ms, out.data, out.len,
-                                 on_replaced, t); /* copies the bytes */
-    amqp_buf_free(&out);
 }
 
 /* In a transaction: the settlements join it (one operation each) and take
@@ -366,18 +254,11 @@ void mgmt_update_disposition(mgmt_req *r)
     /* a completed message is gone: there is nothing to modify */
     bool modify = q->mods && kind != STORE_SETTLE_COMPLETE;
     for (size_t i = 0; i < n; i++) {
-        disp_token *t = modify ? ent_malloc(sizeof *t) : NULL;
-        if (modify && !t) {
-            on_settled(q, SB_ERR_INTERNAL);
-            continue;
-        }
-        if (t) {
-            t->q = q;
-            memcpy(t->token, tokens[i], 16);
-            store_read_locked_message(s, r->lk->entity.id, t->token, r->now_ms, on_read, t);
-        } else {
+        if (modify)
+            amqp_settle_modifying(s, r->lk->entity.id, tokens[i], q->kind, q->reason, q->description,
+                                  r->lk->route.dead_letter_target_id, r->now_ms, q->mods, q->modslen, on_settled, q);
+        else
             settle_token(q, tokens[i]);
-        }
     }
     ent_free(tokens);
     on_settled(q, SB_OK);

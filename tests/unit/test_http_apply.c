@@ -117,6 +117,44 @@ static void test_subscription_with_rule(void **state)
     http_xml_entry_free(&e);
 }
 
+/* The Java admin client writes a TrueFilter (and a FalseFilter) as the SqlFilter
+ * Service Bus takes it for: SqlExpression, CompatibilityLevel and an empty
+ * Parameters. Parameters with items stay refused for them. */
+static void test_true_filter_as_java_writes_it(void **state)
+{
+    (void)state;
+    const char *types[] = {"TrueFilter", "FalseFilter"};
+    const char *sql[] = {"1=1", "1=0"};
+    for (int i = 0; i < 2; i++) {
+        char inner[1024];
+        snprintf(inner, sizeof inner,
+                 "<Filter i:type=\"%s\"><SqlExpression>%s</SqlExpression><CompatibilityLevel>20</CompatibilityLevel>"
+                 "<Parameters/></Filter><Action i:type=\"EmptyRuleAction\"/><Name>r</Name>",
+                 types[i], sql[i]);
+        const char *body = wrap("RuleDescription", inner);
+        http_xml_entry e;
+        char err[512];
+        assert_int_equal(http_xml_parse_entry(body, strlen(body), &e, err, sizeof err), 0);
+        mgmt_rule_def d;
+        assert_int_equal(http_apply_rule(&d, &e, "", "r", err, sizeof err), SB_OK);
+        assert_int_equal(d.kind, i == 0 ? ENT_FILTER_KIND_TRUE : ENT_FILTER_KIND_FALSE);
+        mgmt_rule_def_free(&d);
+        http_xml_entry_free(&e);
+    }
+    const char *body = wrap("RuleDescription",
+                            "<Filter i:type=\"TrueFilter\"><SqlExpression>1=1</SqlExpression><Parameters>"
+                            "<KeyValueOfstringanyType><Key>@p</Key><Value i:type=\"d6p1:int\" xmlns:d6p1=\""
+                            "http://www.w3.org/2001/XMLSchema\">1</Value></KeyValueOfstringanyType></Parameters>"
+                            "</Filter><Name>r</Name>");
+    http_xml_entry e;
+    char err[512];
+    assert_int_equal(http_xml_parse_entry(body, strlen(body), &e, err, sizeof err), 0);
+    mgmt_rule_def d;
+    assert_int_equal(http_apply_rule(&d, &e, "", "r", err, sizeof err), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(err, "Parameters"));
+    http_xml_entry_free(&e);
+}
+
 static void test_correlation_rule_types(void **state)
 {
     (void)state;
@@ -187,11 +225,12 @@ static void test_queue_description(void **state)
     q.rt.active = 2, q.rt.dead_letter = 1, q.rt.scheduled = 3;
     http_xml_buf b;
     http_xml_buf_init(&b);
-    http_describe_queue(&b, &q, "h:1");
+    http_describe_queue(&b, &q, "h:1", 256);
     char *xml = http_xml_take(&b, NULL);
     const char *order[] = {"<LockDuration>PT1M<", "<MaxSizeInMegabytes>", "<RequiresSession>", "<MaxDeliveryCount>",
                            "<MessageCount>6<", "<Status>Active<", "<ForwardTo>sb://h:1/t<", "<CreatedAt>",
-                           "<CountDetails xmlns:d2p1=", "<AutoDeleteOnIdle>", "<EnableExpress>false<"};
+                           "<CountDetails xmlns:d2p1=", "<AutoDeleteOnIdle>", "<EnableExpress>false<",
+                           "<MaxMessageSizeInKilobytes>256<"};
     const char *at = xml;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         const char *next = strstr(at, order[i]);
@@ -214,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_queue_refusals),
         cmocka_unit_test(test_subscription_with_rule),
         cmocka_unit_test(test_correlation_rule_types),
+        cmocka_unit_test(test_true_filter_as_java_writes_it),
         cmocka_unit_test(test_queue_description),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -539,7 +539,7 @@ static void test_apply_properties(void **state)
     static const char *const kv[] = {"color", "blue", "added", "yes"};
     size_t modslen = encode_props(mods, sizeof mods, kv, 4);
     amqp_buf out = {0};
-    assert_int_equal(mgmt_apply_properties((uint8_t *)stored, len, (uint8_t *)mods, modslen, &out), 0);
+    assert_int_equal(amqp_apply_properties((uint8_t *)stored, len, (uint8_t *)mods, modslen, &out), 0);
     pn_message_t *back = pn_message();
     assert_int_equal(pn_message_decode(back, (char *)out.data, out.len), 0);
     char v[32];
@@ -560,7 +560,7 @@ static void test_apply_properties(void **state)
     len = sizeof stored;
     assert_int_equal(pn_message_encode(m, stored, &len), 0);
     pn_message_free(m);
-    assert_int_equal(mgmt_apply_properties((uint8_t *)stored, len, (uint8_t *)mods, modslen, &out), 0);
+    assert_int_equal(amqp_apply_properties((uint8_t *)stored, len, (uint8_t *)mods, modslen, &out), 0);
     amqp_msg parsed;
     assert_int_equal(amqp_msg_parse(out.data, out.len, &parsed, NULL, 0), 0);
     assert_true(parsed.application_properties.len > 0);
@@ -571,7 +571,7 @@ static void test_apply_properties(void **state)
     amqp_buf_free(&out);
 
     /* not a map */
-    assert_int_equal(mgmt_apply_properties((uint8_t *)stored, len, (const uint8_t *)"\xa1\x01x", 3, &out), -1);
+    assert_int_equal(amqp_apply_properties((uint8_t *)stored, len, (const uint8_t *)"\xa1\x01x", 3, &out), -1);
     amqp_buf_free(&out);
 }
 

@@ -2,6 +2,7 @@
 "use strict";
 
 const assert = require("node:assert/strict");
+const net = require("node:net");
 const { emulatorSuite } = require("../harness");
 const { PEEK_LOCK, receiveExact } = require("./util");
 const { request, clockNow, advance } = require("./qs_util");
@@ -45,6 +46,26 @@ emulatorSuite("js clock endpoint", { queues: ["clock-q"] }, (ctx) => {
     const before = await clockNow(ctx.emu);
     const a = await advance(ctx.emu, "PT0.5S");
     assert.equal(a.offsetMs - before.offsetMs, 500, `by=PT0.5S: offsetMs ${before.offsetMs} → ${a.offsetMs}, expected +500`);
+  });
+
+  ctx.test("POST advance with no Content-Length (as curl -X POST and Java's HttpURLConnection send it) answers at once", async () => {
+    const before = await clockNow(ctx.emu);
+    // A request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 6.3).
+    const raw = await new Promise((resolve, reject) => {
+      const s = net.connect({ host: "127.0.0.1", port: ctx.emu.httpPort });
+      let got = "";
+      const timer = setTimeout(() => { s.destroy(); reject(new Error(`no answer within 3 s; got ${JSON.stringify(got)}`)); }, 3000);
+      s.on("connect", () => s.write("POST /$sbemu/clock/advance?by=PT1M HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n"));
+      s.on("data", (c) => {
+        got += c;
+        if (/\r\n\r\n[\s\S]*"offsetMs"/.test(got)) { clearTimeout(timer); s.destroy(); resolve(got); }
+      });
+      s.on("error", (e) => { clearTimeout(timer); reject(e); });
+      s.on("close", () => { clearTimeout(timer); reject(new Error(`closed; got ${JSON.stringify(got)}`)); });
+    });
+    assert.match(raw, /^HTTP\/1\.1 200/, raw);
+    const after = await clockNow(ctx.emu);
+    assert.equal(after.offsetMs - before.offsetMs, MIN, `offsetMs ${before.offsetMs} → ${after.offsetMs}, expected +60000`);
   });
 
   ctx.test("GET on /$sbemu/clock/advance does not move the clock (only POST does)", async () => {

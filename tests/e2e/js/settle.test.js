@@ -15,6 +15,7 @@ const queues = [
   { name: "maxdelivery", properties: { MaxDeliveryCount: 2 } },
   "rnd",
   "compete",
+  "modify",
 ];
 
 emulatorSuite("js settlement", { queues }, (ctx) => {
@@ -109,6 +110,30 @@ emulatorSuite("js settlement", { queues }, (ctx) => {
     await dlq.completeMessage(d);
     await dlq.close();
     await expectMarkerNext(sb, "deadletter");
+  });
+
+  ctx.test("abandon and dead-letter on the receive link apply their properties to modify (modified.message-annotations, rejected error info)", async () => {
+    const sb = ctx.client();
+    await sb.createSender("modify").sendMessages({ messageId: "mod-1", body: "m", applicationProperties: { kept: "k", n: 1 } });
+    const receiver = sb.createReceiver("modify", PEEK_LOCK);
+    const [m] = await receiveExact(receiver, 1);
+    await receiver.abandonMessage(m, { n: 2, added: "by-abandon" });
+    const [again] = await receiveExact(receiver, 1);
+    assert.deepEqual(again.applicationProperties, { kept: "k", n: 2, added: "by-abandon" });
+    await receiver.deadLetterMessage(again, { deadLetterReason: "why", deadLetterErrorDescription: "how", n: 3, dl: true });
+    await receiver.close();
+    const dlq = sb.createReceiver("modify", { ...PEEK_LOCK, subQueueType: "deadLetter" });
+    const [d] = await receiveExact(dlq, 1);
+    assert.equal(d.deadLetterReason, "why");
+    assert.equal(d.deadLetterErrorDescription, "how");
+    // DeadLetterReason/-Description are carried as properties too (Service Bus adds them); the
+    // properties to modify are merged in.
+    assert.equal(d.applicationProperties.kept, "k");
+    assert.equal(d.applicationProperties.n, 3);
+    assert.equal(d.applicationProperties.added, "by-abandon");
+    assert.equal(d.applicationProperties.dl, true);
+    await dlq.completeMessage(d);
+    await dlq.close();
   });
 
   ctx.test("MaxDeliveryCount 2: the message lands in the DLQ with MaxDeliveryCountExceeded", async () => {

@@ -7,6 +7,7 @@
 
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
+const net = require("node:net");
 const WebSocket = require("ws");
 const { emulatorSuite } = require("../harness");
 const { PEEK_LOCK, receiveExact, uniqueId } = require("./util");
@@ -93,6 +94,33 @@ emulatorSuite("AMQP over WebSockets", { queues: ["ws"], amqpsPort: "free", args:
       });
       if (path.startsWith("/$servicebus")) assert.equal(outcome, "open AMQPWSB10");
       else assert.match(outcome, /^error/);
+    });
+  }
+
+  // The Java SDK (qpid-proton-j-extensions WebSocketUpgrade) writes its request target in
+  // absolute-form, "GET https://<host>/$servicebus/websocket HTTP/1.1" (RFC 9112 3.2.2).
+  for (const [target, ok] of [
+    ["https://localhost/$servicebus/websocket", true],
+    ["http://localhost:1234/$servicebus/websocket/", true],
+    ["https://localhost/elsewhere", false],
+  ]) {
+    ctx.test(`upgrade with an absolute-form target ${target}: ${ok ? "101" : "refused"}`, async () => {
+      const head = await new Promise((resolve, reject) => {
+        const s = net.connect({ host: "127.0.0.1", port: ctx.emu.httpPort });
+        let got = "";
+        const timer = setTimeout(() => { s.destroy(); resolve(got); }, 3000);
+        s.on("connect", () => s.write(`GET ${target} HTTP/1.1\r\nConnection: Upgrade,Keep-Alive\r\nUpgrade: websocket\r\n` +
+          "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: AMQPWSB10\r\n" +
+          "Host: localhost\r\n\r\n"));
+        s.on("data", (c) => {
+          got += c;
+          if (got.includes("\r\n\r\n")) { clearTimeout(timer); s.destroy(); resolve(got); }
+        });
+        s.on("close", () => { clearTimeout(timer); resolve(got); });
+        s.on("error", reject);
+      });
+      if (ok) assert.match(head, /^HTTP\/1\.1 101 /, JSON.stringify(head));
+      else assert.doesNotMatch(head, /^HTTP\/1\.1 101 /, JSON.stringify(head));
     });
   }
 });
