@@ -21,6 +21,15 @@ static const char *host_of(const amqp_conn *c)
     return h && *h ? h : "localhost";
 }
 
+void amqp_condition_set(pn_condition_t *cond, const char *name, const char *description)
+{
+    pn_condition_set_name(cond, name);
+    pn_condition_set_description(cond, description);
+    pn_data_t *info = pn_condition_info(cond);
+    if (pn_data_size(info) == 0)
+        pn_data_put_map(info);
+}
+
 void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description)
 {
     /* null source and target, then a closing detach with the error (DOC-PG "Create message sender (error)") */
@@ -28,8 +37,7 @@ void amqp_link_refuse(pn_link_t *l, const char *condition, const char *descripti
     pn_terminus_set_type(pn_link_target(l), PN_UNSPECIFIED);
     pn_link_open(l);
     pn_condition_t *cond = pn_link_condition(l);
-    pn_condition_set_name(cond, condition);
-    pn_condition_set_description(cond, description);
+    amqp_condition_set(cond, condition, description);
     pn_link_close(l);
     amqp_link *lk = amqp_link_of(l);
     if (lk)
@@ -40,8 +48,7 @@ void amqp_link_detach_error(amqp_link *lk, sb_status st, const char *description
 {
     LOG_INFO("conn %llu: link '%s' closed: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);
     pn_condition_t *cond = pn_link_condition(lk->pn);
-    pn_condition_set_name(cond, sb_status_condition(st));
-    pn_condition_set_description(cond, description);
+    amqp_condition_set(cond, sb_status_condition(st), description);
     pn_link_close(lk->pn);
     lk->closed = true;
 }
@@ -239,7 +246,6 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description)
 {
     pn_condition_t *cond = pn_disposition_condition(pn_delivery_local(d));
-    pn_condition_set_name(cond, sb_status_condition(st));
-    pn_condition_set_description(cond, description);
+    amqp_condition_set(cond, sb_status_condition(st), description);
     pn_delivery_update(d, PN_REJECTED);
 }
