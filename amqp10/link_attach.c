@@ -59,6 +59,9 @@ static void refuse_status(amqp_link *lk, sb_status st, const char *description)
     amqp_link_refuse(lk->pn, sb_status_condition(st), description);
 }
 
+#define MAX_BATCH_PROPERTY "com.microsoft:max-message-batch-size"
+#define MAX_BATCH_PREMIUM (1024u * 1024u)
+
 void amqp_link_accept(amqp_link *lk)
 {
     pn_link_t *l = lk->pn;
@@ -69,6 +72,18 @@ void amqp_link_accept(amqp_link *lk)
     pn_link_set_max_message_size(l, lk->conn->srv->settings.max_message_size);
     pn_data_t *props = pn_link_properties(l);
     pn_data_put_map(props);
+    if (pn_link_is_receiver(l) && lk->address.kind == ENT_NODE_ENTITY) {
+        /* Service Bus tells a sender its batch limit apart from max-message-size: 256 KB
+         * Standard, 1 MB Premium, whatever larger messages an entity takes. azure-servicebus
+         * 7.15 (and the .NET, JS, Go SDKs since 2026-04) size batches by it, and without it
+         * assume 256 KB, which a smaller --max-message-size then refuses. sbemu takes a batch
+         * up to --max-message-size; past 1 MB it says 1 MB, as Premium does. */
+        uint64_t max = lk->conn->srv->settings.max_message_size;
+        pn_data_enter(props);
+        pn_data_put_symbol(props, pn_bytes(strlen(MAX_BATCH_PROPERTY), MAX_BATCH_PROPERTY));
+        pn_data_put_long(props, (int64_t)(max < MAX_BATCH_PREMIUM ? max : MAX_BATCH_PREMIUM));
+        pn_data_exit(props);
+    }
     pn_link_open(l);
     lk->open = true;
     if (pn_link_is_receiver(l))
