@@ -57,6 +57,12 @@ def test_dials_https_on_the_endpoint_port(emu):
             a.get_queue("existing-q")
 
 
+def test_requests_ca_bundle_instead_of_connection_verify(emu, monkeypatch):
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", emu.cert_path)  # requests trusts it when verify is left True
+    with ServiceBusAdministrationClient.from_connection_string(emu.connection_string) as a:
+        assert a.get_namespace_properties().name == "sbemulatorns"
+
+
 def test_namespace_properties(admin):
     ns = admin.get_namespace_properties()
     assert ns.name == "sbemulatorns"
