@@ -72,7 +72,7 @@ void amqp_link_accept(amqp_link *lk)
     pn_link_set_max_message_size(l, lk->conn->srv->settings.max_message_size);
     pn_data_t *props = pn_link_properties(l);
     pn_data_put_map(props);
-    if (pn_link_is_receiver(l) && lk->address.kind == ENT_NODE_ENTITY) {
+    if (lk->role == LINK_ENTITY_IN) { /* a sender to a queue or topic, not $management, $cbs or a coordinator */
         /* Service Bus tells a sender its batch limit apart from max-message-size: 256 KB
          * Standard, 1 MB Premium, whatever larger messages an entity takes. azure-servicebus
          * 7.15 (and the .NET, JS, Go SDKs since 2026-04) size batches by it, and without it
