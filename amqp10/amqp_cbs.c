@@ -142,8 +142,12 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
     const char *audience = amqp_request_app_string(req, "name", name, sizeof name);
     if (!operation || strcmp(operation, "put-token")) {
         respond(lk, req, SB_ERR_ARGUMENT, "The $cbs node supports only the put-token operation.");
-    } else if (!ttype || strcmp(ttype, "servicebus.windows.net:sastoken")) {
-        respond(lk, req, SB_ERR_UNAUTHORIZED, "Only SAS tokens (type servicebus.windows.net:sastoken) are accepted.");
+    } else if (!ttype || (strcmp(ttype, "servicebus.windows.net:sastoken") && strcmp(ttype, "jwt"))) {
+        /* The type does not decide: the Python SDK's pure-Python stack (azure-servicebus >= 7.12,
+         * _pyamqp) puts its SAS tokens with type "jwt", and Service Bus takes them. Whatever the
+         * type, the token must verify as a SAS token below; a real JWT is refused there. */
+        respond(lk, req, SB_ERR_UNAUTHORIZED,
+                "Only SAS tokens (type servicebus.windows.net:sastoken, or jwt carrying one) are accepted.");
     } else if (!body_string(req, token, sizeof token)) {
         respond(lk, req, SB_ERR_ARGUMENT, "The put-token body must be the token as an AMQP string.");
     } else {

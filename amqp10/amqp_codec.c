@@ -264,10 +264,16 @@ void amqp_buf_binary(amqp_buf *b, const void *data, size_t len) { put_variable(b
 void amqp_buf_string(amqp_buf *b, const char *s, size_t len) { put_variable(b, 0xa1, 0xb1, s, len); }
 void amqp_buf_symbol(amqp_buf *b, const char *s) { put_variable(b, 0xa3, 0xb3, s, strlen(s)); }
 
+/* A code under 256 (every section and performative) is written as a smallulong, 0x00 0x53 CODE,
+ * as Service Bus writes it: the Python SDK's pure-Python stack (azure-servicebus >= 7.12, _pyamqp
+ * decode_payload) reads a message's sections by those fixed offsets and fails on 0x00 0x80 + 8 bytes. */
 void amqp_buf_descriptor(amqp_buf *b, uint64_t code)
 {
     put_code_be(b, 0x00, 0, 0);
-    amqp_buf_ulong(b, code);
+    if (code < 256)
+        put_code_be(b, 0x53, code, 1);
+    else
+        amqp_buf_ulong(b, code);
 }
 
 /* Compounds are always written in their 32-bit form so the size can be patched. */

@@ -276,6 +276,12 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
 bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
 
 /* link_attach.c */
+/* Sets an error condition (name, description) with an info map, empty when nothing fills it:
+ * Proton drops a trailing null field, and the Python SDK's pure-Python stack (azure-servicebus
+ * >= 7.12, _pyamqp) reads an error's info at index 2 of a rejected outcome or a close without a
+ * length check (an IndexError that left a rejected send waiting forever). Service Bus writes
+ * all three fields. Every error sbemu sends goes through here. */
+void amqp_condition_set(pn_condition_t *cond, const char *name, const char *description);
 void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l);
 void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description);
 /* Closes an attached link with st's condition (a detach carrying the error):

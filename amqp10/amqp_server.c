@@ -139,8 +139,7 @@ void amqp_server_close_all(amqp_server *srv)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         pn_condition_t *cond = pn_connection_condition(c->driver.connection);
-        pn_condition_set_name(cond, "amqp:connection:forced");
-        pn_condition_set_description(cond, "The emulator is shutting down.");
+        amqp_condition_set(cond, "amqp:connection:forced", "The emulator is shutting down.");
         pn_connection_close(c->driver.connection);
         amqp_conn_pump(c);
     }

@@ -104,8 +104,7 @@ static amqp_txn *find(amqp_conn *c, pn_bytes_t id)
 static void refuse(pn_delivery_t *d, const char *condition, const char *description)
 {
     pn_condition_t *cond = pn_disposition_condition(pn_delivery_local(d));
-    pn_condition_set_name(cond, condition);
-    pn_condition_set_description(cond, description);
+    amqp_condition_set(cond, condition, description);
     pn_delivery_update(d, PN_REJECTED);
     pn_delivery_settle(d);
 }

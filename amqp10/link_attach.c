@@ -22,6 +22,15 @@ static const char *host_of(const amqp_conn *c)
     return h && *h ? h : "localhost";
 }
 
+void amqp_condition_set(pn_condition_t *cond, const char *name, const char *description)
+{
+    pn_condition_set_name(cond, name);
+    pn_condition_set_description(cond, description);
+    pn_data_t *info = pn_condition_info(cond);
+    if (pn_data_size(info) == 0)
+        pn_data_put_map(info);
+}
+
 void amqp_link_refuse(pn_link_t *l, const char *condition, const char *description)
 {
     /* null source and target, then a closing detach with the error (DOC-PG "Create message sender (error)") */
@@ -29,8 +38,7 @@ void amqp_link_refuse(pn_link_t *l, const char *condition, const char *descripti
     pn_terminus_set_type(pn_link_target(l), PN_UNSPECIFIED);
     pn_link_open(l);
     pn_condition_t *cond = pn_link_condition(l);
-    pn_condition_set_name(cond, condition);
-    pn_condition_set_description(cond, description);
+    amqp_condition_set(cond, condition, description);
     pn_link_close(l);
     amqp_link *lk = amqp_link_of(l);
     if (lk)
@@ -41,8 +49,7 @@ void amqp_link_detach_error(amqp_link *lk, sb_status st, const char *description
 {
     LOG_INFO("conn %llu: link '%s' closed: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);
     pn_condition_t *cond = pn_link_condition(lk->pn);
-    pn_condition_set_name(cond, sb_status_condition(st));
-    pn_condition_set_description(cond, description);
+    amqp_condition_set(cond, sb_status_condition(st), description);
     pn_link_close(lk->pn);
     lk->closed = true;
 }
@@ -52,6 +59,9 @@ static void refuse_status(amqp_link *lk, sb_status st, const char *description)
     LOG_INFO("conn %llu: link '%s' refused: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);
     amqp_link_refuse(lk->pn, sb_status_condition(st), description);
 }
+
+#define MAX_BATCH_PROPERTY "com.microsoft:max-message-batch-size"
+#define MAX_BATCH_PREMIUM (1024u * 1024u)
 
 void amqp_link_accept(amqp_link *lk)
 {
@@ -68,6 +78,18 @@ void amqp_link_accept(amqp_link *lk)
     pn_link_set_max_message_size(l, pn_link_is_receiver(l) ? lk->conn->srv->settings.max_message_size : UINT64_MAX);
     pn_data_t *props = pn_link_properties(l);
     pn_data_put_map(props);
+    if (lk->role == LINK_ENTITY_IN) { /* a sender to a queue or topic, not $management, $cbs or a coordinator */
+        /* Service Bus tells a sender its batch limit apart from max-message-size: 256 KB
+         * Standard, 1 MB Premium, whatever larger messages an entity takes. azure-servicebus
+         * 7.15 (and the .NET, JS, Go SDKs since 2026-04) size batches by it, and without it
+         * assume 256 KB, which a smaller --max-message-size then refuses. sbemu takes a batch
+         * up to --max-message-size; past 1 MB it says 1 MB, as Premium does. */
+        uint64_t max = lk->conn->srv->settings.max_message_size;
+        pn_data_enter(props);
+        pn_data_put_symbol(props, pn_bytes(strlen(MAX_BATCH_PROPERTY), MAX_BATCH_PROPERTY));
+        pn_data_put_long(props, (int64_t)(max < MAX_BATCH_PREMIUM ? max : MAX_BATCH_PREMIUM));
+        pn_data_exit(props);
+    }
     pn_link_open(l);
     lk->open = true;
     if (pn_link_is_receiver(l))
@@ -245,7 +267,6 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description)
 {
     pn_condition_t *cond = pn_disposition_condition(pn_delivery_local(d));
-    pn_condition_set_name(cond, sb_status_condition(st));
-    pn_condition_set_description(cond, description);
+    amqp_condition_set(cond, sb_status_condition(st), description);
     pn_delivery_update(d, PN_REJECTED);
 }
