@@ -139,7 +139,7 @@ public final class Emulator {
             HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + httpPort + path).toURL()
                 .openConnection();
             c.setConnectTimeout(1000);
-            c.setReadTimeout(2000);
+            c.setReadTimeout(10000); // generous: a loaded 2-core machine answered a clock GET after 2 s once
             status[0] = c.getResponseCode();
             try (var in = status[0] < 400 ? c.getInputStream() : c.getErrorStream()) {
                 return in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
