@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libqpid-proton11-dev libwebsockets-dev libssl-dev openssl
   libpq-dev postgresql-15
-  libjansson-dev libcmocka-dev clang
+  libjansson-dev libcmocka-dev clang libclang-rt-14-dev
   python3-azure python3-uamqp python3-qpid-proton
   curl ca-certificates
 )
