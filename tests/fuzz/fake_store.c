@@ -92,6 +92,8 @@ struct store {
 struct store_txn {
     int64_t targets[FAKE_TXN_TARGETS];
     size_t ntargets;
+    store_settlement settles[FAKE_TXN_TARGETS]; /* texts not kept: nobody reads them back */
+    size_t nsettles;
 };
 
 static const sb_status errs_any[] = {SB_ERR_INTERNAL, SB_ERR_SERVER_BUSY, SB_ERR_NOT_FOUND, SB_OK};
@@ -513,7 +515,21 @@ int store_txn_publish(store_txn *t, int64_t topic_id, const store_copy *rows, si
     return txn_target(t, topic_id);
 }
 
-int store_txn_settle(store_txn *t, const store_settlement *x) { return txn_target(t, x->entity_id); }
+int store_txn_settle(store_txn *t, const store_settlement *x)
+{
+    if (t->nsettles < FAKE_TXN_TARGETS) {
+        t->settles[t->nsettles] = *x;
+        t->settles[t->nsettles].reason = t->settles[t->nsettles].description = NULL;
+        t->nsettles++;
+    }
+    return txn_target(t, x->entity_id);
+}
+
+size_t store_txn_settlements(const store_txn *t, const store_settlement **out)
+{
+    *out = t->settles;
+    return t->nsettles;
+}
 
 int store_txn_activate(store_txn *t, int64_t entity_id, const int64_t *seqs, size_t n)
 {
