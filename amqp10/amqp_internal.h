@@ -329,6 +329,11 @@ amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id);
 void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d);
 
 /* settle_modify.c */
+/* The first buffer amqp_data_encode tries; it doubles until the tree fits. */
+#define AMQP_DATA_ENCODE_FIRST 1024
+/* The whole of data encoded (Proton encodes whole trees only), malloc'd, with
+ * *len its length (or Proton's negative error); NULL when out of memory. */
+char *amqp_data_encode(pn_data_t *data, ssize_t *len);
 /* properties-to-modify: a copy of the stored message whose application-properties
  * hold the entries of mods (an encoded AMQP map with string keys) in place of
  * any with the same key; the section is added when the message has none.

@@ -37,21 +37,10 @@ static int properties_to_modify(pn_data_t *body, uint8_t **out, size_t *outlen)
     if (pn_data_get_map(body) == 0)
         return 1;
     /* Proton encodes whole trees only: encode the body, then find the value in the bytes */
-    size_t cap = 4096;
-    char *buf = NULL;
     ssize_t got;
-    for (;;) {
-        char *nb = ent_realloc(buf, cap);
-        if (!nb) {
-            ent_free(buf);
-            return -1;
-        }
-        buf = nb;
-        got = pn_data_encode(body, buf, cap);
-        if (got != PN_OVERFLOW)
-            break;
-        cap *= 2;
-    }
+    char *buf = amqp_data_encode(body, &got);
+    if (!buf)
+        return -1;
     int rc = -1;
     amqp_val top, k, v;
     const uint8_t *p = (const uint8_t *)buf;

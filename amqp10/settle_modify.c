@@ -94,6 +94,25 @@ int amqp_apply_properties(const uint8_t *stored, size_t len, const uint8_t *mods
     return out->failed ? -1 : 0;
 }
 
+char *amqp_data_encode(pn_data_t *data, ssize_t *len)
+{
+    /* Proton encodes into a buffer it is given, and says when that is too small */
+    size_t cap = AMQP_DATA_ENCODE_FIRST;
+    char *buf = NULL;
+    for (;;) {
+        char *nb = ent_realloc(buf, cap);
+        if (!nb) {
+            ent_free(buf);
+            return NULL;
+        }
+        buf = nb;
+        *len = pn_data_encode(data, buf, cap);
+        if (*len != PN_OVERFLOW)
+            return buf;
+        cap *= 2;
+    }
+}
+
 int amqp_properties_from_map(pn_data_t *map, const char *const *skip, size_t nskip, uint8_t **out, size_t *outlen)
 {
     *out = NULL;
@@ -103,21 +122,10 @@ int amqp_properties_from_map(pn_data_t *map, const char *const *skip, size_t nsk
     pn_data_rewind(map);
     if (!pn_data_next(map) || pn_data_type(map) != PN_MAP || pn_data_get_map(map) == 0)
         return 1;
-    size_t cap = 1024;
-    char *buf = NULL;
     ssize_t got;
-    for (;;) {
-        char *nb = ent_realloc(buf, cap);
-        if (!nb) {
-            ent_free(buf);
-            return -1;
-        }
-        buf = nb;
-        got = pn_data_encode(map, buf, cap);
-        if (got != PN_OVERFLOW)
-            break;
-        cap *= 2;
-    }
+    char *buf = amqp_data_encode(map, &got);
+    if (!buf)
+        return -1;
     amqp_val top, k, v;
     amqp_buf b = {0};
     int rc = got > 0 && read_map((const uint8_t *)buf, (size_t)got, &top) ? 0 : -1;
