@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "amqp_wire_forms.h"
 #include "amqp_message.h"
 #include "amqp_reply.h"
 #include "ent_alloc.h"
@@ -30,7 +31,7 @@ static void deliver(amqp_link *lk, const store_claimed *m)
         .enqueued_ms = m->enqueued_ms,
         .locked_until_ms = lk->receive_and_delete ? 0 : m->locked_until_ms,
         .ttl_ms = m->ttl_ms,
-        .header_delivery_count = ent_header_delivery_count(m->delivery_count),
+        .header_delivery_count = amqp_header_delivery_count(m->delivery_count),
         .message_state = -1,
         .dead_letter_reason = m->dead_letter_reason,
         .dead_letter_description = m->dead_letter_description,
@@ -50,7 +51,7 @@ static void deliver(amqp_link *lk, const store_claimed *m)
         memset(tag, 0, sizeof tag);
         memcpy(tag, &m->sequence_number, sizeof m->sequence_number);
     } else {
-        ent_lock_token_swap(m->lock_token, tag);
+        amqp_lock_token_swap(m->lock_token, tag);
     }
     pn_delivery_t *d = pn_delivery(lk->pn, pn_dtag((const char *)tag, 16));
     pn_link_send(lk->pn, (const char *)out.data, out.len);
@@ -239,7 +240,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         return;
     }
     uint8_t token[16];
-    ent_lock_token_swap((const uint8_t *)tag.start, token);
+    amqp_lock_token_swap((const uint8_t *)tag.start, token);
     if (kind == STORE_SETTLE_DEADLETTER && !in_txn) {
         pn_condition_t *cond = pn_disposition_condition(pn_delivery_remote(d));
         r = amqp_map_string(pn_condition_info(cond), "DeadLetterReason", reason, sizeof reason);

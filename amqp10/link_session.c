@@ -17,6 +17,7 @@
 #include <sys/random.h>
 
 #include "amqp_internal.h"
+#include "amqp_wire_forms.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
@@ -143,7 +144,7 @@ static void answer(amqp_link *lk)
     pn_data_put_map(props);
     pn_data_enter(props);
     pn_data_put_symbol(props, pn_bytes(sizeof LOCKED_UNTIL_UTC - 1, LOCKED_UNTIL_UTC));
-    pn_data_put_long(props, ent_ticks_from_unix_ms(lk->session_until_ms));
+    pn_data_put_long(props, amqp_ticks_from_unix_ms(lk->session_until_ms));
     pn_data_exit(props);
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_wire_forms.h"
 #include "amqp_message.h"
 #include "amqp_reply.h"
 #include "ent_alloc.h"
@@ -407,7 +408,7 @@ int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueu
         /* a peek is no delivery: .NET takes the header count as DeliveryCount
          * for peeked messages and adds 1 otherwise (wire-protocol §0 #16) */
         .header_delivery_count = peek ? (uint32_t)(m->delivery_count > 0 ? m->delivery_count : 0)
-                                      : ent_header_delivery_count(m->delivery_count),
+                                      : amqp_header_delivery_count(m->delivery_count),
         .message_state = m->state,
         .dead_letter_reason = m->dead_letter_reason,
         .dead_letter_description = m->dead_letter_description,

@@ -24,24 +24,9 @@ int64_t ent_expires_at_ms(int64_t enqueued_ms, int64_t ttl_ms)
 
 int64_t ent_lock_until_ms(int64_t now_ms, int64_t lock_duration_ms) { return now_ms + lock_duration_ms; }
 
-uint32_t ent_header_delivery_count(int32_t delivery_count)
-{
-    return delivery_count > 0 ? (uint32_t)(delivery_count - 1) : 0;
-}
-
 int64_t ent_available_at_ms(int64_t enqueued_ms, int64_t scheduled_ms)
 {
     return scheduled_ms > enqueued_ms ? scheduled_ms : enqueued_ms;
-}
-
-void ent_lock_token_swap(const uint8_t in[16], uint8_t out[16])
-{
-    static const int order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
-    uint8_t tmp[16];
-    for (int i = 0; i < 16; i++)
-        tmp[i] = in[order[i]];
-    for (int i = 0; i < 16; i++)
-        out[i] = tmp[i];
 }
 
 static sb_status id_check(const char *what, long chars, int limit, char *err, size_t errlen)

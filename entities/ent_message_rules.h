@@ -1,5 +1,6 @@
 /* The rules of a message's lifecycle that the wire and the store both obey:
- * time to live, locks, delivery counts, lock-token byte order. */
+ * time to live, locks, schedules, id lengths. (How values look on the wire is
+ * amqp10/amqp_wire_forms.h.) */
 #ifndef ENT_MESSAGE_RULES_H
 #define ENT_MESSAGE_RULES_H
 
@@ -18,8 +19,6 @@ int64_t ent_effective_ttl_ms(int64_t message_ttl_ms, int64_t entity_default_ttl_
 int64_t ent_expires_at_ms(int64_t enqueued_ms, int64_t ttl_ms);
 /* Until when a lock granted now holds. */
 int64_t ent_lock_until_ms(int64_t now_ms, int64_t lock_duration_ms);
-/* header.delivery-count on the wire is DeliveryCount - 1 (0 on the first delivery). */
-uint32_t ent_header_delivery_count(int32_t delivery_count);
 /* A scheduled time in the future makes the message invisible until then. */
 int64_t ent_available_at_ms(int64_t enqueued_ms, int64_t scheduled_ms);
 
@@ -28,10 +27,5 @@ int64_t ent_available_at_ms(int64_t enqueued_ms, int64_t scheduled_ms);
  * cut. Each argument is the id's length in characters: 0 when absent, -1 when
  * it is not UTF-8. SB_OK, or SB_ERR_ARGUMENT with a refusal naming the limit. */
 sb_status ent_message_ids_check(long message_id_chars, long session_id_chars, char *err, size_t errlen);
-
-/* Lock tokens are stored in RFC 4122 order; AMQP delivery tags carry them in
- * .NET Guid.ToByteArray() order (first three groups little-endian). The
- * conversion is its own inverse. */
-void ent_lock_token_swap(const uint8_t in[16], uint8_t out[16]);
 
 #endif

@@ -62,7 +62,6 @@ int64_t ent_session_accept_timeout_ms(int64_t requested_ms)
     return requested_ms > 0 ? requested_ms : ENT_SESSION_ACCEPT_TIMEOUT_DEFAULT_MS;
 }
 
-int64_t ent_ticks_from_unix_ms(int64_t ms) { return ms * ENT_TICKS_PER_MS + ENT_TICKS_AT_UNIX_EPOCH; }
 
 sb_status ent_session_requires_session_fixed(const char *kind, const char *path, bool current, char *err,
                                              size_t errlen)

@@ -58,7 +58,4 @@ bool ent_session_holds(const ent_entity *subscription, bool has_session_id);
  * in ms (<= 0: none given). */
 int64_t ent_session_accept_timeout_ms(int64_t requested_ms);
 
-/* A Unix time in ms as .NET ticks (com.microsoft:locked-until-utc). */
-int64_t ent_ticks_from_unix_ms(int64_t ms);
-
 #endif

@@ -172,23 +172,6 @@ static void test_accept_timeout(void **state)
     assert_int_equal(ent_session_accept_timeout_ms(3600000), 3600000);
 }
 
-/* ---- ent_ticks_from_unix_ms ---- */
-
-static void test_ticks(void **state)
-{
-    (void)state;
-    assert_int_equal(ENT_TICKS_AT_UNIX_EPOCH, INT64_C(621355968000000000));
-    assert_int_equal(ent_ticks_from_unix_ms(0), INT64_C(621355968000000000));
-    /* 1 ms = 10000 ticks */
-    assert_int_equal(ent_ticks_from_unix_ms(1), INT64_C(621355968000010000));
-    /* 2026-01-01T00:00:00Z = 1767225600000 ms; .NET new DateTime(2026,1,1).Ticks */
-    assert_int_equal(ent_ticks_from_unix_ms(INT64_C(1767225600000)), INT64_C(639028224000000000));
-    /* 2026-01-01T00:00:00.123Z */
-    assert_int_equal(ent_ticks_from_unix_ms(INT64_C(1767225600123)), INT64_C(639028224001230000));
-    /* before the epoch: 0001-01-01T00:00:00Z is tick 0 */
-    assert_int_equal(ent_ticks_from_unix_ms(INT64_C(-62135596800000)), 0);
-}
-
 static void test_lock_live_and_settle_failure(void **state)
 {
     (void)state;
@@ -226,7 +209,6 @@ int main(void)
         cmocka_unit_test(test_send_check),
         cmocka_unit_test(test_holds),
         cmocka_unit_test(test_accept_timeout),
-        cmocka_unit_test(test_ticks),
         cmocka_unit_test(test_requires_session_fixed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
