@@ -72,6 +72,10 @@ static void conn_destroy(amqp_conn *c)
     pn_connection_driver_destroy(&c->driver);
     for (amqp_link *lk = c->links, *next; lk; lk = next) {
         next = lk->next;
+        /* a next-available session attach still waiting has its deadline in
+         * lws's timer list: freed with it scheduled, the next timer insert
+         * walks freed memory (a client gone mid-wait crashed sbemu) */
+        lws_sul_cancel(&lk->session_timer);
         ent_free(lk);
     }
     LOG_DEBUG("conn %llu: freed", (unsigned long long)c->id);
