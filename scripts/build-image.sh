@@ -14,6 +14,9 @@ export DEBIAN_FRONTEND=noninteractive
 
 need=()
 for p in podman runc debootstrap; do command -v "$p" >/dev/null 2>&1 || need+=("$p"); done
+# podman builds its pause image (for pods: kube play, the Testcontainers modules'
+# networks) with catatonit, which podman only recommends
+dpkg-query -W -f='${db:Status-Status}' catatonit 2>/dev/null | grep -q '^installed$' || need+=(catatonit)
 if ((${#need[@]})); then
   apt-get update -q && apt-get install -y -q --no-install-recommends "${need[@]}" </dev/null
 fi
