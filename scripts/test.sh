@@ -97,7 +97,7 @@ section "k8s: tests/k8s/test_chart.sh (the Helm chart, offline)"
 counted k8s/test_chart.sh timeout -k 10 300 bash tests/k8s/test_chart.sh
 
 section "e2e (tests/e2e/run.sh)"
-counted e2e timeout -k 10 1800 bash tests/e2e/run.sh
+counted e2e timeout -k 10 2700 bash tests/e2e/run.sh
 
 section "faults: tests/faults/run.sh (crash cycles, postmaster kills, SIGTERM and a full disk, under load)"
 counted faults timeout -k 10 600 bash tests/faults/run.sh 6
