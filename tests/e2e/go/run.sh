@@ -44,17 +44,9 @@ done < <(go list ./...)
 
 # Everything a run creates lives under one directory, so that whatever a killed package
 # leaves running (sbemu, its embedded postmaster) can be found and stopped.
-RUN_DIR=$(mktemp -d /tmp/sbemu-e2e-go.XXXXXX)
-chmod 755 "$RUN_DIR" # the embedded PostgreSQL runs as the postgres user
-export TMPDIR=$RUN_DIR
-reap() {
-  local pid pidfile
-  for pid in $(pgrep -f -- "--data-dir $RUN_DIR/" || true); do kill -KILL "$pid" 2>/dev/null || true; done
-  while IFS= read -r pidfile; do
-    pid=$(head -1 "$pidfile" 2>/dev/null || true)
-    [[ $pid =~ ^[0-9]+$ ]] && kill -QUIT "$pid" 2>/dev/null || true
-  done < <(find "$RUN_DIR" -name postmaster.pid 2>/dev/null)
-}
+# shellcheck source=run_dir.sh
+source ../run_dir.sh
+e2e_run_dir sbemu-e2e-go
 trap reap EXIT
 
 go build -o "$RUN_DIR/tally" ./internal/tally || fail "building the tally failed"
