@@ -1,6 +1,6 @@
 /* The rules of a message's lifecycle that the wire and the store both obey:
  * time to live, locks, schedules, id lengths. (How values look on the wire is
- * amqp10/amqp_wire_forms.h.) */
+ * amqp10/codec/amqp_wire_forms.h.) */
 #ifndef ENT_MESSAGE_RULES_H
 #define ENT_MESSAGE_RULES_H
 

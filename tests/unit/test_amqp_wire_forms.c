@@ -1,4 +1,4 @@
-/* The forms values take on the wire (amqp10/amqp_wire_forms.h): the lock token
+/* The forms values take on the wire (amqp10/codec/amqp_wire_forms.h): the lock token
  * as a delivery tag, header.delivery-count, .NET ticks. */
 #include <setjmp.h>
 #include <stdarg.h>
