@@ -1,6 +1,6 @@
 /* The raw binding: AMQP straight over a TCP socket, or over TLS, which lws
  * terminates before we see a byte (the same callbacks either way). A socket
- * arrives here when lws's sniffing found it was not HTTP (amqp_listen.c):
+ * arrives here when lws's sniffing found it was not HTTP (emulator/emu_listen.c):
  * RAW_ADOPT comes first, then the bytes already read follow as RAW_RX, so
  * nothing the client sent first is lost. */
 #include "amqp_internal.h"

@@ -152,7 +152,7 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         respond(lk, req, SB_ERR_ARGUMENT, "The put-token body must be the token as an AMQP string.");
     } else {
         amqp_sas_result sas;
-        sb_status st = amqp_sas_verify(token, c->srv->settings.sas_key_name, c->srv->settings.sas_key,
+        sb_status st = amqp_sas_verify(token, c->srv->settings->sas_key_name, c->srv->settings->sas_key,
                                        ent_clock_wall_ms(), &sas, why, sizeof why);
         /* What the signature covers is the token's own audience (sr): the
          * request's name may narrow it, never widen it (a token signed for
@@ -174,7 +174,7 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
                 snprintf(p->path, sizeof p->path, "%s", path);
                 p->expires_ms = sas.expires_ms;
                 amqp_link_hold(lk);
-                amqp_entity_lookup(c->srv, a.entity, on_put_lookup, p); /* may answer at once */
+                broker_entity_lookup(c->srv->broker, a.entity, on_put_lookup, p); /* may answer at once */
                 return; /* on_put_lookup frees req */
             }
             st = SB_ERR_INTERNAL, snprintf(why, sizeof why, "the emulator is out of memory");

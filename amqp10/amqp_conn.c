@@ -153,7 +153,7 @@ static void on_link_closed(pn_link_t *l)
 static void discard_oversized(amqp_conn *c, amqp_link *lk, pn_delivery_t *d)
 {
     pn_link_t *l = lk->pn;
-    uint32_t max = c->srv->settings.max_message_size;
+    uint32_t max = c->srv->settings->max_message_size;
     if (!lk->discarding) {
         lk->discarding = true;
         LOG_INFO("conn %llu: link '%s': a message over %u bytes (--max-message-size) is being dropped",
@@ -187,7 +187,7 @@ static void on_delivery(amqp_conn *c, pn_delivery_t *d)
     if (!pn_delivery_readable(d))
         return;
     if (lk->discarding || (lk->role == LINK_ENTITY_IN && pn_delivery_partial(d) &&
-                           pn_delivery_pending(d) > c->srv->settings.max_message_size)) {
+                           pn_delivery_pending(d) > c->srv->settings->max_message_size)) {
         discard_oversized(c, lk, d);
         return;
     }
@@ -285,7 +285,7 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
     case PN_SESSION_REMOTE_OPEN: {
         pn_session_t *s = pn_event_session(e);
         /* room for the largest message this emulator takes, whole */
-        size_t need = (size_t)c->srv->settings.max_message_size + 2u * AMQP_MAX_FRAME;
+        size_t need = (size_t)c->srv->settings->max_message_size + 2u * AMQP_MAX_FRAME;
         pn_session_set_incoming_capacity(s, need > AMQP_SESSION_CAPACITY ? need : AMQP_SESSION_CAPACITY);
         pn_session_open(s);
         break;
@@ -363,9 +363,10 @@ static void tick(lws_sorted_usec_list_t *sul)
 
 static amqp_conn *conn_accept(struct lws *wsi, enum lws_write_protocol write_mode)
 {
-    /* only adopted sockets have a vhost: read it here, not for every reason */
-    amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));
-    amqp_conn *c = ls && ls->srv ? conn_new(ls->srv, wsi, write_mode) : NULL;
+    /* the server is the user of our protocols (amqp_server_protocols) */
+    const struct lws_protocols *proto = lws_get_protocol(wsi);
+    amqp_server *srv = proto ? proto->user : NULL;
+    amqp_conn *c = srv ? conn_new(srv, wsi, write_mode) : NULL;
     if (!c)
         return NULL;
     LOG_DEBUG("conn %llu: accepted (%s%s)", (unsigned long long)c->id, write_mode == LWS_WRITE_RAW ? "amqp" : "ws",
@@ -373,8 +374,8 @@ static amqp_conn *conn_accept(struct lws *wsi, enum lws_write_protocol write_mod
     /* Brokers close what has not finished its handshake (header, SASL,
      * open) in bounded time: idle half-open sockets cost memory and fds.
      * Cleared at the client's open. */
-    if (c->srv->settings.handshake_timeout_s > 0)
-        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, c->srv->settings.handshake_timeout_s);
+    if (c->srv->wire.handshake_timeout_s > 0)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, c->srv->wire.handshake_timeout_s);
     amqp_conn_pump(c);
     return c;
 }

@@ -18,6 +18,7 @@
 #include "amqp_frame_guard.h"
 #include "amqp_message.h"
 #include "amqp_server.h"
+#include "broker.h"
 #include "ent_address.h"
 #include "ent_cache.h"
 #include "ent_session.h"
@@ -34,12 +35,6 @@
 #define AMQP_CLAIM_MAX 500
 /* CBS grants a connection may hold at once (one per audience). */
 #define AMQP_MAX_GRANTS 64
-/* The sweep looks at locks that lapsed since its last run and this much
- * before (rows busy in another transaction then); every this many sweeps it
- * looks at all of them. Each look walks the index entries that completed
- * messages left behind until vacuum, so not every second. */
-#define AMQP_LAPSE_RECHECK_MS 10000
-#define AMQP_LAPSE_FULL_SCAN_SWEEPS 60
 /* Receiving links forget how far they have claimed this often, so a message
  * unlocked where they cannot hear of it (another emulator's abandon or lapse)
  * is seen within this time. */
@@ -47,15 +42,6 @@
 /* A parked receiver polls the store this often for messages no commit of this
  * process announced (lock expiry, schedules, other replicas). */
 #define AMQP_POLL_INTERVAL_MS 500
-/* How often the background sweep runs (expiry, lapsed locks, idle queues). */
-#define AMQP_SWEEP_INTERVAL_MS 1000
-/* Messages at rest in a topic (scheduled and due, or forwarded there by a
- * dead-letter) are routed this many at a time, under a lock this long (a
- * crash mid-route leaves them to the next try once it lapses); every topic
- * is looked at every this many sweeps besides when the sweep touched it. */
-#define AMQP_TOPIC_PUMP_MAX 100
-#define AMQP_TOPIC_PUMP_LOCK_MS 60000
-#define AMQP_TOPIC_PUMP_SWEEPS 5
 /* Our AMQP idle timeout: clients must send something at least this often. */
 #define AMQP_IDLE_TIMEOUT_MS 240000
 /* Frames we accept and send; also what the SDKs expect of Service Bus Standard. */
@@ -99,7 +85,7 @@ typedef struct amqp_link {
     bool receive_and_delete;
     bool claiming;        /* a claim for this link is in the store */
     bool parked;          /* waiting for messages to appear */
-    int64_t claim_from;   /* the lowest sequence number its next claim looks at (amqp_server_rewind) */
+    int64_t claim_from;   /* the lowest sequence number its next claim looks at (broker_rewind) */
     bool discarding;      /* dropping an oversized message until its last frame */
     bool starved;         /* credit held back while the store was full (amqp_link_top_up) */
     /* A session receiver (link_session.c): it asked for session_id
@@ -132,24 +118,15 @@ typedef struct amqp_grant {
 } amqp_grant;
 
 struct amqp_server {
-    store *store;
-    amqp_settings settings;
+    broker *broker;  /* borrowed: the emulator's, which outlives the server */
+    store *store;    /* the broker's */
+    const broker_settings *settings; /* the broker's: SAS key, max-message-size */
+    amqp_settings wire;
     struct lws_context *lws;
     amqp_conn *conns;
     int nconns;
     lws_sorted_usec_list_t poll_timer;
-    lws_sorted_usec_list_t sweep_timer;
-    bool sweeping, sweep_again;
-    int64_t lapsed_swept_ms;  /* the sweep has returned locks that lapsed before this (0: look at all) */
-    int64_t sweep_now_ms;     /* the emulator time the running sweep looks at */
-    uint64_t sweeps;
     int64_t rewound_ms;       /* when every link last forgot how far it had claimed */
-    ent_cache *cache;     /* every entity, refilled on sbemu_entities (amqp_entities.c) */
-    bool loading;         /* a refill is in the store */
-    uint64_t refills;     /* refills started so far */
-    bool load_again;      /* entities changed again while it was */
-    struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
-    struct topic_pump *pumps; /* topics being routed now (amqp_topic_pump.c) */
 };
 
 struct amqp_conn {
@@ -187,7 +164,6 @@ int amqp_conn_bind(amqp_conn **slot, amqp_bind_event ev, struct lws *wsi, enum l
                    const uint8_t *in, size_t len);
 
 /* The bindings' lws protocols (amqp_bind_raw.c, amqp_bind_ws.c). */
-#define AMQP_RAW_PROTOCOL_NAME "sbemu-amqp"
 #define AMQP_WS_PROTOCOL_NAME "AMQPWSB10" /* the WebSocket subprotocol the SDKs ask for */
 #define AMQP_WS_PROTOCOL_NAME_AMQP "amqp" /* the one the Go SDK's example asks for */
 extern const struct lws_protocols amqp_bind_raw_protocol;
@@ -203,36 +179,6 @@ amqp_link *amqp_link_of(pn_link_t *l); /* NULL once the link was freed */
  * its connection): they also hold and drop the connection. */
 void amqp_link_hold(amqp_link *lk);
 void amqp_link_drop(amqp_link *lk);
-
-/* amqp_entities.c: links find their entity in the cache; a miss refills the
- * cache once (for every look-up waiting) and looks again, so an entity made a
- * moment ago with SQL is found. cb may run before this returns. */
-typedef void (*amqp_entity_cb)(void *ctx, sb_status st, const ent_entity *e, const ent_route *route);
-void amqp_entity_lookup(amqp_server *srv, const char *name, amqp_entity_cb cb, void *ctx);
-/* cb (with e NULL) once a refill that started after this call has ended: what
- * was committed before it is in the cache (a rule change answered only then
- * routes the client's next send by the new rules). */
-void amqp_entities_after_refill(amqp_server *srv, amqp_entity_cb cb, void *ctx);
-void amqp_entities_free(amqp_server *srv);
-
-/* amqp_sweep.c */
-void amqp_sweep_start(amqp_server *srv);
-
-/* amqp_publish.c: the copies of n messages sent to a topic, committed
- * together (cb once they are). consume: per message, the lock token of the
- * message at rest in the topic it was (NULL: a fresh send). parsed[i] spans
- * msgs[i].bytes. Everything is copied before this returns. */
-void amqp_publish(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
-                  size_t n, const uint8_t (*consume)[16], store_status_cb cb, void *ctx);
-
-/* The same copies, added to a transaction's work instead (committed on its
- * discharge). 0, or -1 (the topic is gone, or out of memory). */
-int amqp_publish_txn(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
-                     size_t n, store_txn *txn);
-
-/* amqp_topic_pump.c: routes what rests in a topic now (0: every topic). */
-void amqp_topic_pump(amqp_server *srv, int64_t topic_id);
-void amqp_topic_pumps_free(amqp_server *srv);
 
 /* amqp_txn.c: transactions (a coordinator link; transfers and dispositions
  * that carry transactional-state join one; discharge commits or rolls back). */

@@ -1,14 +1,18 @@
 /* The server: every connection of this process, and what walks all of them.
  * The poll timer (parked receivers, session lock ticks, the periodic rewind),
- * wakes after a commit or a clock move, and the shutdown close. Connections
- * themselves live in amqp_conn.c; how bytes reach them, in amqp_bind_*.c. */
+ * what the broker tells its receivers' holder (wake, rewind, the entity
+ * cache refilled), and the shutdown close. Connections themselves live in
+ * amqp_conn.c; how bytes reach them, in amqp_bind_*.c. */
 #include <proton/condition.h>
 #include <proton/connection.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "amqp_internal.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
+
+static void wake_all(amqp_server *srv);
 
 static void poll_parked(lws_sorted_usec_list_t *sul)
 {
@@ -32,29 +36,13 @@ static void poll_parked(lws_sorted_usec_list_t *sul)
         if (touched || now >= c->next_tick_ms)
             amqp_conn_pump(c);
     }
-    amqp_server_wake_all(srv);
+    wake_all(srv);
     lws_sul_schedule(srv->lws, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
 }
 
-amqp_server *amqp_server_new(store *st, const amqp_settings *settings)
-{
-    amqp_server *srv = ent_calloc(1, sizeof *srv);
-    if (!srv)
-        return NULL;
-    srv->store = st;
-    srv->settings = *settings;
-    return srv;
-}
+/* ---- what the broker tells us (broker_receivers) ---- */
 
-void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
-{
-    srv->lws = ctx;
-    amqp_server_refresh_entities(srv); /* fill the entity cache before the first attach needs it */
-    lws_sul_schedule(ctx, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
-    amqp_sweep_start(srv);
-}
-
-void amqp_server_wake_all(amqp_server *srv)
+static void wake_all(amqp_server *srv)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         bool touched = false; /* only a connection whose links did something has events to send */
@@ -71,53 +59,22 @@ void amqp_server_wake_all(amqp_server *srv)
     }
 }
 
-void amqp_server_detach_loop(amqp_server *srv)
+static void on_rewind(void *ctx, int64_t entity_id)
 {
-    if (!srv || !srv->lws)
-        return;
-    lws_sul_cancel(&srv->poll_timer);
-    lws_sul_cancel(&srv->sweep_timer);
-    srv->lws = NULL;
-}
-
-void amqp_server_free(amqp_server *srv)
-{
-    if (srv) {
-        amqp_topic_pumps_free(srv);
-        amqp_entities_free(srv);
-    }
-    ent_free(srv);
-}
-
-int amqp_server_connection_count(const amqp_server *srv) { return srv->nconns; }
-
-void amqp_server_rewind(amqp_server *srv, int64_t entity_id)
-{
+    amqp_server *srv = ctx;
     for (amqp_conn *c = srv->conns; c; c = c->next)
         for (amqp_link *lk = c->links; lk; lk = lk->next)
             if (lk->role == LINK_ENTITY_OUT && lk->entity.id == entity_id)
                 lk->claim_from = 0;
 }
 
-void amqp_server_after_settle(amqp_server *srv, int64_t entity_id, int64_t dead_letter_target, ent_settle_kind kind)
+static void on_wake(void *ctx, int64_t entity_id)
 {
-    ent_settle_after then = ent_settle_after_commit(kind);
-    if (then.redeliver) {
-        amqp_server_rewind(srv, entity_id);
-        amqp_server_wake(srv, entity_id);
+    amqp_server *srv = ctx;
+    if (!entity_id) {
+        wake_all(srv);
+        return;
     }
-    if (then.dead_lettered) {
-        if (dead_letter_target) {
-            amqp_server_wake(srv, dead_letter_target); /* a queue's receivers */
-            amqp_topic_pump(srv, dead_letter_target);  /* a topic routes it now (no-op for a queue) */
-        } else {
-            amqp_server_wake(srv, entity_id); /* its dead-letter subqueue's receivers */
-        }
-    }
-}
-
-void amqp_server_wake(amqp_server *srv, int64_t entity_id)
-{
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         bool any = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next)
@@ -135,6 +92,88 @@ void amqp_server_wake(amqp_server *srv, int64_t entity_id)
     }
 }
 
+static bool has_entity(const amqp_link *lk)
+{
+    return lk->open && !lk->closed &&
+           (lk->role == LINK_ENTITY_IN || lk->role == LINK_ENTITY_OUT || lk->role == LINK_MGMT_REQUESTS);
+}
+
+static void detach_gone(amqp_link *lk)
+{
+    amqp_conn *c = lk->conn;
+    const char *host = pn_connection_remote_hostname(c->driver.connection);
+    /* the wording of an attach to a missing entity: the SDKs read "could not be found" */
+    char desc[600];
+    snprintf(desc, sizeof desc,
+             "The messaging entity 'sb://%s/%s' could not be found (it was deleted). To know more visit "
+             "https://aka.ms/sbResourceMgrExceptions.",
+             host && *host ? host : "localhost", lk->address.entity);
+    amqp_link_detach_error(lk, SB_ERR_NOT_FOUND, desc);
+}
+
+/* Every attached entity link takes what the cache now says. */
+static void on_refreshed(void *ctx, const ent_cache *cache)
+{
+    amqp_server *srv = ctx;
+    for (amqp_conn *c = srv->conns; c; c = c->next) {
+        if (!c->wsi)
+            continue;
+        bool touched = false;
+        for (amqp_link *lk = c->links; lk; lk = lk->next) {
+            if (!has_entity(lk))
+                continue;
+            const ent_entity *e = ent_cache_find(cache, lk->address.entity);
+            if (!e || e->id != lk->entity.id) {
+                detach_gone(lk);
+            } else {
+                lk->entity = *e;
+                ent_cache_route(cache, e, &lk->route);
+                if (lk->role == LINK_ENTITY_OUT && lk->parked)
+                    amqp_link_pump(lk); /* it may receive now (status) */
+            }
+            touched = true;
+        }
+        if (touched)
+            amqp_conn_pump(c);
+    }
+}
+
+amqp_server *amqp_server_new(broker *b, const amqp_settings *settings)
+{
+    amqp_server *srv = ent_calloc(1, sizeof *srv);
+    if (!srv)
+        return NULL;
+    srv->broker = b;
+    srv->store = broker_store(b);
+    srv->settings = broker_settings_of(b);
+    srv->wire = *settings;
+    broker_set_receivers(b, &(broker_receivers){srv, on_wake, on_rewind, on_refreshed});
+    return srv;
+}
+
+void amqp_server_attach_loop(amqp_server *srv, struct lws_context *ctx)
+{
+    srv->lws = ctx;
+    lws_sul_schedule(ctx, 0, &srv->poll_timer, poll_parked, AMQP_POLL_INTERVAL_MS * LWS_US_PER_MS);
+}
+
+void amqp_server_detach_loop(amqp_server *srv)
+{
+    if (!srv || !srv->lws)
+        return;
+    lws_sul_cancel(&srv->poll_timer);
+    srv->lws = NULL;
+}
+
+void amqp_server_free(amqp_server *srv)
+{
+    if (srv)
+        broker_set_receivers(srv->broker, &(broker_receivers){0});
+    ent_free(srv);
+}
+
+int amqp_server_connection_count(const amqp_server *srv) { return srv->nconns; }
+
 void amqp_server_close_all(amqp_server *srv)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {
@@ -143,4 +182,13 @@ void amqp_server_close_all(amqp_server *srv)
         pn_connection_close(c->driver.connection);
         amqp_conn_pump(c);
     }
+}
+
+void amqp_server_protocols(amqp_server *srv, struct lws_protocols *raw, struct lws_protocols *ws,
+                           struct lws_protocols *ws_amqp)
+{
+    *raw = amqp_bind_raw_protocol;
+    *ws = amqp_bind_ws_protocol;
+    *ws_amqp = amqp_bind_ws_amqp_protocol;
+    raw->user = ws->user = ws_amqp->user = srv; /* conn_accept finds the server here */
 }

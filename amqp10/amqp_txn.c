@@ -314,12 +314,12 @@ static void on_committed(void *ctx, sb_status st)
         pn_delivery_settle(q->d);
         /* what it sent, and what its abandons gave back, is for the receivers of those entities */
         for (size_t i = 0; i < q->ntargets; i++) {
-            amqp_server_rewind(c->srv, q->targets[i]);
-            amqp_server_wake(c->srv, q->targets[i]);
+            broker_rewind(c->srv->broker, q->targets[i]);
+            broker_wake(c->srv->broker, q->targets[i]);
         }
         /* and each settlement is followed up as outside a transaction */
         for (size_t i = 0; i < q->nsettled; i++)
-            amqp_server_after_settle(c->srv, q->settled[i].entity_id, q->settled[i].dead_letter_target,
+            broker_after_settle(c->srv->broker, q->settled[i].entity_id, q->settled[i].dead_letter_target,
                                      q->settled[i].kind);
     } else {
         const char *why = st == SB_ERR_LOCK_LOST

@@ -75,7 +75,7 @@ void amqp_link_accept(amqp_link *lk)
      * advertises no limit (2^64-1, as Event Hubs does), and go-amqp (the Go SDK) enforces the
      * peer's value on what it receives: a message at our limit plus its broker annotations, or
      * a peek answer carrying several messages, would be refused and the link closed. */
-    pn_link_set_max_message_size(l, pn_link_is_receiver(l) ? lk->conn->srv->settings.max_message_size : UINT64_MAX);
+    pn_link_set_max_message_size(l, pn_link_is_receiver(l) ? lk->conn->srv->settings->max_message_size : UINT64_MAX);
     pn_data_t *props = pn_link_properties(l);
     pn_data_put_map(props);
     if (lk->role == LINK_ENTITY_IN) { /* a sender to a queue or topic, not $management, $cbs or a coordinator */
@@ -84,7 +84,7 @@ void amqp_link_accept(amqp_link *lk)
          * 7.15 (and the .NET, JS, Go SDKs since 2026-04) size batches by it, and without it
          * assume 256 KB, which a smaller --max-message-size then refuses. sbemu takes a batch
          * up to --max-message-size; past 1 MB it says 1 MB, as Premium does. */
-        uint64_t max = lk->conn->srv->settings.max_message_size;
+        uint64_t max = lk->conn->srv->settings->max_message_size;
         pn_data_enter(props);
         pn_data_put_symbol(props, pn_bytes(strlen(MAX_BATCH_PROPERTY), MAX_BATCH_PROPERTY));
         pn_data_put_long(props, (int64_t)(max < MAX_BATCH_PREMIUM ? max : MAX_BATCH_PREMIUM));
@@ -162,7 +162,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
         } else {
             snprintf(lk->address.entity, sizeof lk->address.entity, "%s", dest);
             amqp_link_hold(lk);
-            amqp_entity_lookup(c->srv, dest, on_lookup, lk); /* answers the attach */
+            broker_entity_lookup(c->srv->broker, dest, on_lookup, lk); /* answers the attach */
         }
     } else {
         lk->entity = *e;
@@ -261,7 +261,7 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         return;
     }
     amqp_link_hold(lk);
-    amqp_entity_lookup(c->srv, lk->address.entity, on_lookup, lk); /* may answer at once */
+    broker_entity_lookup(c->srv->broker, lk->address.entity, on_lookup, lk); /* may answer at once */
 }
 
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description)

@@ -103,11 +103,7 @@ static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf
     amqp_link_hold(lk);
     amqp_server *srv = lk->conn->srv;
     if (target == lk->route.send_target_id && lk->route.send_target_kind == ENT_KIND_TOPIC) {
-        const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, target) : NULL;
-        if (topic)
-            amqp_publish(srv, topic, msgs, parsed, n, NULL, on_sent, ps);
-        else
-            on_sent(ps, SB_ERR_NOT_FOUND);
+        broker_publish(srv->broker, target, msgs, parsed, n, NULL, on_sent, ps);
     } else {
         store_send(srv->store, target, msgs, n, on_sent, ps);
     }
@@ -126,8 +122,7 @@ static void send_in_txn(amqp_link *lk, pn_delivery_t *d, amqp_txn *txn, int64_t 
     amqp_server *srv = lk->conn->srv;
     int rc;
     if (target == lk->route.send_target_id && lk->route.send_target_kind == ENT_KIND_TOPIC) {
-        const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, target) : NULL;
-        rc = topic ? amqp_publish_txn(srv, topic, msgs, parsed, n, amqp_txn_work(txn)) : -1;
+        rc = broker_publish_txn(srv->broker, target, msgs, parsed, n, amqp_txn_work(txn));
     } else {
         rc = store_txn_send(amqp_txn_work(txn), target, msgs, n);
     }
@@ -188,7 +183,7 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
     ssize_t got = buf ? pn_link_recv(l, (char *)buf, len) : -1;
     pn_link_advance(l);
     char desc[512];
-    uint32_t max = lk->conn->srv->settings.max_message_size;
+    uint32_t max = lk->conn->srv->settings->max_message_size;
     if (got < 0) {
         reject_now(lk, d, SB_ERR_INTERNAL, "out of memory reading the message");
     } else if ((size_t)got > max) {

@@ -70,8 +70,8 @@ static void on_released(void *ctx, sb_status st)
 {
     released *r = ctx;
     if (st == SB_OK) {
-        amqp_server_rewind(r->srv, r->entity_id);
-        amqp_server_wake(r->srv, r->entity_id);
+        broker_rewind(r->srv->broker, r->entity_id);
+        broker_wake(r->srv->broker, r->entity_id);
     }
     ent_free(r);
 }
@@ -186,7 +186,7 @@ static void on_settled(void *ctx, sb_status st)
     amqp_conn *c = req->lk->conn;
     if (st == SB_OK) {
         pn_delivery_update(req->d, req->outcome);
-        amqp_server_after_settle(c->srv, req->lk->entity.id, req->lk->route.dead_letter_target_id,
+        broker_after_settle(c->srv->broker, req->lk->entity.id, req->lk->route.dead_letter_target_id,
                                  (ent_settle_kind)req->kind);
     } else if (ent_session_settle_failure(st, req->lk->session,
                                           ent_session_lock_live(req->lk->session_held, req->lk->session_until_ms,

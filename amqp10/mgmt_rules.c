@@ -68,7 +68,7 @@ static void on_refilled(void *ctx, sb_status st, const ent_entity *e, const ent_
  * NOTIFY alone would refill the cache too, but maybe after that send). */
 static void answer_after_refill(rule_call *c)
 {
-    amqp_entities_after_refill(c->r->lk->conn->srv, on_refilled, c);
+    broker_after_refill(c->r->lk->conn->srv->broker, on_refilled, c);
 }
 
 static void on_added(void *ctx, sb_status st, int64_t count)

@@ -193,7 +193,7 @@ void mgmt_schedule(mgmt_req *r)
     pn_data_enter(d);
     size_t n = 0;
     sb_status st = SB_OK;
-    uint32_t max = r->lk->conn->srv->settings.max_message_size;
+    uint32_t max = r->lk->conn->srv->settings->max_message_size;
     const ent_entity *ent = &r->lk->entity;
     const ent_route *route = &r->lk->route;
     bool diverted = route->send_target_id != ent->id && ent_forward_diverts(route->send_target_status);

@@ -112,7 +112,7 @@ static void on_settled(void *ctx, sb_status st)
     } else if (worst != SB_OK) {
         mgmt_respond_error(r, worst, "The emulator's store could not settle the message; retry.");
     } else {
-        amqp_server_after_settle(r->lk->conn->srv, r->lk->entity.id, r->lk->route.dead_letter_target_id,
+        broker_after_settle(r->lk->conn->srv->broker, r->lk->entity.id, r->lk->route.dead_letter_target_id,
                                  (ent_settle_kind)kind);
         mgmt_send(r, mgmt_response(r, SB_OK));
     }

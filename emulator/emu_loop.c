@@ -62,8 +62,8 @@ static void hook_want_write(void *ud)
 static void hook_on_messages(void *ud, const int64_t *entity_ids, size_t n)
 {
     emu_loop *L = ud;
-    for (size_t i = 0; L->listener.srv && i < n; i++)
-        amqp_server_wake(L->listener.srv, entity_ids[i]);
+    for (size_t i = 0; L->broker && i < n; i++)
+        broker_wake(L->broker, entity_ids[i]);
 }
 
 /* Another emulator moved the namespace clock: follow it (it only moves forward). */
@@ -73,9 +73,9 @@ static void hook_on_clock(void *ud, int64_t offset_ms)
     if (offset_ms <= ent_clock_offset_ms())
         return;
     ent_clock_advance(offset_ms - ent_clock_offset_ms());
-    if (L->listener.srv) {
-        amqp_sweep_now(L->listener.srv);
-        amqp_server_wake_all(L->listener.srv);
+    if (L->broker) {
+        broker_sweep_now(L->broker);
+        broker_wake(L->broker, 0);
     }
 }
 
@@ -84,8 +84,8 @@ static void hook_on_entities(void *ud, const char *table)
 {
     emu_loop *L = ud;
     (void)table;
-    if (L->listener.srv)
-        amqp_server_refresh_entities(L->listener.srv);
+    if (L->broker)
+        broker_refresh_entities(L->broker);
 }
 
 /* ---- losing PostgreSQL and finding it again ---- */
@@ -143,10 +143,10 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
     /* What was announced while we were away is lost: look again at
      * everything (entities, the clock, messages, deadlines). */
     hook_on_clock(L, offset);
-    if (L->listener.srv) {
-        amqp_server_refresh_entities(L->listener.srv);
-        amqp_sweep_now(L->listener.srv);
-        amqp_server_wake_all(L->listener.srv);
+    if (L->broker) {
+        broker_refresh_entities(L->broker);
+        broker_sweep_now(L->broker);
+        broker_wake(L->broker, 0);
     }
 }
 
@@ -209,11 +209,12 @@ static void lws_log_to_ours(int level, const char *line)
     ent_log(level == LLL_ERR ? ENT_LOG_ERROR : ENT_LOG_WARN, "%s", buf);
 }
 
-int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, const char *tls_key, amqp_server *srv,
-                   store *st, char *err, size_t errlen)
+int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, const char *tls_key, broker *b,
+                   amqp_server *srv, store *st, char *err, size_t errlen)
 {
     L->store = st;
-    L->listener.srv = srv;
+    L->broker = b;
+    L->http.broker = b;
     L->pg_protocols[0] = (struct lws_protocols){"sbemu-pg", pg_callback, 0, 0, 0, NULL, 0};
 
     lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_ours);
@@ -226,9 +227,9 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
         snprintf(err, errlen, "cannot create the libwebsockets context");
         return -1;
     }
-    amqp_listen_config lc = {o->bind, o->amqp_port, o->amqps_port, o->http_port, tls_cert, tls_key,
-                             o->handshake_timeout_s};
-    if (amqp_listen_start(L->ctx, &L->listener, &lc, err, errlen))
+    emu_listen_config lc = {o->bind, o->amqp_port, o->amqps_port, o->http_port, tls_cert, tls_key,
+                            o->handshake_timeout_s};
+    if (emu_listen_start(L->ctx, srv, &L->http, &lc, err, errlen))
         return -1;
     struct lws_context_creation_info vi;
     memset(&vi, 0, sizeof vi);
@@ -240,8 +241,9 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
         snprintf(err, errlen, "cannot watch the PostgreSQL socket");
         return -1;
     }
+    broker_attach_loop(b, L->ctx);
     amqp_server_attach_loop(srv, L->ctx);
-    L->listener.all_listening = true;
+    L->http.all_listening = true;
     return 0;
 }
 
@@ -271,7 +273,7 @@ void emu_loop_destroy(emu_loop *L)
         lws_sul_cancel(&flush_sul);
         lws_sul_cancel(&write_sul);
         lws_sul_cancel(&recover_sul);
-        L->listener.all_listening = false;
+        L->http.all_listening = false;
         lws_context_destroy(L->ctx);
         L->ctx = NULL;
     }

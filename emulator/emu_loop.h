@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #include "amqp_server.h"
+#include "broker.h"
+#include "emu_listen.h"
 #include "emu_options.h"
 #include "emu_recover.h"
 #include "http_api.h"
@@ -27,15 +29,16 @@ typedef struct emu_loop {
     int recover_logged;          /* failed attempts last logged, this outage */
     bool flush_scheduled;
     bool in_pg_writeable;        /* inside the PostgreSQL socket's WRITEABLE callback */
-    amqp_listener listener;      /* the user pointer of every listening vhost */
+    broker *broker;              /* borrowed from main, as the server is */
+    http_plane http;             /* the HTTP plane's state, its protocol's user */
     /* lws keeps pointers to these protocol lists: they live as long as the loop */
     struct lws_protocols pg_protocols[2];
 } emu_loop;
 
 /* Creates the context and listeners and adopts the store socket. The store's
  * hooks must point at emu_loop_store_hooks(loop). Returns 0, or -1 with err. */
-int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, const char *tls_key, amqp_server *srv,
-                   store *st, char *err, size_t errlen);
+int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, const char *tls_key, broker *b,
+                   amqp_server *srv, store *st, char *err, size_t errlen);
 store_hooks emu_loop_store_hooks(emu_loop *L);
 /* Serves until *stop becomes true (set from a signal handler, then emu_loop_wake). */
 void emu_loop_run(emu_loop *L, volatile int *stop);

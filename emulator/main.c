@@ -154,6 +154,7 @@ static int run(emu_options *o)
     memset(&pg, 0, sizeof pg);
     int rc = 1;
     store *st = NULL;
+    broker *b = NULL;
     amqp_server *srv = NULL;
 
     if (emu_mkdir_p(o->data_dir, 0755)) {
@@ -186,12 +187,13 @@ static int run(emu_options *o)
         LOG_ERROR("%s", err);
         goto out;
     }
-    amqp_settings settings = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size, o->handshake_timeout_s};
-    if (!(srv = amqp_server_new(st, &settings))) {
+    broker_settings shared = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size};
+    amqp_settings wire = {o->handshake_timeout_s};
+    if (!(b = broker_new(st, &shared)) || !(srv = amqp_server_new(b, &wire))) {
         LOG_ERROR("out of memory");
         goto out;
     }
-    if (emu_loop_start(&loop, o, cert[0] ? cert : NULL, key[0] ? key : NULL, srv, st, err, sizeof err)) {
+    if (emu_loop_start(&loop, o, cert[0] ? cert : NULL, key[0] ? key : NULL, b, srv, st, err, sizeof err)) {
         LOG_ERROR("%s", err);
         goto out;
     }
@@ -206,11 +208,15 @@ static int run(emu_options *o)
 out:
     emu_ready_stop(&ready);
     amqp_server_detach_loop(srv);
+    broker_detach_loop(b);
     emu_loop_destroy(&loop);
     emu_recover_stop(&recover); /* before the cluster stops: it may be starting it */
-    /* the store first: what it fails calls back into the server's links */
+    /* the store first: what it fails calls back into the server's links and
+     * the broker's look-ups and pumps; then the server, which unhooks itself
+     * from the broker */
     store_close(st);
     amqp_server_free(srv);
+    broker_free(b);
     if (!o->postgres)
         emu_pgembed_stop(&pg);
     return rc;

@@ -53,7 +53,7 @@ typedef struct ent_entity {
 typedef struct ent_route {
     /* Where sends go: the end of the ForwardTo chain (the entity when none). */
     int64_t send_target_id;
-    ent_kind send_target_kind; /* a topic routes to its subscriptions (amqp_publish) */
+    ent_kind send_target_kind; /* a topic routes to its subscriptions (broker_publish) */
     int64_t send_target_default_ttl_ms;
     bool send_target_requires_session; /* its sends must carry a SessionId */
     char send_target_status[ENT_STATUS_MAX]; /* whether the chain's end takes the send */

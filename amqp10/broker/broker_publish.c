@@ -6,14 +6,14 @@
  *
  * A copy whose subscription forwards (ForwardTo) goes straight to the end of
  * the chain; when that end is a topic, the copy rests there and the topic
- * pump routes it (amqp_topic_pump.c). A scheduled message rests in the topic
+ * pump routes it (broker_topic_pump.c). A scheduled message rests in the topic
  * until it is due, and is routed then, by the rules of that moment. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "amqp_filter_msg.h"
 #include "amqp_rule_action.h"
-#include "amqp_internal.h"
+#include "broker_internal.h"
 #include "ent_alloc.h"
 #include "ent_session.h"
 #include "store_txn.h"
@@ -35,7 +35,7 @@ typedef struct build {
 } build;
 
 typedef struct publish_ctx {
-    amqp_server *srv;
+    broker *b;
     store_status_cb cb;
     void *ctx;
     int64_t pump[8];
@@ -230,14 +230,14 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
     return 0;
 }
 
-int amqp_publish_txn(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
-                     size_t n, store_txn *txn)
+int broker_publish_txn(broker *br, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
+                       store_txn *txn)
 {
     build b = {0};
-    const ent_entity *t = srv->cache ? ent_cache_get(srv->cache, topic->id) : NULL;
+    const ent_entity *t = br->cache ? ent_cache_get(br->cache, topic_id) : NULL;
     int rc = t ? 0 : -1;
     for (size_t i = 0; i < n && !rc; i++)
-        rc = add_message(&b, srv->cache, t, &msgs[i], &parsed[i], NULL);
+        rc = add_message(&b, br->cache, t, &msgs[i], &parsed[i], NULL);
     rc = rc ? rc : store_txn_publish(txn, t->id, b.rows, b.n); /* copies the rows */
     build_free(&b);
     return rc;
@@ -248,31 +248,31 @@ static void on_published(void *ctx, sb_status st)
     publish_ctx *p = ctx;
     if (st == SB_OK)
         for (size_t i = 0; i < p->npump; i++)
-            amqp_topic_pump(p->srv, p->pump[i]);
+            broker_topic_pump(p->b, p->pump[i]);
     p->cb(p->ctx, st);
     ent_free(p);
 }
 
-void amqp_publish(amqp_server *srv, const ent_entity *topic, const store_new_message *msgs, const amqp_msg *parsed,
-                  size_t n, const uint8_t (*consume)[16], store_status_cb cb, void *ctx)
+void broker_publish(broker *br, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
+                    const uint8_t (*consume)[16], store_status_cb cb, void *ctx)
 {
     build b = {0};
     publish_ctx *p = ent_calloc(1, sizeof *p);
-    const ent_entity *t = srv->cache ? ent_cache_get(srv->cache, topic->id) : NULL;
+    const ent_entity *t = br->cache ? ent_cache_get(br->cache, topic_id) : NULL;
     int rc = p && t ? 0 : -1;
     for (size_t i = 0; i < n && !rc; i++)
-        rc = add_message(&b, srv->cache, t, &msgs[i], &parsed[i], consume ? consume[i] : NULL);
+        rc = add_message(&b, br->cache, t, &msgs[i], &parsed[i], consume ? consume[i] : NULL);
     if (rc) {
         build_free(&b);
         ent_free(p);
         cb(ctx, t ? SB_ERR_INTERNAL : SB_ERR_NOT_FOUND);
         return;
     }
-    p->srv = srv;
+    p->b = br;
     p->cb = cb;
     p->ctx = ctx;
     memcpy(p->pump, b.pump, sizeof p->pump);
     p->npump = b.npump;
-    store_publish(srv->store, t->id, b.rows, b.n, on_published, p); /* copies the rows */
+    store_publish(br->store, t->id, b.rows, b.n, on_published, p); /* copies the rows */
     build_free(&b);
 }

@@ -3,16 +3,16 @@
  * sweep activates it when due) or when the database put it there (a dead
  * letter forwarded to a topic, a copy forwarded into another topic). The
  * pump claims them under a lock like a receiver would, routes them with the
- * rules of this moment (amqp_publish), and the publish deletes them in the
+ * rules of this moment (broker_publish), and the publish deletes them in the
  * same commit that stores their copies; a crash in between leaves the lock
  * to lapse and the message to the next pump.
  *
  * It runs when the sweep touched a topic, after a publish put copies at rest
- * in another topic, and for every topic every AMQP_TOPIC_PUMP_SWEEPS sweeps. */
+ * in another topic, and for every topic every BROKER_TOPIC_PUMP_SWEEPS sweeps. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_internal.h"
+#include "broker_internal.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
@@ -21,7 +21,7 @@
 /* One topic being routed; owned by the server's list until its publish ends. */
 typedef struct topic_pump {
     struct topic_pump *next;
-    amqp_server *srv;
+    broker *b;
     int64_t topic_id;
     bool again; /* asked for again while this round ran */
 } topic_pump;
@@ -35,8 +35,8 @@ static void finish(topic_pump *p, bool more)
         start(p);
         return;
     }
-    amqp_server *srv = p->srv;
-    for (topic_pump **at = &srv->pumps; *at; at = &(*at)->next)
+    broker *b = p->b;
+    for (topic_pump **at = &b->pumps; *at; at = &(*at)->next)
         if (*at == p) {
             *at = p->next;
             break;
@@ -64,8 +64,8 @@ static void on_published(void *ctx, sb_status st)
 static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_t n)
 {
     topic_pump *p = ctx;
-    amqp_server *srv = p->srv;
-    const ent_entity *topic = srv->cache ? ent_cache_get(srv->cache, p->topic_id) : NULL;
+    broker *b = p->b;
+    const ent_entity *topic = b->cache ? ent_cache_get(b->cache, p->topic_id) : NULL;
     store_new_message *out = n ? ent_calloc(n, sizeof *out) : NULL;
     amqp_msg *parsed = n ? ent_calloc(n, sizeof *parsed) : NULL;
     uint8_t (*tokens)[16] = n ? ent_calloc(n, sizeof *tokens) : NULL;
@@ -105,8 +105,8 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         k++;
     }
     r->p = p;
-    r->full = n >= AMQP_TOPIC_PUMP_MAX;
-    amqp_publish(srv, topic, out, parsed, k, (const uint8_t(*)[16])tokens, on_published, r);
+    r->full = n >= BROKER_TOPIC_PUMP_MAX;
+    broker_publish(b, p->topic_id, out, parsed, k, (const uint8_t(*)[16])tokens, on_published, r);
     ent_free(out);
     ent_free(parsed);
     ent_free(tokens);
@@ -115,13 +115,13 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
 static void start(topic_pump *p)
 {
     int64_t now = ent_clock_now_ms();
-    store_claim(p->srv->store, p->topic_id, 0, STORE_CLAIM_LOCK, AMQP_TOPIC_PUMP_MAX, now,
-                now + AMQP_TOPIC_PUMP_LOCK_MS, false, 0, on_claimed, p);
+    store_claim(p->b->store, p->topic_id, 0, STORE_CLAIM_LOCK, BROKER_TOPIC_PUMP_MAX, now,
+                now + BROKER_TOPIC_PUMP_LOCK_MS, false, 0, on_claimed, p);
 }
 
-static void pump_one(amqp_server *srv, int64_t topic_id)
+static void pump_one(broker *b, int64_t topic_id)
 {
-    for (topic_pump *p = srv->pumps; p; p = p->next)
+    for (topic_pump *p = b->pumps; p; p = p->next)
         if (p->topic_id == topic_id) {
             p->again = true;
             return;
@@ -129,36 +129,36 @@ static void pump_one(amqp_server *srv, int64_t topic_id)
     topic_pump *p = ent_calloc(1, sizeof *p);
     if (!p)
         return; /* the periodic pump comes back to it */
-    p->srv = srv;
+    p->b = b;
     p->topic_id = topic_id;
-    p->next = srv->pumps;
-    srv->pumps = p;
+    p->next = b->pumps;
+    b->pumps = p;
     start(p);
 }
 
-void amqp_topic_pump(amqp_server *srv, int64_t topic_id)
+void broker_topic_pump(broker *b, int64_t topic_id)
 {
-    if (!srv->cache)
+    if (!b->cache)
         return;
     if (topic_id) {
-        const ent_entity *t = ent_cache_get(srv->cache, topic_id);
+        const ent_entity *t = ent_cache_get(b->cache, topic_id);
         if (t && t->kind == ENT_KIND_TOPIC)
-            pump_one(srv, topic_id);
+            pump_one(b, topic_id);
         return;
     }
-    for (size_t i = 0; i < ent_cache_count(srv->cache); i++) {
-        const ent_entity *e = ent_cache_at(srv->cache, i);
+    for (size_t i = 0; i < ent_cache_count(b->cache); i++) {
+        const ent_entity *e = ent_cache_at(b->cache, i);
         if (e->kind == ENT_KIND_TOPIC)
-            pump_one(srv, e->id);
+            pump_one(b, e->id);
     }
 }
 
-void amqp_topic_pumps_free(amqp_server *srv)
+void broker_topic_pumps_free(broker *b)
 {
     /* the store failed every claim and publish in flight before this: nothing refers to them */
-    while (srv->pumps) {
-        topic_pump *p = srv->pumps;
-        srv->pumps = p->next;
+    while (b->pumps) {
+        topic_pump *p = b->pumps;
+        b->pumps = p->next;
         ent_free(p);
     }
 }

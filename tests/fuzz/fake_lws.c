@@ -7,16 +7,16 @@
 
 /* Distinct addresses for lws's opaque types: nobody looks inside them. */
 static char fake_wsi, fake_vhost, fake_context;
-static amqp_listener *listener;
+static struct lws_protocols protocol; /* the AMQP binding's, with the run's server as its user */
 static bool writable_wanted;
 static size_t writes_left = SIZE_MAX;
 static size_t written;
 static void (*sink_fn)(void *ud, const unsigned char *bytes, size_t len);
 static void *sink_ud;
 
-struct lws *fake_lws_open(amqp_listener *ls)
+struct lws *fake_lws_open(amqp_server *srv)
 {
-    listener = ls;
+    protocol = (struct lws_protocols){.name = AMQP_RAW_PROTOCOL_NAME, .user = srv};
     writable_wanted = false;
     writes_left = SIZE_MAX;
     written = 0;
@@ -46,9 +46,9 @@ struct lws_vhost *lws_get_vhost(struct lws *wsi)
     return (struct lws_vhost *)&fake_vhost;
 }
 
-void *lws_vhost_user(struct lws_vhost *vhost)
+const struct lws_protocols *lws_get_protocol(struct lws *wsi)
 {
-    return vhost == (struct lws_vhost *)&fake_vhost ? listener : NULL;
+    return wsi == (struct lws *)&fake_wsi ? &protocol : NULL;
 }
 
 struct lws_context *lws_get_context(const struct lws *wsi)

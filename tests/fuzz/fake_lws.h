@@ -18,7 +18,7 @@ struct lws;
 
 /* The fake wsi, whose vhost's user is ls (amqp_conn finds its server there).
  * Resets the counters below. */
-struct lws *fake_lws_open(amqp_listener *ls);
+struct lws *fake_lws_open(amqp_server *srv);
 /* Whether the connection asked for a WRITEABLE callback since the last call. */
 bool fake_lws_take_writable(void);
 /* Writes after this many more succeed fail as a broken socket does (-1 from

@@ -89,20 +89,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     store *st = fake_store_new();
     CHECK(st);
     fake_store_reset(st, data[1] + 1u, error_shifts[(flags >> 5) & 3]);
-    amqp_settings settings = {
+    broker_settings settings = {
         .sas_key_name = FUZZ_KEY_NAME,
         .sas_key = FUZZ_KEY,
         .max_message_size = flags & FLAG_SMALL_MAX ? FUZZ_SMALL_MAX : 256 * 1024,
-        .handshake_timeout_s = 60,
     };
-    amqp_server *srv = amqp_server_new(st, &settings);
+    broker *b = broker_new(st, &settings);
+    CHECK(b);
+    amqp_server *srv = amqp_server_new(b, &(amqp_settings){.handshake_timeout_s = 60});
     CHECK(srv);
-    amqp_listener ls = {.srv = srv, .all_listening = true};
-    run r = {.wsi = fake_lws_open(&ls), .mode = flags & FLAG_WEBSOCKET ? LWS_WRITE_BINARY : LWS_WRITE_RAW};
+    run r = {.wsi = fake_lws_open(srv), .mode = flags & FLAG_WEBSOCKET ? LWS_WRITE_BINARY : LWS_WRITE_RAW};
     if (flags & FLAG_WRITE_FAILS)
         fake_lws_fail_writes_after(data[3] >> 2);
     if (flags & FLAG_PRELOADED) {
-        amqp_server_refresh_entities(srv);
+        broker_refresh_entities(b);
         turns(&r, st, 1);
     }
 
@@ -135,6 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(fake_store_pending(st) == 0);
     CHECK(amqp_server_connection_count(srv) == 0);
     amqp_server_free(srv);
+    broker_free(b);
     fake_store_free(st);
     return 0;
 }

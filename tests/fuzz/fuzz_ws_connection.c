@@ -56,7 +56,6 @@ static const char upgrade[] = "GET /$servicebus/websocket HTTP/1.1\r\n"
 
 static struct lws_context *context;
 static struct lws_vhost *vhost;
-static amqp_listener listener; /* the vhost's user: its srv is each run's server */
 static bool wsi_gone;
 
 /* The wsi is freed whichever protocol it then has (HTTP before the upgrade). */
@@ -97,7 +96,6 @@ static void init(void)
     info.vhost_name = "fuzz";
     info.port = CONTEXT_PORT_NO_LISTEN_SERVER; /* adopted sockets only */
     info.protocols = protocols;
-    info.user = &listener;
     vhost = lws_create_vhost(context, &info);
     CHECK(vhost);
 }
@@ -124,12 +122,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     store *st = fake_store_new();
     CHECK(st);
     fake_store_reset(st, data[1] + 1u, error_shifts[(flags >> 5) & 3]);
-    amqp_settings settings = {.sas_key_name = FUZZ_KEY_NAME, .sas_key = FUZZ_KEY, .max_message_size = 256 * 1024};
-    amqp_server *srv = amqp_server_new(st, &settings);
+    broker_settings settings = {.sas_key_name = FUZZ_KEY_NAME, .sas_key = FUZZ_KEY, .max_message_size = 256 * 1024};
+    broker *b = broker_new(st, &settings);
+    CHECK(b);
+    amqp_server *srv = amqp_server_new(b, &(amqp_settings){0});
     CHECK(srv);
-    listener.srv = srv;
+    /* the server is its protocol's user (amqp_server_protocols); each run has
+     * its own, so the vhost's entry (lws may hold a copy of ours) is set anew */
+    ((struct lws_protocols *)lws_vhost_name_to_protocol(vhost, protocols[1].name))->user = srv;
     if (flags & FLAG_PRELOADED) {
-        amqp_server_refresh_entities(srv);
+        broker_refresh_entities(b);
         fake_store_turn(st);
     }
 
@@ -174,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(amqp_server_connection_count(srv) == 0);
     lws_service(context, -1); /* lws finishes anything it deferred for the closed wsi */
     amqp_server_free(srv);
-    listener.srv = NULL;
+    broker_free(b);
     fake_store_free(st);
     return 0;
 }

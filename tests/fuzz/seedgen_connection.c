@@ -40,8 +40,8 @@
 typedef struct gen {
     pn_connection_driver_t client;
     store *st;
+    broker *b;
     amqp_server *srv;
-    amqp_listener ls;
     amqp_conn *slot;
     struct lws *wsi;
     uint8_t *rec;
@@ -123,10 +123,12 @@ static void start_framed(gen *g, sasl_kind sasl, uint32_t max_frame)
 {
     memset(g, 0, sizeof *g);
     g->st = fake_store_new();
-    amqp_settings settings = {.sas_key_name = KEY_NAME, .sas_key = KEY, .max_message_size = 256 * 1024};
-    g->srv = amqp_server_new(g->st, &settings);
-    g->ls.srv = g->srv;
-    g->wsi = fake_lws_open(&g->ls);
+    broker_settings settings = {.sas_key_name = KEY_NAME, .sas_key = KEY, .max_message_size = 256 * 1024};
+    g->b = broker_new(g->st, &settings);
+    g->srv = amqp_server_new(g->b, &(amqp_settings){0});
+    if (!g->b || !g->srv)
+        die("out of memory");
+    g->wsi = fake_lws_open(g->srv);
     fake_lws_set_sink(server_wrote, g);
     if (amqp_conn_bind(&g->slot, AMQP_BIND_OPENED, g->wsi, LWS_WRITE_RAW, NULL, 0))
         die("no connection");
@@ -340,6 +342,7 @@ static void finish(gen *g, const char *dir, const char *name, const uint8_t head
     fake_lws_set_sink(NULL, NULL);
     pn_connection_driver_destroy(&g->client);
     amqp_server_free(g->srv);
+    broker_free(g->b);
     fake_store_free(g->st);
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);

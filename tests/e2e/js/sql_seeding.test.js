@@ -29,7 +29,7 @@ function psqlRefused(emu, sql) {
 
 /**
  * Returns once each client's emulator has refilled its entity cache since the call: a look-up of a
- * name that does not exist waits for a refill that starts after it (amqp10/amqp_entities.c), so when
+ * name that does not exist waits for a refill that starts after it (amqp10/broker/broker_entities.c), so when
  * it answers MessagingEntityNotFound, every change committed before is what that emulator routes by,
  * and its attached links have taken it. No sleeping on the NOTIFY.
  */

@@ -16,7 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "amqp_internal.h"
+#include <libwebsockets.h>
+
+#include "http_api.h"
 #include "ent_address.h"
 #include "ent_queue.h"
 #include "ent_status.h"
@@ -55,7 +57,8 @@ typedef struct http_arg {
  * or by the store callback still to come once the connection closed. */
 typedef struct http_req {
     struct lws *wsi;            /* NULL: the client closed; answering frees the request */
-    amqp_server *srv;
+    broker *broker;             /* the plane's */
+    const http_plane *plane;
     http_method method;
     char path[HTTP_ADMIN_PATH_MAX]; /* URL-decoded, without the leading '/' */
     char host[256];             /* the Host header, for the URLs the entries carry */

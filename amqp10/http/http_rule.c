@@ -92,7 +92,7 @@ static void on_rule_added(void *ctx, sb_status st, int64_t count)
     else if (st != SB_OK)
         http_respond_store_error(r, st, rule_path(r, path, sizeof path));
     else /* the row as stored (its created time) */
-        store_admin_get_rule(r->srv->store, w->sub_id, r->rule, on_rule_got, r);
+        store_admin_get_rule(broker_store(r->broker), w->sub_id, r->rule, on_rule_got, r);
 }
 
 static void on_rule_changed(void *ctx, sb_status st)
@@ -107,7 +107,7 @@ static void on_rule_changed(void *ctx, sb_status st)
     else if (w->step == STEP_DELETE)
         http_answer_after_refill(r, false, NULL, 0);
     else
-        store_admin_get_rule(r->srv->store, w->sub_id, r->rule, on_rule_got, r);
+        store_admin_get_rule(broker_store(r->broker), w->sub_id, r->rule, on_rule_got, r);
 }
 
 static void on_rules_listed(void *ctx, sb_status st, const store_rule *rules, size_t n)
@@ -144,7 +144,7 @@ static void on_subscription(void *ctx, sb_status st, const store_admin_subscript
         return;
     }
     w->sub_id = rows[0].rt.id;
-    store *s = r->srv->store;
+    store *s = broker_store(r->broker);
     switch (w->step) {
     case STEP_GET: store_admin_get_rule(s, w->sub_id, r->rule, on_rule_got, r); break;
     case STEP_DELETE: store_rule_remove(s, w->sub_id, r->rule, r->now_ms, on_rule_changed, r); break;
@@ -184,21 +184,21 @@ void http_rule_get(http_req *r, const char *topic, const char *sub, const char *
 {
     if (http_req_enrich(r) || !begin(r, STEP_GET, topic, sub, name))
         return;
-    store_admin_get_subscription(r->srv->store, r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
 }
 
 void http_rule_delete(http_req *r, const char *topic, const char *sub, const char *name)
 {
     if (!begin(r, STEP_DELETE, topic, sub, name))
         return;
-    store_admin_get_subscription(r->srv->store, r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
 }
 
 void http_rule_list(http_req *r, const char *topic, const char *sub)
 {
     if (http_req_paging(r) || !begin(r, STEP_LIST, topic, sub, NULL))
         return;
-    store_admin_get_subscription(r->srv->store, r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
 }
 
 void http_rule_put(http_req *r, const char *topic, const char *sub, const char *name)
@@ -216,5 +216,5 @@ void http_rule_put(http_req *r, const char *topic, const char *sub, const char *
         http_respond_error(r, st, "%s", err);
         return;
     }
-    store_admin_get_subscription(r->srv->store, r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
 }

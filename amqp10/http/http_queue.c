@@ -15,7 +15,7 @@ static void queue_entry(http_xml_buf *b, const http_req *r, const char *base, co
 {
     const store_admin_queue *q = row;
     http_describe_entry_begin(b, base, q->props.name, q->props.name, &q->rt, top_level);
-    http_describe_queue(b, q, r->host, r->srv->settings.max_message_size / 1024);
+    http_describe_queue(b, q, r->host, broker_settings_of(r->broker)->max_message_size / 1024);
     http_xml_entry_end(b);
 }
 
@@ -44,7 +44,7 @@ static void on_queue_got(void *ctx, sb_status st, const store_admin_queue *rows,
     if (st != SB_OK) {
         http_respond_store_error(r, st, r->entity);
     } else if (n == 0) { /* a topic, maybe */
-        store_admin_get_topic(r->srv->store, r->entity, on_topic_got, r);
+        store_admin_get_topic(broker_store(r->broker), r->entity, on_topic_got, r);
     } else {
         size_t len = 0;
         char *body = http_entry_body(r, &rows[0], queue_entry, &len);
@@ -56,7 +56,7 @@ void http_entity_get(http_req *r, const char *name)
 {
     if (http_req_enrich(r) || http_req_keep(r, r->entity, sizeof r->entity, name, "queue or topic"))
         return;
-    store_admin_get_queue(r->srv->store, r->entity, on_queue_got, r);
+    store_admin_get_queue(broker_store(r->broker), r->entity, on_queue_got, r);
 }
 
 /* ---- PUT /<name> ---- */
@@ -107,13 +107,13 @@ void http_queue_put(http_req *r, const char *name, const http_xml_entry *e)
     char err[1024];
     sb_status st = ent_queue_props_init(&q, name, err, sizeof err);
     if (st == SB_OK)
-        st = http_apply_queue(&q, e, r->srv->settings.max_message_size / 1024, err, sizeof err);
+        st = http_apply_queue(&q, e, broker_settings_of(r->broker)->max_message_size / 1024, err, sizeof err);
     if (st != SB_OK) {
         http_respond_error(r, st, "%s", err);
         return;
     }
     snprintf(r->entity, sizeof r->entity, "%s", q.name);
-    store_admin_put_queue(r->srv->store, &q, r->if_match, r->now_ms, on_queue_put, r);
+    store_admin_put_queue(broker_store(r->broker), &q, r->if_match, r->now_ms, on_queue_put, r);
 }
 
 /* ---- DELETE /<name> ---- */
@@ -133,7 +133,7 @@ void http_entity_delete(http_req *r, const char *name)
 {
     if (http_req_keep(r, r->entity, sizeof r->entity, name, "queue or topic"))
         return;
-    store_admin_delete_entity(r->srv->store, r->entity, on_deleted, r);
+    store_admin_delete_entity(broker_store(r->broker), r->entity, on_deleted, r);
 }
 
 /* ---- GET /$Resources/Queues ---- */
@@ -153,5 +153,5 @@ void http_queue_list(http_req *r)
 {
     if (http_req_paging(r))
         return;
-    store_admin_list_queues(r->srv->store, r->skip, r->top, on_queues_listed, r);
+    store_admin_list_queues(broker_store(r->broker), r->skip, r->top, on_queues_listed, r);
 }

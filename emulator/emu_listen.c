@@ -11,30 +11,31 @@
  *
  * Why one port must do all three: the admin clients of the SDKs dial the
  * Endpoint's host:port (JS 7.9.5 and Python with https, JS 7.10 with http),
- * and the JS SDK dials wss to it too, whatever UseDevelopmentEmulator says. */
+ * and the JS SDK dials wss to it too, whatever UseDevelopmentEmulator says.
+ * Each protocol carries its front door (the AMQP server, the HTTP plane) as
+ * its user. */
+#include <libwebsockets.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "amqp_internal.h"
-#include "http_api.h"
+#include "emu_listen.h"
 
 /* lws keeps pointers to these lists for the vhosts' lifetime: static. The
  * first protocol of an HTTP vhost serves plain HTTP requests. */
 static struct lws_protocols amqp_port_protocols[5];
 static struct lws_protocols http_port_protocols[4];
 
-static void fill_protocols(void)
+static void fill_protocols(amqp_server *srv, http_plane *hp)
 {
-    amqp_port_protocols[0] = *http_api_protocol();
-    amqp_port_protocols[1] = amqp_bind_ws_protocol;
-    amqp_port_protocols[2] = amqp_bind_ws_amqp_protocol;
-    amqp_port_protocols[3] = amqp_bind_raw_protocol;
-    http_port_protocols[0] = *http_api_protocol();
-    http_port_protocols[1] = amqp_bind_ws_protocol;
-    http_port_protocols[2] = amqp_bind_ws_amqp_protocol;
+    http_api_protocol(hp, &amqp_port_protocols[0]);
+    amqp_server_protocols(srv, &amqp_port_protocols[3], &amqp_port_protocols[1], &amqp_port_protocols[2]);
+    http_port_protocols[0] = amqp_port_protocols[0];
+    http_port_protocols[1] = amqp_port_protocols[1];
+    http_port_protocols[2] = amqp_port_protocols[2];
 }
 
-static struct lws_vhost *listen_on(struct lws_context *ctx, amqp_listener *ls, const amqp_listen_config *cfg,
+static struct lws_vhost *listen_on(struct lws_context *ctx, const emu_listen_config *cfg,
                                    const char *name, int port, bool amqp, bool tls, bool plain)
 {
     struct lws_context_creation_info vi;
@@ -42,7 +43,6 @@ static struct lws_vhost *listen_on(struct lws_context *ctx, amqp_listener *ls, c
     vi.vhost_name = name;
     vi.port = port;
     vi.iface = cfg->bind;
-    vi.user = ls;
     /* until lws knows what a socket speaks, its own timeouts guard it: make
      * them the AMQP handshake's, so a client that sends one byte is closed alike */
     vi.timeout_secs = (unsigned int)(cfg->handshake_timeout_s > 0 ? cfg->handshake_timeout_s : 0);
@@ -71,21 +71,21 @@ static struct lws_vhost *listen_on(struct lws_context *ctx, amqp_listener *ls, c
     return lws_create_vhost(ctx, &vi);
 }
 
-int amqp_listen_start(struct lws_context *ctx, amqp_listener *ls, const amqp_listen_config *cfg, char *err,
-                      size_t errlen)
+int emu_listen_start(struct lws_context *ctx, amqp_server *srv, http_plane *hp, const emu_listen_config *cfg,
+                     char *err, size_t errlen)
 {
-    fill_protocols();
+    fill_protocols(srv, hp);
     bool tls = cfg->tls_cert && cfg->tls_key;
-    if (!listen_on(ctx, ls, cfg, "amqp", cfg->amqp_port, true, tls, true)) {
+    if (!listen_on(ctx, cfg, "amqp", cfg->amqp_port, true, tls, true)) {
         snprintf(err, errlen, "cannot listen for AMQP on port %d (--amqp-port): is it in use?", cfg->amqp_port);
         return -1;
     }
-    if (cfg->amqps_port && (!tls || !listen_on(ctx, ls, cfg, "amqps", cfg->amqps_port, true, true, false))) {
+    if (cfg->amqps_port && (!tls || !listen_on(ctx, cfg, "amqps", cfg->amqps_port, true, true, false))) {
         snprintf(err, errlen, "cannot listen for AMQP over TLS on port %d (--amqps-port): in use, or bad certificate?",
                  cfg->amqps_port);
         return -1;
     }
-    if (!listen_on(ctx, ls, cfg, "http", cfg->http_port, false, false, true)) {
+    if (!listen_on(ctx, cfg, "http", cfg->http_port, false, false, true)) {
         snprintf(err, errlen, "cannot listen for HTTP on port %d (--http-port): is it in use?", cfg->http_port);
         return -1;
     }

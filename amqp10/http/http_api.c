@@ -342,7 +342,7 @@ void http_answer_after_refill(http_req *r, bool created, char *body, size_t len)
         return;
     }
     *h = (held_answer){r, created, body, len};
-    amqp_entities_after_refill(r->srv, on_refilled, h);
+    broker_after_refill(r->broker, on_refilled, h);
 }
 
 static http_method method_of(struct lws *wsi)
@@ -397,9 +397,10 @@ static http_req *req_new(struct lws *wsi, const char *path)
     http_req *r = ent_calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    const amqp_listener *ls = lws_vhost_user(lws_get_vhost(wsi));
+    const struct lws_protocols *proto = lws_get_protocol(wsi);
     r->wsi = wsi;
-    r->srv = ls ? ls->srv : NULL;
+    r->plane = proto ? proto->user : NULL;
+    r->broker = r->plane ? r->plane->broker : NULL;
     r->method = method_of(wsi);
     r->now_ms = ent_clock_now_ms();
     r->tls = lws_is_ssl(wsi);
@@ -542,4 +543,8 @@ static int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 
 static const struct lws_protocols http_protocol = {"http", http_callback, sizeof(http_pss), 0, 0, NULL, 0};
 
-const struct lws_protocols *http_api_protocol(void) { return &http_protocol; }
+void http_api_protocol(http_plane *hp, struct lws_protocols *out)
+{
+    *out = http_protocol;
+    out->user = hp;
+}

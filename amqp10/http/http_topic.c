@@ -13,7 +13,7 @@ static void topic_entry(http_xml_buf *b, const http_req *r, const char *base, co
 {
     const store_admin_topic *t = row;
     http_describe_entry_begin(b, base, t->props.name, t->props.name, &t->rt, top_level);
-    http_describe_topic(b, t, r->srv->settings.max_message_size / 1024);
+    http_describe_topic(b, t, broker_settings_of(r->broker)->max_message_size / 1024);
     http_xml_entry_end(b);
 }
 
@@ -47,13 +47,13 @@ void http_topic_put(http_req *r, const char *name, const http_xml_entry *e)
     char err[1024];
     sb_status st = ent_topic_props_init(&t, name, err, sizeof err);
     if (st == SB_OK)
-        st = http_apply_topic(&t, e, r->srv->settings.max_message_size / 1024, err, sizeof err);
+        st = http_apply_topic(&t, e, broker_settings_of(r->broker)->max_message_size / 1024, err, sizeof err);
     if (st != SB_OK) {
         http_respond_error(r, st, "%s", err);
         return;
     }
     snprintf(r->entity, sizeof r->entity, "%s", t.name);
-    store_admin_put_topic(r->srv->store, &t, r->if_match, r->now_ms, on_topic_put, r);
+    store_admin_put_topic(broker_store(r->broker), &t, r->if_match, r->now_ms, on_topic_put, r);
 }
 
 static void on_topics_listed(void *ctx, sb_status st, const store_admin_topic *rows, size_t n, int64_t total)
@@ -71,5 +71,5 @@ void http_topic_list(http_req *r)
 {
     if (http_req_paging(r))
         return;
-    store_admin_list_topics(r->srv->store, r->skip, r->top, on_topics_listed, r);
+    store_admin_list_topics(broker_store(r->broker), r->skip, r->top, on_topics_listed, r);
 }

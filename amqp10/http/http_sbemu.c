@@ -12,8 +12,7 @@
 
 void http_health(http_req *r)
 {
-    const amqp_listener *ls = lws_vhost_user(lws_get_vhost(r->wsi));
-    bool ok = ls && ls->all_listening && ls->srv && store_healthy(ls->srv->store);
+    bool ok = r->plane && r->plane->all_listening && store_healthy(broker_store(r->broker));
     if (ok)
         http_respond_json(r, SB_OK, "{\"status\":\"healthy\",\"message\":\"Service is healthy.\"}");
     else
@@ -60,7 +59,7 @@ void http_clock(http_req *r)
                           "{\"error\":\"query parameter 'by' must be an ISO-8601 duration such as PT6M\"}");
         return;
     }
-    amqp_sweep_now(r->srv);
-    amqp_server_wake_all(r->srv);
-    store_clock_publish(r->srv->store, ent_clock_offset_ms(), on_clock_published, r);
+    broker_sweep_now(r->broker);
+    broker_wake(r->broker, 0); /* every waiting receiver looks again */
+    store_clock_publish(broker_store(r->broker), ent_clock_offset_ms(), on_clock_published, r);
 }

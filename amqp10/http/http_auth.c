@@ -13,7 +13,7 @@
 
 sb_status http_auth_check(const http_req *r, char *why, size_t whylen)
 {
-    if (!r->srv) {
+    if (!r->broker) {
         snprintf(why, whylen, "the emulator is not ready");
         return SB_ERR_UNAUTHORIZED;
     }
@@ -22,8 +22,8 @@ sb_status http_auth_check(const http_req *r, char *why, size_t whylen)
         return SB_ERR_UNAUTHORIZED;
     }
     amqp_sas_result sas;
-    sb_status st = amqp_sas_verify(r->auth, r->srv->settings.sas_key_name, r->srv->settings.sas_key,
-                                   ent_clock_wall_ms(), &sas, why, whylen);
+    const broker_settings *keys = broker_settings_of(r->broker);
+    sb_status st = amqp_sas_verify(r->auth, keys->sas_key_name, keys->sas_key, ent_clock_wall_ms(), &sas, why, whylen);
     if (st != SB_OK)
         return st == SB_ERR_INTERNAL ? st : SB_ERR_UNAUTHORIZED;
     char granted[ENT_ENTITY_PATH_MAX + 1];

@@ -1,0 +1,109 @@
+/* The broker: what happens to messages between the front doors (the AMQP
+ * wire in amqp10/, the HTTP plane in amqp10/http/) and the store (sql/).
+ * It owns the entity cache and keeps it true, publishes to topics (each
+ * subscription's copy, as entities/ent_topic.h plans it), routes what rests
+ * in a topic (the topic pump), runs the background sweep, and carries out
+ * what must follow a settlement's commit (entities/ent_settle.h decides it).
+ *
+ * The broker holds no connection: it tells whoever holds receivers through
+ * the broker_receivers callbacks (the wire sets them), so no include points
+ * up from here. Every function runs on the loop's thread. */
+#ifndef BROKER_H
+#define BROKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "amqp_message.h"
+#include "ent_cache.h"
+#include "ent_settle.h"
+#include "store.h"
+#include "store_queue.h"
+#include "store_txn.h"
+
+struct lws_context;
+
+/* What every front door enforces the same way. The strings are borrowed:
+ * they outlive the broker (the emulator's options). */
+typedef struct broker_settings {
+    const char *sas_key_name;  /* the one SharedAccessKeyName accepted */
+    const char *sas_key;       /* its key: HMAC key bytes as written */
+    uint32_t max_message_size; /* max-message-size on attach, and the send limit */
+} broker_settings;
+
+/* Whoever holds receiving links (the AMQP wire): told when what they wait
+ * for may have changed. ctx is theirs. */
+typedef struct broker_receivers {
+    void *ctx;
+    /* Messages arrived in entity_id (a topic's id: in its subscriptions):
+     * its parked receivers claim again. 0: every waiting receiver retries. */
+    void (*wake)(void *ctx, int64_t entity_id);
+    /* Messages of entity_id were unlocked: its receivers look from its
+     * first sequence number again. */
+    void (*rewind)(void *ctx, int64_t entity_id);
+    /* The cache was refilled: every attached link takes its entity's new
+     * properties, and a link whose entity is gone is detached. */
+    void (*refreshed)(void *ctx, const ent_cache *cache);
+} broker_receivers;
+
+typedef struct broker broker;
+
+/* Ownership: the emulator creates the broker after the store and frees it
+ * after every front door; the broker borrows the store. */
+broker *broker_new(store *st, const broker_settings *settings);
+void broker_free(broker *b);
+void broker_set_receivers(broker *b, const broker_receivers *r);
+/* Fills the cache and starts the sweep once the lws context exists. */
+void broker_attach_loop(broker *b, struct lws_context *ctx);
+/* Cancels the sweep; call before the loop's context is destroyed. */
+void broker_detach_loop(broker *b);
+
+store *broker_store(const broker *b);
+const broker_settings *broker_settings_of(const broker *b);
+/* The entity cache, or NULL before the first refill. */
+const ent_cache *broker_cache(const broker *b);
+
+/* ---- entities (broker_entities.c) ----
+ * Look-ups find their entity in the cache; a miss refills the cache once
+ * (for every look-up waiting) and looks again, so an entity made a moment
+ * ago with SQL is found. cb may run before this returns. */
+typedef void (*broker_entity_cb)(void *ctx, sb_status st, const ent_entity *e, const ent_route *route);
+void broker_entity_lookup(broker *b, const char *name, broker_entity_cb cb, void *ctx);
+/* cb (with e NULL) once a refill that started after this call has ended:
+ * what was committed before it is in the cache (a rule change answered only
+ * then routes the client's next send by the new rules). */
+void broker_after_refill(broker *b, broker_entity_cb cb, void *ctx);
+/* Entities changed (sbemu_entities): refill the cache. */
+void broker_refresh_entities(broker *b);
+
+/* ---- publishing to a topic (broker_publish.c) ----
+ * The copies of n messages sent to a topic, committed together (cb once
+ * they are; SB_ERR_NOT_FOUND when the topic is gone). consume: per message, the lock token of the message at rest in
+ * the topic it was (NULL: a fresh send). parsed[i] spans msgs[i].bytes.
+ * Everything is copied before this returns. */
+void broker_publish(broker *b, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
+                    const uint8_t (*consume)[16], store_status_cb cb, void *ctx);
+/* The same copies, added to a transaction's work instead (committed on its
+ * discharge). 0, or -1 (the topic is gone, or out of memory). */
+int broker_publish_txn(broker *b, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
+                       store_txn *txn);
+/* Routes what rests in a topic now (0: every topic; broker_topic_pump.c). */
+void broker_topic_pump(broker *b, int64_t topic_id);
+
+/* ---- the sweep (broker_sweep.c) ----
+ * Runs the background sweep now (after the clock moved). */
+void broker_sweep_now(broker *b);
+
+/* ---- after a commit (broker.c) ---- */
+/* Messages arrived in entity_id (0: anywhere): its receivers claim again. */
+void broker_wake(broker *b, int64_t entity_id);
+/* Messages of entity_id were unlocked: its receivers look from the start. */
+void broker_rewind(broker *b, int64_t entity_id);
+/* A settlement of kind in entity_id committed: carries out what
+ * ent_settle_after_commit says must follow (the one rule every settlement
+ * path uses: a link's disposition, $management update-disposition, a
+ * transaction's discharge). dead_letter_target: where the entity's dead
+ * letters go (0: its own dead-letter subqueue). */
+void broker_after_settle(broker *b, int64_t entity_id, int64_t dead_letter_target, ent_settle_kind kind);
+
+#endif

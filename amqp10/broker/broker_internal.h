@@ -1,0 +1,53 @@
+/* What the files of amqp10/broker/ share. Nothing outside the broker
+ * includes this; its face is broker.h. */
+#ifndef BROKER_INTERNAL_H
+#define BROKER_INTERNAL_H
+
+#include <libwebsockets.h>
+
+#include "broker.h"
+
+/* How often the background sweep runs (expiry, lapsed locks, idle queues). */
+#define BROKER_SWEEP_INTERVAL_MS 1000
+/* The sweep looks at locks that lapsed since its last run and this much
+ * before (rows busy in another transaction then); every this many sweeps it
+ * looks at all of them. Each look walks the index entries that completed
+ * messages left behind until vacuum, so not every second. */
+#define BROKER_LAPSE_RECHECK_MS 10000
+#define BROKER_LAPSE_FULL_SCAN_SWEEPS 60
+/* Messages at rest in a topic (scheduled and due, or forwarded there by a
+ * dead-letter) are routed this many at a time, under a lock this long (a
+ * crash mid-route leaves them to the next try once it lapses); every topic
+ * is looked at every this many sweeps besides when the sweep touched it. */
+#define BROKER_TOPIC_PUMP_MAX 100
+#define BROKER_TOPIC_PUMP_LOCK_MS 60000
+#define BROKER_TOPIC_PUMP_SWEEPS 5
+
+/* Ownership: created by broker_new, freed by broker_free; owns the cache,
+ * the look-ups waiting for a refill and the topic pumps under way. */
+struct broker {
+    store *store; /* borrowed */
+    broker_settings settings;
+    broker_receivers receivers; /* all NULL until the wire sets them */
+    struct lws_context *lws;
+    lws_sorted_usec_list_t sweep_timer;
+    bool sweeping, sweep_again;
+    int64_t lapsed_swept_ms; /* the sweep has returned locks that lapsed before this (0: look at all) */
+    int64_t sweep_now_ms;    /* the emulator time the running sweep looks at */
+    uint64_t sweeps;
+    ent_cache *cache;              /* every entity, refilled on sbemu_entities (broker_entities.c) */
+    bool loading;                  /* a refill is in the store */
+    uint64_t refills;              /* refills started so far */
+    bool load_again;               /* entities changed again while it was */
+    struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
+    struct topic_pump *pumps;      /* topics being routed now (broker_topic_pump.c) */
+};
+
+/* broker_sweep.c */
+void broker_sweep_start(broker *b);
+/* broker_topic_pump.c */
+void broker_topic_pumps_free(broker *b);
+/* broker_entities.c */
+void broker_entities_free(broker *b);
+
+#endif
