@@ -4,7 +4,9 @@
  * connection what happened to it through amqp_conn_bind (amqp_bind_event:
  * opened, bytes, writeable, closed).
  *
- * Bytes in -> read_buffer/read_done -> events -> handlers; handlers and store
+ * Bytes in -> read_buffer/read_done -> events -> handlers (the connection
+ * handles its own and its sessions' events, and hands those of links and
+ * deliveries to amqp_events.c through the server's table); handlers and store
  * callbacks leave frames in the driver, and amqp_conn_pump asks lws for
  * WRITEABLE, where write_buffer/write_done drain them in the binding's
  * lws_write mode (raw bytes, or WebSocket binary frames). */
@@ -68,7 +70,7 @@ static void conn_destroy(amqp_conn *c)
         }
     srv->nconns--;
     lws_sul_cancel(&c->tick_timer);
-    amqp_txn_free_all(c);
+    srv->events->conn_closed(c); /* done already when the socket closed first */
     pn_connection_driver_destroy(&c->driver);
     for (amqp_link *lk = c->links, *next; lk; lk = next) {
         next = lk->next;
@@ -131,9 +133,7 @@ static void on_link_closed(pn_link_t *l)
     if (lk) {
         lk->closed = true;
         lk->parked = false;
-        amqp_session_let_go(lk);
-        if (lk->role == LINK_COORDINATOR)
-            amqp_txn_coordinator_closed(lk);
+        lk->conn->srv->events->link_closed(lk);
     }
     if (!(pn_link_state(l) & PN_LOCAL_CLOSED))
         pn_link_close(l);
@@ -144,106 +144,7 @@ static void on_link_closed(pn_link_t *l)
     }
 }
 
-/* A message that outgrew --max-message-size while it arrived: its bytes are
- * dropped as they come (holding them would cost its size in memory, and keep
- * the session's window shut for every other link), and once its last frame is
- * in, the link is closed with amqp:link:message-size-exceeded. Closing before
- * that would leave Proton 0.37 answering the remaining frames with a flow for
- * an unmapped handle, which clients treat as a protocol error. */
-static void discard_oversized(amqp_conn *c, amqp_link *lk, pn_delivery_t *d)
-{
-    pn_link_t *l = lk->pn;
-    uint32_t max = c->srv->settings->max_message_size;
-    if (!lk->discarding) {
-        lk->discarding = true;
-        LOG_INFO("conn %llu: link '%s': a message over %u bytes (--max-message-size) is being dropped",
-                 (unsigned long long)c->id, pn_link_name(l), max);
-    }
-    char sink[AMQP_DISCARD_CHUNK];
-    while (pn_link_recv(l, sink, sizeof sink) > 0) {
-    }
-    if (pn_delivery_partial(d) && !pn_delivery_aborted(d))
-        return;
-    pn_delivery_settle(d);
-    lk->discarding = false;
-    char desc[256];
-    snprintf(desc, sizeof desc,
-             "The message exceeds the maximum message size of %u bytes (--max-message-size); the link is closed.",
-             max);
-    amqp_link_refuse(l, sb_status_condition(SB_ERR_MESSAGE_SIZE_EXCEEDED), desc);
-}
 
-static void on_delivery(amqp_conn *c, pn_delivery_t *d)
-{
-    pn_link_t *l = pn_delivery_link(d);
-    amqp_link *lk = amqp_link_of(l);
-    if (!lk || lk->closed)
-        return;
-    if (pn_link_is_sender(l)) {
-        if (lk->role == LINK_ENTITY_OUT && pn_delivery_updated(d))
-            amqp_link_on_disposition(lk, d);
-        return;
-    }
-    if (!pn_delivery_readable(d))
-        return;
-    if (lk->discarding || (lk->role == LINK_ENTITY_IN && pn_delivery_partial(d) &&
-                           pn_delivery_pending(d) > c->srv->settings->max_message_size)) {
-        discard_oversized(c, lk, d);
-        return;
-    }
-    if (pn_delivery_partial(d))
-        return;
-    if (pn_delivery_aborted(d)) {
-        pn_delivery_settle(d);
-        return;
-    }
-    switch (lk->role) {
-    case LINK_ENTITY_IN:
-        amqp_link_on_transfer(lk, d);
-        break;
-    case LINK_COORDINATOR:
-        amqp_txn_on_control(lk, d);
-        break;
-    case LINK_CBS_REQUESTS:
-    case LINK_MGMT_REQUESTS: {
-        size_t len = pn_delivery_pending(d);
-        char *buf = ent_malloc(len ? len : 1);
-        ssize_t got = buf ? pn_link_recv(l, buf, len) : -1;
-        pn_link_advance(l);
-        if (got >= 0) {
-            if (lk->role == LINK_CBS_REQUESTS)
-                amqp_cbs_on_request(lk, d, buf, (size_t)got);
-            else
-                amqp_mgmt_on_request(lk, d, buf, (size_t)got);
-        } else {
-            /* the request cannot be read, so it cannot be answered: rather than
-             * leave the client waiting for a response, end the request link */
-            pn_delivery_settle(d);
-            amqp_link_detach_error(lk, SB_ERR_INTERNAL, "The emulator ran out of memory reading the request.");
-        }
-        ent_free(buf);
-        break;
-    }
-    default:
-        break;
-    }
-    amqp_link_top_up(lk);
-}
-
-void amqp_link_top_up(amqp_link *lk)
-{
-    int credit = pn_link_credit(lk->pn);
-    if (lk->closed || credit >= AMQP_INBOUND_CREDIT / 2)
-        return;
-    if (store_pending_bytes(lk->conn->srv->store) > AMQP_STORE_BACKLOG_MAX_BYTES) {
-        lk->starved = true; /* topped up by on_sent once the store has caught up */
-        return;
-    }
-    lk->starved = false;
-    /* below 0 when the client sent past its credit, or a flow of its own set
-     * a delivery-count Proton subtracts from it: grant the usual amount */
-    pn_link_flow(lk->pn, AMQP_INBOUND_CREDIT - (credit < 0 ? 0 : credit));
-}
 
 static void on_connection_init(pn_connection_t *pc)
 {
@@ -293,21 +194,14 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
     case PN_SESSION_REMOTE_CLOSE:
         pn_session_close(pn_event_session(e));
         break;
-    case PN_LINK_REMOTE_OPEN:
-        amqp_link_on_remote_open(c, pn_event_link(e));
-        break;
     case PN_LINK_REMOTE_CLOSE:
     case PN_LINK_REMOTE_DETACH:
         on_link_closed(pn_event_link(e));
         break;
-    case PN_LINK_FLOW: {
-        amqp_link *lk = amqp_link_of(pn_event_link(e));
-        if (lk && lk->role == LINK_ENTITY_OUT)
-            amqp_link_pump(lk);
-        break;
-    }
+    case PN_LINK_REMOTE_OPEN:
+    case PN_LINK_FLOW:
     case PN_DELIVERY:
-        on_delivery(c, pn_event_delivery(e));
+        c->srv->events->link_event(c, e); /* the handlers' */
         break;
     case PN_TRANSPORT_ERROR: {
         pn_condition_t *cond = pn_transport_condition(pn_event_transport(e));
@@ -384,9 +278,7 @@ static void conn_closed(amqp_conn *c)
 {
     c->wsi = NULL;
     lws_sul_cancel(&c->tick_timer);
-    for (amqp_link *lk = c->links; lk; lk = lk->next)
-        amqp_session_let_go(lk); /* a session ends with its connection */
-    amqp_txn_free_all(c);        /* and its transactions roll back */
+    c->srv->events->conn_closed(c); /* its sessions end with it, its transactions roll back */
     pn_connection_driver_close(&c->driver);
     amqp_conn_pump(c);
     LOG_DEBUG("conn %llu: socket closed", (unsigned long long)c->id);

@@ -11,6 +11,7 @@
 #include <libwebsockets.h>
 #include <proton/connection_driver.h>
 #include <proton/delivery.h>
+#include <proton/event.h>
 #include <proton/link.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,13 +64,29 @@ typedef enum amqp_link_role {
 } amqp_link_role;
 
 typedef struct amqp_conn amqp_conn;
+typedef struct amqp_link amqp_link;
+
+/* What a connection hands to its handlers (amqp_events.c): the events of
+ * links and deliveries, and the ends of links and connections. A table, not
+ * calls by name, so that the connection stays below every handler. */
+typedef struct amqp_conn_events {
+    /* PN_LINK_REMOTE_OPEN, PN_LINK_FLOW, PN_DELIVERY */
+    void (*link_event)(amqp_conn *c, pn_event_t *e);
+    /* A link detached (before it may be freed): its session and, for a
+     * coordinator, its transactions let go. */
+    void (*link_closed)(amqp_link *lk);
+    /* The socket is gone, or the connection is freed (called for both:
+     * must be idempotent): its sessions end, its transactions roll back. */
+    void (*conn_closed)(amqp_conn *c);
+} amqp_conn_events;
+extern const amqp_conn_events amqp_events;
 
 /* One per Proton link; owned by its connection's list. It is freed (with its
  * Proton link) once both ends have detached and no store operation refers to
  * it (refs == 0), or with its connection: a connection that attaches and
  * detaches receivers all day (a session receiver per session) must not keep
  * them all. A store callback holds it with amqp_link_hold. */
-typedef struct amqp_link {
+struct amqp_link {
     struct amqp_link *next;
     amqp_conn *conn;
     pn_link_t *pn;
@@ -110,7 +127,7 @@ typedef struct amqp_link {
      * coarse for the Go SDK, which sends a com.microsoft:timeout only just short of its own
      * context deadline and expects com.microsoft:timeout back before that passes. */
     lws_sorted_usec_list_t session_timer;
-} amqp_link;
+};
 
 typedef struct amqp_grant {
     char path[ENT_ENTITY_PATH_MAX + 1]; /* audience path; "" for the namespace */
@@ -118,6 +135,7 @@ typedef struct amqp_grant {
 } amqp_grant;
 
 struct amqp_server {
+    const amqp_conn_events *events; /* &amqp_events: how connections reach the handlers */
     broker *broker;  /* borrowed: the emulator's, which outlives the server */
     store *store;    /* the broker's */
     const broker_settings *settings; /* the broker's: SAS key, max-message-size */

@@ -143,6 +143,7 @@ amqp_server *amqp_server_new(broker *b, const amqp_settings *settings)
     amqp_server *srv = ent_calloc(1, sizeof *srv);
     if (!srv)
         return NULL;
+    srv->events = &amqp_events;
     srv->broker = b;
     srv->store = broker_store(b);
     srv->settings = broker_settings_of(b);
