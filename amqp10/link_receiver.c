@@ -1,6 +1,7 @@
 /* Messages a client sends to an entity: decode (a plain message or a batch of
- * whole messages), apply the entity's rules (TTL cap, schedule), hand them to
- * the store, and accept the delivery only once its transaction committed. */
+ * whole messages), give each the fate entities/ent_send.h decides (TTL cap,
+ * schedule, dead letter), hand them to the store (or the broker, for a
+ * topic), and accept the delivery only once its transaction committed. */
 #include <proton/disposition.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +11,11 @@
 #include "amqp_message.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
-#include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_queue.h"
 #include "ent_message_rules.h"
+#include "ent_send.h"
+#include "store_fate.h"
 
 /* A delivery waiting for its commit; freed by on_sent. A forwarded send keeps
  * its messages (msgs point into buf): if the chain's end has no room, they are
@@ -135,14 +137,8 @@ static void send_in_txn(amqp_link *lk, pn_delivery_t *d, amqp_txn *txn, int64_t 
 /* What Service Bus does with a message its ForwardTo end will not take. */
 static void divert(store_new_message *msgs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (msgs[i].subqueue)
-            continue; /* already a dead letter (too many hops) */
-        msgs[i].subqueue = 1;
-        msgs[i].state = 0;
-        msgs[i].dead_letter_reason = ENT_DLQ_REASON_FORWARD;
-        msgs[i].dead_letter_description = ENT_DLQ_DESC_FORWARD;
-    }
+    for (size_t i = 0; i < n; i++)
+        store_fate_forward_failed(&msgs[i]); /* entities/ent_send.h decides */
 }
 
 static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char *description)
@@ -152,27 +148,17 @@ static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char
     pn_delivery_settle(d);
 }
 
-/* Fills one store message from a parsed AMQP message. */
+/* Fills one store message from a parsed AMQP message and its fate. */
 static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, size_t len, int64_t now,
                   store_new_message *out)
 {
-    const ent_route *route = &lk->route;
-    int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, route->send_target_default_ttl_ms);
+    ent_send_fate f = ent_send_decide(&lk->route, m->ttl_ms, m->scheduled_enqueue_ms, now);
     out->bytes = bytes;
     out->len = len;
     out->message_id = m->has_message_id ? m->message_id : NULL;
     out->session_id = m->has_session_id ? m->session_id : NULL;
     out->now_ms = now;
-    out->available_ms = ent_available_at_ms(now, m->scheduled_enqueue_ms);
-    out->state = out->available_ms > now ? 2 : 0;
-    out->ttl_ms = ttl;
-    /* a scheduled message lives its TTL from the time it becomes visible */
-    out->expires_ms = ent_expires_at_ms(out->available_ms, ttl);
-    if (route->forward_hops_exceeded) {
-        out->subqueue = 1;
-        out->dead_letter_reason = ENT_DLQ_REASON_HOPS;
-        out->dead_letter_description = ENT_DLQ_DESC_HOPS;
-    }
+    store_fate_apply(out, &f);
 }
 
 void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
@@ -246,7 +232,7 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
             }
             /* a ForwardTo chain sends to its end, unless that end refuses sends */
             int64_t target = route->send_target_id;
-            if (target != lk->entity.id && ent_forward_diverts(route->send_target_status)) {
+            if (ent_send_diverts(route, lk->entity.id)) {
                 divert(msgs, n);
                 target = lk->entity.id;
             }

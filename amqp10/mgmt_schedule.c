@@ -16,12 +16,13 @@
 
 #include "amqp_message.h"
 #include "ent_alloc.h"
-#include "ent_dead_letter.h"
 #include "ent_message_rules.h"
 #include "ent_queue.h"
 #include "ent_session.h"
+#include "ent_send.h"
 #include "ent_txn.h"
 #include "mgmt_internal.h"
+#include "store_fate.h"
 
 /* Refuses what a queue's dead-letter subqueue or a send-disabled queue cannot take. */
 static bool refuse_target(mgmt_req *r)
@@ -196,7 +197,7 @@ void mgmt_schedule(mgmt_req *r)
     uint32_t max = r->lk->conn->srv->settings->max_message_size;
     const ent_entity *ent = &r->lk->entity;
     const ent_route *route = &r->lk->route;
-    bool diverted = route->send_target_id != ent->id && ent_forward_diverts(route->send_target_status);
+    bool diverted = ent_send_diverts(route, ent->id);
     while (n < count && pn_data_next(d)) {
         sched_entry *e = &entries[n];
         char why[256];
@@ -221,10 +222,13 @@ void mgmt_schedule(mgmt_req *r)
             break;
         }
         store_new_message *out = &msgs[n];
-        /* as link_receiver.c stamps a send: a ForwardTo chain sends to its end,
-         * whose DefaultMessageTimeToLive caps the TTL */
-        int64_t at = ent_available_at_ms(r->now_ms, m->scheduled_enqueue_ms);
-        int64_t ttl = ent_effective_ttl_ms(m->ttl_ms, route->send_target_default_ttl_ms);
+        /* the fate of a send (entities/ent_send.h), as a link's transfer gets:
+         * a ForwardTo chain sends to its end, whose DefaultMessageTimeToLive caps
+         * the TTL; Service Bus enqueues a scheduled message at its time, which is
+         * its EnqueuedTimeUtc, and its TTL runs from then */
+        ent_send_fate fate = ent_send_decide(route, m->ttl_ms, m->scheduled_enqueue_ms, r->now_ms);
+        if (diverted)
+            ent_send_forward_failed(&fate); /* the end refuses sends: dead-lettered here (no schedule) */
         out->bytes = (const uint8_t *)e->message.start;
         out->len = e->message.size;
         out->message_id = m->has_message_id ? m->message_id : e->has_message_id ? e->message_id : NULL;
@@ -232,24 +236,8 @@ void mgmt_schedule(mgmt_req *r)
         if ((st = ent_session_send_check(route->send_target_requires_session, ent->name, out->session_id != NULL,
                                          err, sizeof err)) != SB_OK)
             break;
-        /* Service Bus enqueues a scheduled message at its time: that is its
-         * EnqueuedTimeUtc, and its TTL runs from then. */
         out->now_ms = r->now_ms;
-        out->available_ms = at;
-        out->state = at > r->now_ms ? 2 : 0;
-        out->ttl_ms = ttl;
-        out->expires_ms = ent_expires_at_ms(at, ttl);
-        if (route->forward_hops_exceeded) {
-            out->subqueue = 1;
-            out->dead_letter_reason = ENT_DLQ_REASON_HOPS;
-            out->dead_letter_description = ENT_DLQ_DESC_HOPS;
-        } else if (diverted) {
-            /* the ForwardTo end refuses sends: dead-lettered here (no schedule) */
-            out->subqueue = 1;
-            out->state = 0;
-            out->dead_letter_reason = ENT_DLQ_REASON_FORWARD;
-            out->dead_letter_description = ENT_DLQ_DESC_FORWARD;
-        }
+        store_fate_apply(out, &fate);
         n++;
     }
     pn_data_exit(d);

@@ -39,14 +39,15 @@ static int route_one(const ent_cache *c, const ent_entity *sub, const ent_filter
         if (r == ENT_FILTER_ERROR) {
             /* one failing rule decides for the whole subscription: dead letter or nothing */
             out->n = first;
-            if (!sub->dead_lettering_on_filter_exceptions)
+            char desc[sizeof ((ent_topic_copy *)0)->error];
+            if (!ent_topic_rule_failed(sub, rules[i].name, err.message, desc, sizeof desc))
                 return 0;
             ent_topic_copy *d = push(out);
             if (!d)
                 return -1;
             d->subscription = sub;
             d->dead_letter = true;
-            snprintf(d->error, sizeof d->error, "rule '%s': %s", rules[i].name, err.message);
+            memcpy(d->error, desc, sizeof d->error);
             return 0;
         }
         if (r != ENT_FILTER_TRUE)
@@ -114,4 +115,35 @@ const ent_entity *ent_topic_copy_target(const ent_cache *c, const ent_entity *su
         return sub;
     }
     return end;
+}
+
+bool ent_topic_rule_failed(const ent_entity *sub, const char *rule, const char *message, char *desc, size_t n)
+{
+    if (!sub->dead_lettering_on_filter_exceptions)
+        return false;
+    snprintf(desc, n, "rule '%s': %s", rule, message);
+    return true;
+}
+
+ent_copy_fate ent_topic_copy_decide(const ent_cache *c, const ent_entity *topic, const ent_entity *sub,
+                                    int64_t message_ttl_ms, int64_t available_ms, const char *rule_error)
+{
+    ent_copy_fate f = {0};
+    f.target = sub;
+    if (rule_error) {
+        f.dead_letter_reason = ENT_DLQ_REASON_FILTER;
+        f.dead_letter_description = rule_error;
+    } else {
+        f.target = ent_topic_copy_target(c, sub, &f.dead_letter_reason, &f.dead_letter_description);
+    }
+    f.dead_letter = f.dead_letter_reason != NULL;
+    f.ttl_ms = ent_topic_copy_ttl_ms(message_ttl_ms, topic, sub);
+    if (f.target != sub) {
+        /* the chain's end keeps it under its own rules: its default caps the TTL too */
+        f.forwarded = true;
+        f.ttl_ms = ent_effective_ttl_ms(f.ttl_ms, f.target->default_ttl_ms);
+        f.rests_in_topic = f.target->kind == ENT_KIND_TOPIC;
+    }
+    f.expires_ms = ent_expires_at_ms(available_ms, f.ttl_ms);
+    return f;
 }

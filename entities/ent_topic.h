@@ -47,4 +47,29 @@ const ent_entity *ent_topic_copy_target(const ent_cache *c, const ent_entity *su
  * the subscription's default (-1: unlimited). */
 int64_t ent_topic_copy_ttl_ms(int64_t message_ttl_ms, const ent_entity *topic, const ent_entity *subscription);
 
+/* A rule of sub failed on a message (its filter, or its action): with
+ * DeadLetteringOnFilterEvaluationExceptions the subscription's copy is a dead
+ * letter described in desc (true); without, the subscription skips the
+ * message (false). The one place that rule is decided, for filters
+ * (ent_topic_route) and actions (the broker applies those). */
+bool ent_topic_rule_failed(const ent_entity *sub, const char *rule, const char *message, char *desc, size_t n);
+
+/* The fate of one copy for subscription sub of a message sent to topic. */
+typedef struct ent_copy_fate {
+    const ent_entity *target; /* sub, or the end of its ForwardTo chain (in the cache) */
+    bool forwarded;           /* target is not sub: the copy takes the target's sequence numbers */
+    bool rests_in_topic;      /* target is a topic: the copy rests there until its pump routes it */
+    int64_t ttl_ms;           /* ent_topic_copy_ttl_ms, capped again by a forward target's default */
+    int64_t expires_ms;       /* from available_ms; 0: never */
+    bool dead_letter;         /* in sub's dead-letter subqueue, with the reason and description below */
+    const char *dead_letter_reason, *dead_letter_description; /* static, or rule_error */
+} ent_copy_fate;
+
+/* rule_error: a rule of sub failed on the message and the copy is a dead
+ * letter described so (ent_topic_rule_failed; never forwarded); NULL: the
+ * copy goes where sub's ForwardTo chain says. available_ms: when the message
+ * becomes visible, from which its TTL runs. */
+ent_copy_fate ent_topic_copy_decide(const ent_cache *c, const ent_entity *topic, const ent_entity *sub,
+                                    int64_t message_ttl_ms, int64_t available_ms, const char *rule_error);
+
 #endif

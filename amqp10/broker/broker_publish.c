@@ -17,9 +17,7 @@
 #include "ent_alloc.h"
 #include "ent_session.h"
 #include "store_txn.h"
-#include "ent_dead_letter.h"
 #include "ent_log.h"
-#include "ent_message_rules.h"
 #include "ent_topic.h"
 #include "store_topic.h"
 
@@ -90,52 +88,46 @@ static void note_pump(build *b, int64_t topic)
 }
 
 /* Appends one copy of the message described by base (bytes NULL: share the
- * message's body). first_row: the message's first row, which carries its
- * width. filter_error: a filter or action of sub failed with this text, and
- * the copy is a dead letter in sub (never forwarded). */
+ * message's body), where ent_topic_copy_decide says. first_row: the message's
+ * first row, which carries its width. rule_error: a rule of sub failed with
+ * this text (ent_topic_rule_failed), and the copy is a dead letter in sub. */
 static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *topic, const ent_entity *sub,
                             const store_new_message *base, const amqp_msg *m, size_t first_row,
-                            const char *filter_error)
+                            const char *rule_error)
 {
-    const char *reason = NULL, *desc = NULL;
-    const ent_entity *to = sub;
-    if (filter_error) {
+    if (rule_error) {
         /* a copy the build owns: the text is on the caller's stack or in the
          * copies list, which the next message of the delivery reuses */
-        char *owned = ent_strdup(filter_error);
+        char *owned = ent_strdup(rule_error);
         if (!owned || own(b, (uint8_t *)owned)) {
             ent_free(owned);
             return NULL;
         }
-        reason = ENT_DLQ_REASON_FILTER;
-        desc = owned;
-    } else {
-        to = ent_topic_copy_target(cache, sub, &reason, &desc);
+        rule_error = owned;
     }
+    ent_copy_fate f = ent_topic_copy_decide(cache, topic, sub, m->ttl_ms, base->available_ms, rule_error);
     store_copy *r = row(b);
     if (!r)
         return NULL;
     r->m = *base;
     r->m.bytes = NULL;
-    r->target = to->id;
-    int64_t ttl = ent_topic_copy_ttl_ms(m->ttl_ms, topic, sub);
-    if (to != sub) {
-        ttl = ent_effective_ttl_ms(ttl, to->default_ttl_ms);
+    r->target = f.target->id;
+    if (f.forwarded) {
         r->slot = -1; /* the forward target's own sequence numbers */
-        if (to->kind == ENT_KIND_TOPIC)
-            note_pump(b, to->id);
+        if (f.rests_in_topic)
+            note_pump(b, f.target->id);
     } else {
         /* its index among this message's copies in the same subscription */
         for (size_t i = first_row; i + 1 < b->n; i++)
-            if (b->rows[i].target == to->id && b->rows[i].slot >= 0)
+            if (b->rows[i].target == f.target->id && b->rows[i].slot >= 0)
                 r->slot++;
     }
-    r->m.ttl_ms = ttl;
-    r->m.expires_ms = ent_expires_at_ms(base->available_ms, ttl);
-    if (reason) {
+    r->m.ttl_ms = f.ttl_ms;
+    r->m.expires_ms = f.expires_ms;
+    if (f.dead_letter) {
         r->m.subqueue = 1;
-        r->m.dead_letter_reason = reason;
-        r->m.dead_letter_description = desc;
+        r->m.dead_letter_reason = f.dead_letter_reason;
+        r->m.dead_letter_description = f.dead_letter_description;
     }
     return r;
 }
@@ -181,9 +173,9 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
                                     cp->rule->name, &out, &len, &err)) {
                     if (err.kind == ENT_FILTER_ERR_NOMEM)
                         return -1;
-                    if (!cp->subscription->dead_lettering_on_filter_exceptions)
+                    if (!ent_topic_rule_failed(cp->subscription, cp->rule->name, err.message, err_text,
+                                               sizeof err_text))
                         continue;
-                    snprintf(err_text, sizeof err_text, "rule '%s': %s", cp->rule->name, err.message);
                     dl_desc = err_text;
                 } else if (own(b, out)) {
                     ent_free(out);

@@ -276,6 +276,74 @@ static void test_copy_ttl_is_the_smallest(void **state)
     assert_int_equal(ent_topic_copy_ttl_ms(-1, &t, &s), -1);
 }
 
+/* A copy's fate: where it lands, how long it lives, what rests in a topic. */
+static void test_copy_fate(void **state)
+{
+    (void)state;
+    ent_entity list[] = {
+        ent(1, ENT_KIND_TOPIC, 0, "t"),
+        ent(2, ENT_KIND_QUEUE, 0, "q"),
+        ent(3, ENT_KIND_TOPIC, 0, "t2"),
+        ent(4, ENT_KIND_QUEUE, 0, "off"),
+        ent(10, ENT_KIND_SUBSCRIPTION, 1, "t/Subscriptions/plain"),
+        ent(11, ENT_KIND_SUBSCRIPTION, 1, "t/Subscriptions/toq"),
+        ent(12, ENT_KIND_SUBSCRIPTION, 1, "t/Subscriptions/tot2"),
+        ent(13, ENT_KIND_SUBSCRIPTION, 1, "t/Subscriptions/tooff"),
+    };
+    list[1].default_ttl_ms = 2000; /* q caps what is forwarded to it */
+    snprintf(list[3].status, sizeof list[3].status, "SendDisabled");
+    snprintf(list[5].forward_to, sizeof list[5].forward_to, "q");
+    snprintf(list[6].forward_to, sizeof list[6].forward_to, "t2");
+    snprintf(list[7].forward_to, sizeof list[7].forward_to, "off");
+    ent_cache *c = ent_cache_new();
+    assert_non_null(c);
+    assert_int_equal(ent_cache_replace(c, list, sizeof list / sizeof list[0], NULL, 0), 0);
+    const ent_entity *t = ent_cache_find(c, "t");
+
+    ent_copy_fate f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/plain"), 5000, 1000, NULL);
+    assert_int_equal(f.target->id, 10);
+    assert_false(f.forwarded);
+    assert_false(f.dead_letter);
+    assert_int_equal(f.expires_ms, 6000);
+
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/toq"), 5000, 1000, NULL);
+    assert_int_equal(f.target->id, 2);
+    assert_true(f.forwarded);
+    assert_false(f.rests_in_topic);
+    assert_int_equal(f.ttl_ms, 2000); /* the forward target's default caps it again */
+
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/tot2"), -1, 1000, NULL);
+    assert_int_equal(f.target->id, 3);
+    assert_true(f.rests_in_topic); /* routed by t2's pump */
+    assert_int_equal(f.expires_ms, 0);
+
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/tooff"), -1, 1000, NULL);
+    assert_int_equal(f.target->id, 13); /* the end refuses sends: a dead letter in the subscription */
+    assert_true(f.dead_letter);
+    assert_string_equal(f.dead_letter_reason, "ForwardingFailed");
+
+    /* a failed rule: a dead letter in the subscription, never forwarded */
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/toq"), -1, 1000, "rule 'x': boom");
+    assert_int_equal(f.target->id, 11);
+    assert_false(f.forwarded);
+    assert_string_equal(f.dead_letter_reason, "FilterEvaluationException");
+    assert_string_equal(f.dead_letter_description, "rule 'x': boom");
+    ent_cache_free(c);
+}
+
+static void test_rule_failure_dead_letters_or_skips(void **state)
+{
+    (void)state;
+    ent_entity s = ent(10, ENT_KIND_SUBSCRIPTION, 1, "t/Subscriptions/s");
+    char desc[64] = "";
+    assert_true(ent_topic_rule_failed(&s, "r", "cannot multiply a string", desc, sizeof desc));
+    assert_string_equal(desc, "rule 'r': cannot multiply a string");
+    s.dead_lettering_on_filter_exceptions = false;
+    desc[0] = 0;
+    assert_false(ent_topic_rule_failed(&s, "r", "cannot multiply a string", desc, sizeof desc));
+    assert_string_equal(desc, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +354,8 @@ int main(void)
         cmocka_unit_test(test_bad_rule_matches_nothing),
         cmocka_unit_test(test_correlation_rule),
         cmocka_unit_test(test_copy_ttl_is_the_smallest),
+        cmocka_unit_test(test_copy_fate),
+        cmocka_unit_test(test_rule_failure_dead_letters_or_skips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
