@@ -43,6 +43,18 @@ struct broker {
     struct topic_pump *pumps;      /* topics being routed now (broker_topic_pump.c) */
 };
 
+/* Topics one publish may leave copies resting in, to be routed at once
+ * after its commit; more wait for the periodic pump. */
+#define BROKER_ROUTE_RESTING_MAX 8
+
+/* broker_route.c: routes n messages into topic_id's subscriptions and
+ * commits every copy (broker_publish's arguments). cb gets the topics that
+ * copies now rest in (a ForwardTo chain ending in a topic), for the caller
+ * to pump; none unless st is SB_OK. */
+typedef void (*broker_routed_cb)(void *ctx, sb_status st, const int64_t *resting, size_t nresting);
+void broker_route(broker *b, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
+                  const uint8_t (*consume)[16], broker_routed_cb cb, void *ctx);
+
 /* broker_sweep.c */
 void broker_sweep_start(broker *b);
 /* broker_topic_pump.c */

@@ -9,6 +9,7 @@
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "ent_sweep.h"
 
 static void sweep_timer(lws_sorted_usec_list_t *sul);
 
@@ -53,36 +54,20 @@ void broker_sweep_now(broker *b)
         return;
     }
     b->sweeping = true;
-    /* what expired and lapsed messages become is decided here, from the cache */
-    size_t n = b->cache ? ent_cache_count(b->cache) : 0, ndl = 0, nfw = 0;
-    int64_t *dl = ent_malloc((n ? n : 1) * sizeof *dl), *from = ent_malloc((n ? n : 1) * sizeof *from),
-            *to = ent_malloc((n ? n : 1) * sizeof *to);
-    if (!dl || !from || !to) {
-        ent_free(dl);
-        ent_free(from);
-        ent_free(to);
+    /* what expired and lapsed messages become: entities/ent_sweep.h decides */
+    ent_sweep_plan plan;
+    if (ent_sweep_plan_make(b->cache, &plan)) {
         on_swept(b, SB_ERR_INTERNAL, NULL, 0);
         return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const ent_entity *e = ent_cache_at(b->cache, i);
-        const ent_entity *t = ent_cache_dead_letter_target(b->cache, e);
-        if (e->dead_lettering_on_expiration)
-            dl[ndl++] = e->id;
-        if (t) {
-            from[nfw] = e->id;
-            to[nfw++] = t->id;
-        }
     }
     /* Locks that lapsed since the last sweep (and a little before, for rows
      * that were busy then); every BROKER_LAPSE_FULL_SCAN_SWEEPS sweeps, all. */
     b->sweep_now_ms = ent_clock_now_ms();
     int64_t since = b->lapsed_swept_ms ? b->lapsed_swept_ms - BROKER_LAPSE_RECHECK_MS : 0;
-    store_sweep_policy policy = {dl, ndl, from, to, nfw, since > 0 ? since : 0};
+    store_sweep_policy policy = {plan.dead_letter_on_expiry, plan.n_dead_letter_on_expiry, plan.forward_from,
+                                 plan.forward_to, plan.n_forward, since > 0 ? since : 0};
     store_sweep(b->store, b->sweep_now_ms, &policy, on_swept, b); /* copies the policy */
-    ent_free(dl);
-    ent_free(from);
-    ent_free(to);
+    ent_sweep_plan_free(&plan);
 }
 
 static void sweep_timer(lws_sorted_usec_list_t *sul)

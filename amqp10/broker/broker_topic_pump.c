@@ -3,7 +3,7 @@
  * sweep activates it when due) or when the database put it there (a dead
  * letter forwarded to a topic, a copy forwarded into another topic). The
  * pump claims them under a lock like a receiver would, routes them with the
- * rules of this moment (broker_publish), and the publish deletes them in the
+ * rules of this moment (broker_route), and the publish deletes them in the
  * same commit that stores their copies; a crash in between leaves the lock
  * to lapse and the message to the next pump.
  *
@@ -49,9 +49,11 @@ typedef struct round {
     bool full; /* the claim took all it could: there may be more */
 } round;
 
-static void on_published(void *ctx, sb_status st)
+static void on_published(void *ctx, sb_status st, const int64_t *resting, size_t nresting)
 {
     round *r = ctx;
+    for (size_t i = 0; i < nresting; i++)
+        broker_topic_pump(r->p->b, resting[i]); /* routed on into another topic */
     if (st != SB_OK)
         LOG_WARN("topic %lld: routing messages at rest failed (%s); they are routed again when their lock lapses",
                  (long long)r->p->topic_id, sb_status_name(st));
@@ -106,7 +108,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     }
     r->p = p;
     r->full = n >= BROKER_TOPIC_PUMP_MAX;
-    broker_publish(b, p->topic_id, out, parsed, k, (const uint8_t(*)[16])tokens, on_published, r);
+    broker_route(b, p->topic_id, out, parsed, k, (const uint8_t(*)[16])tokens, on_published, r);
     ent_free(out);
     ent_free(parsed);
     ent_free(tokens);
