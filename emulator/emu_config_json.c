@@ -693,7 +693,7 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
 }
 
 /* Applies cfg (and frees it); source names it in the log and in errors. */
-static int apply_config(PGconn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
+static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
 {
     ent_config cfg = *cfg_in;
     size_t nsubs = 0, nrules = 0;
@@ -713,7 +713,7 @@ static int apply_config(PGconn *conn, ent_config *cfg_in, const char *path, char
     return rc;
 }
 
-int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t errlen)
+int emu_config_load_and_apply(struct pg_conn *conn, const char *path, char *err, size_t errlen)
 {
     ent_config cfg;
     if (emu_config_load(path, &cfg, err, errlen))
@@ -721,7 +721,7 @@ int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t 
     return apply_config(conn, &cfg, path, err, errlen);
 }
 
-int emu_config_parse_and_apply(PGconn *conn, const char *text, const char *source, char *err, size_t errlen)
+int emu_config_parse_and_apply(struct pg_conn *conn, const char *text, const char *source, char *err, size_t errlen)
 {
     ent_config cfg;
     if (emu_config_parse(text, strlen(text), source, &cfg, err, errlen))

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <libpq-fe.h>
 
 #include "ent_alloc.h"
 #include "store_rule_json.h"

@@ -19,8 +19,6 @@
 
 #include <stddef.h>
 
-#include <libpq-fe.h>
-
 #include "ent_config.h"
 
 /* Any constant works; it only has to be the same in every sbemu process. */
@@ -28,6 +26,7 @@
 
 /* Returns 0, or -1 with err naming the entity and the database's reason; on
  * failure nothing is applied (the transaction is rolled back). */
-int store_config_apply(PGconn *conn, const ent_config *cfg, char *err, size_t errlen);
+struct pg_conn;
+int store_config_apply(struct pg_conn *conn, const ent_config *cfg, char *err, size_t errlen);
 
 #endif
