@@ -151,10 +151,8 @@ static stmt_def admin_stmt_defs[] = {
 static char texts[ADMIN_NSTMT][ADMIN_SQL_MAX];
 static const char *too_long;
 
-/* Starts statement `name`'s text: its parameters are `lead` (the key
- * parameters before the table's columns: types given), then, when
- * with_columns, the table's columns, then `trail` more of type int8 (now, the
- * count cap, ...). Returns the builder for its text. */
+/* Each statement's text is begun, written, ended (a text that did not fit
+ * fails the prepare, naming it); its parameter types are added as it goes. */
 static stmt_def *def_of(const char *name)
 {
     for (size_t i = 0; i < ADMIN_NSTMT; i++)
@@ -187,9 +185,8 @@ static void end(const store_sql *s, const stmt_def *d)
 /* One kind of entity, as its statements name it. */
 typedef struct kind_sql {
     const store_columns *cols;
-    const char *alias;   /* q, t, s */
-    const char *other;   /* the table whose names a new queue or topic may not take */
-    const char *runtime; /* RUNTIME(...) with the count cap's parameter as %s: its cap differs by statement */
+    const char *alias; /* q, t, s */
+    const char *other; /* the table whose names a new queue or topic may not take */
     const char *get, *list, *create, *update;
 } kind_sql;
 
@@ -247,6 +244,14 @@ static void build_named_create(const kind_sql *k)
     end(&s, d);
 }
 
+/* The columns an existing entity keeps, as the update's `cur` reads them. */
+static void add_fixed_names(store_sql *s, const store_columns *c, const char *prefix)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->cols[i].flags & STORE_COL_FIXED)
+            store_sql_add(s, ", %s%s", prefix, c->cols[i].name);
+}
+
 /* The guard of an update: the columns an existing entity keeps must be
  * given as they are (else nothing is updated: SB_ERR_NOT_ALLOWED). */
 static void add_fixed_guard(store_sql *s, const store_columns *c, int first)
@@ -254,7 +259,7 @@ static void add_fixed_guard(store_sql *s, const store_columns *c, int first)
     for (int i = 0; i < c->n; i++)
         if (c->cols[i].flags & STORE_COL_FIXED) {
             store_sql_add(s, " AND cur.%s = ", c->cols[i].name);
-            store_sql_values(s, &(store_columns){c->table, &c->cols[i], 1}, first + i, 0);
+            store_sql_value(s, &c->cols[i], first + i);
         }
 }
 
@@ -267,9 +272,7 @@ static void build_named_update(const kind_sql *k)
     const char *a = k->alias;
     int now = 1 + k->cols->n;
     store_sql_add(&s, "WITH cur AS (SELECT id");
-    for (int i = 0; i < k->cols->n; i++)
-        if (k->cols->cols[i].flags & STORE_COL_FIXED)
-            store_sql_add(&s, ", %s", k->cols->cols[i].name);
+    add_fixed_names(&s, k->cols, "");
     store_sql_add(&s, " FROM %s WHERE lower(name) = lower($1) FOR UPDATE), u AS (UPDATE %s %s SET ", k->cols->table,
                   k->cols->table, a);
     store_sql_set(&s, k->cols, 1, STORE_COL_FIXED);
@@ -353,9 +356,7 @@ static void build_sub_update(void)
     begin(&s, d);
     int now = 2 + c->n;
     store_sql_add(&s, "WITH cur AS (SELECT s.id");
-    for (int i = 0; i < c->n; i++)
-        if (c->cols[i].flags & STORE_COL_FIXED)
-            store_sql_add(&s, ", s.%s", c->cols[i].name);
+    add_fixed_names(&s, c, "s.");
     store_sql_add(&s, " FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
                       " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2) FOR UPDATE OF s),"
                       " u AS (UPDATE subscriptions s SET ");
@@ -369,10 +370,10 @@ static void build_sub_update(void)
     end(&s, d);
 }
 
-static const kind_sql queue_sql = {&store_queue_columns, "q", "topics", NULL, STMT_ADMIN_QUEUE_GET,
-                                   STMT_ADMIN_QUEUE_LIST, STMT_ADMIN_QUEUE_CREATE, STMT_ADMIN_QUEUE_UPDATE};
-static const kind_sql topic_sql = {&store_topic_columns, "t", "queues", NULL, STMT_ADMIN_TOPIC_GET,
-                                   STMT_ADMIN_TOPIC_LIST, STMT_ADMIN_TOPIC_CREATE, STMT_ADMIN_TOPIC_UPDATE};
+static const kind_sql queue_sql = {&store_queue_columns, "q", "topics", STMT_ADMIN_QUEUE_GET, STMT_ADMIN_QUEUE_LIST,
+                                   STMT_ADMIN_QUEUE_CREATE, STMT_ADMIN_QUEUE_UPDATE};
+static const kind_sql topic_sql = {&store_topic_columns, "t", "queues", STMT_ADMIN_TOPIC_GET, STMT_ADMIN_TOPIC_LIST,
+                                   STMT_ADMIN_TOPIC_CREATE, STMT_ADMIN_TOPIC_UPDATE};
 
 static void build(void)
 {

@@ -294,9 +294,9 @@ void store_sql_names(store_sql *s, const store_columns *c, const char *prefix, u
             store_sql_add(s, "%s%s", prefix, c->cols[i].name);
 }
 
-static void add_value(store_sql *s, store_col_type type, int param)
+void store_sql_value(store_sql *s, const store_column *k, int param)
 {
-    switch (type) {
+    switch (k->type) {
     case STORE_COL_BOOL: store_sql_add(s, "$%d::boolean", param); break;
     case STORE_COL_INT: store_sql_add(s, "$%d::integer", param); break;
     case STORE_COL_MS:
@@ -311,7 +311,7 @@ void store_sql_values(store_sql *s, const store_columns *c, int first, unsigned 
     int count = 0;
     for (int i = 0; i < c->n; i++)
         if (listed(s, &c->cols[i], skip, &count))
-            add_value(s, c->cols[i].type, first + i);
+            store_sql_value(s, &c->cols[i], first + i);
 }
 
 void store_sql_set(store_sql *s, const store_columns *c, int first, unsigned skip)
@@ -322,7 +322,7 @@ void store_sql_set(store_sql *s, const store_columns *c, int first, unsigned ski
             continue;
         store_sql_add(s, "%s = ", c->cols[i].name);
         if (first)
-            add_value(s, c->cols[i].type, first + i);
+            store_sql_value(s, &c->cols[i], first + i);
         else
             store_sql_add(s, "EXCLUDED.%s", c->cols[i].name);
     }

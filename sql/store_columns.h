@@ -89,6 +89,8 @@ void store_sql_select(store_sql *s, const store_columns *c, const char *alias, u
 void store_sql_names(store_sql *s, const store_columns *c, const char *prefix, unsigned skip);
 /* The value expressions of the parameters from $first on, cast to the columns' types. */
 void store_sql_values(store_sql *s, const store_columns *c, int first, unsigned skip);
+/* One column's value expression, from parameter $param. */
+void store_sql_value(store_sql *s, const store_column *k, int param);
 /* column = value: from the parameters ($first for the table's first column),
  * or, with first 0, from EXCLUDED (an upsert). */
 void store_sql_set(store_sql *s, const store_columns *c, int first, unsigned skip);
