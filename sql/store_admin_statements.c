@@ -182,64 +182,64 @@ static void end(const store_sql *s, const stmt_def *d)
         too_long = d->name;
 }
 
-/* One kind of entity, as its statements name it. */
-typedef struct kind_sql {
-    const store_columns *cols;
-    const char *alias; /* q, t, s */
-    const char *other; /* the table whose names a new queue or topic may not take */
-    const char *get, *list, *create, *update;
-} kind_sql;
-
-/* A queue's or topic's get: $1 name, $2 the count cap. */
-static void build_named_get(const kind_sql *k, const char *runtime_cap2)
+/* A statement that reads rows: SELECT head, the table's columns (from
+ * alias), then tail (the runtime columns, FROM and the rest); its parameter
+ * types are `types`, 0-terminated. */
+static void build_rows(const char *name, const char *head, const store_columns *c, const char *alias,
+                       const char *tail, const Oid *types)
 {
-    stmt_def *d = def_of(k->get);
+    stmt_def *d = def_of(name);
     store_sql s;
     begin(&s, d);
-    store_sql_add(&s, "SELECT %s.id, ", k->alias);
-    store_sql_select(&s, k->cols, k->alias, 0);
-    store_sql_add(&s, ",%s FROM %s %s LEFT JOIN entity_runtime r ON r.entity_id = %s.id"
-                      " WHERE lower(%s.name) = lower($1)",
-                  runtime_cap2, k->cols->table, k->alias, k->alias, k->alias);
-    param(d, STORE_OID_TEXT);
-    param(d, STORE_OID_INT8);
+    store_sql_add(&s, "SELECT %s, ", head);
+    store_sql_select(&s, c, alias, 0);
+    store_sql_add(&s, ",%s", tail);
+    for (; *types; types++)
+        param(d, *types);
     end(&s, d);
 }
 
-/* $1 skip, $2 top, $3 the count cap; the last column is how many there are. */
-static void build_named_list(const kind_sql *k, const char *runtime_cap3)
-{
-    stmt_def *d = def_of(k->list);
-    store_sql s;
-    begin(&s, d);
-    const char *a = k->alias;
-    store_sql_add(&s, "SELECT %s.id, ", a);
-    store_sql_select(&s, k->cols, a, 0);
-    store_sql_add(&s, ",%s, %s.total FROM (SELECT x.*, count(*) OVER () AS total FROM %s x"
-                      " ORDER BY lower(x.name), x.id OFFSET $1 LIMIT $2) %s LEFT JOIN entity_runtime r"
-                      " ON r.entity_id = %s.id ORDER BY lower(%s.name), %s.id",
-                  runtime_cap3, a, k->cols->table, a, a, a, a);
-    for (int i = 0; i < 3; i++)
-        param(d, STORE_OID_INT8);
-    end(&s, d);
-}
+/* A queue's or topic's get ($1 its name, $2 the count cap) and list ($1 skip,
+ * $2 top, $3 the count cap; the last column is how many there are). */
+#define NAMED_GET(table, a)                                                                                           \
+    " FROM " table " " a " LEFT JOIN entity_runtime r ON r.entity_id = " a ".id WHERE lower(" a ".name) = lower($1)"
+#define NAMED_LIST(table, a)                                                                                          \
+    ", " a ".total FROM (SELECT x.*, count(*) OVER () AS total FROM " table " x"                                      \
+    " ORDER BY lower(x.name), x.id OFFSET $1 LIMIT $2) " a " LEFT JOIN entity_runtime r ON r.entity_id = " a ".id"    \
+    " ORDER BY lower(" a ".name), " a ".id"
+static const Oid get_types[] = {STORE_OID_TEXT, STORE_OID_INT8, 0};
+static const Oid list_types[] = {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, 0};
+/* A subscription's: $1 topic, $2 subscription, $3 the count cap; the list
+ * $1 topic, $2 skip, $3 top, $4 the count cap. The list has rows only when
+ * the topic exists; its last column is how many subscriptions it has, and the
+ * first row says whether the topic exists at all (a topic with none answers
+ * one row of NULLs). */
+#define SUB_GET                                                                                                       \
+    " FROM subscriptions s JOIN topics t ON t.id = s.topic_id LEFT JOIN entity_runtime r ON r.entity_id = s.id"       \
+    " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
+#define SUB_LIST                                                                                                      \
+    ", s.total FROM topics t LEFT JOIN LATERAL (SELECT x.*, count(*) OVER () AS total"                                \
+    " FROM subscriptions x WHERE x.topic_id = t.id ORDER BY lower(x.name), x.id OFFSET $2 LIMIT $3) s ON true"        \
+    " LEFT JOIN entity_runtime r ON r.entity_id = s.id WHERE lower(t.name) = lower($1) ORDER BY lower(s.name), s.id"
+static const Oid sub_get_types[] = {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, 0};
+static const Oid sub_list_types[] = {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, 0};
 
 /* Answers how many were inserted (0: the name is taken, by a queue or a
  * topic). $1.. the columns (the name first), then the time. */
-static void build_named_create(const kind_sql *k)
+static void build_named_create(const char *name, const store_columns *c, const char *other)
 {
-    stmt_def *d = def_of(k->create);
+    stmt_def *d = def_of(name);
     store_sql s;
     begin(&s, d);
-    int now = 1 + k->cols->n;
-    store_sql_add(&s, "WITH i AS (INSERT INTO %s (", k->cols->table);
-    store_sql_names(&s, k->cols, "", 0);
+    int now = 1 + c->n;
+    store_sql_add(&s, "WITH i AS (INSERT INTO %s (", c->table);
+    store_sql_names(&s, c, "", 0);
     store_sql_add(&s, ", created_at, updated_at) SELECT ");
-    store_sql_values(&s, k->cols, 1, 0);
+    store_sql_values(&s, c, 1, 0);
     store_sql_add(&s, ", sbemu_ts($%d), sbemu_ts($%d) WHERE NOT EXISTS (SELECT 1 FROM %s WHERE lower(name) = lower($1))"
                       " ON CONFLICT ((lower(name))) DO NOTHING RETURNING id) SELECT count(*) FROM i",
-                  now, now, k->other);
-    params_of(d, k->cols);
+                  now, now, other);
+    params_of(d, c);
     param(d, STORE_OID_INT8);
     end(&s, d);
 }
@@ -263,64 +263,29 @@ static void add_fixed_guard(store_sql *s, const store_columns *c, int first)
         }
 }
 
-/* Answers (found, updated). $1.. the columns, then the time. */
-static void build_named_update(const kind_sql *k)
+/* An update; answers (found, updated). Its parameters: the key's (a
+ * subscription's topic: text) up to $first - 1, the columns from $first (the
+ * name first), then the time. `cur` finds and locks the row (alias.id and the
+ * fixed columns, FROM ...). */
+static void build_update(const char *name, const store_columns *c, const char *alias, int first, const char *from)
 {
-    stmt_def *d = def_of(k->update);
+    stmt_def *d = def_of(name);
     store_sql s;
     begin(&s, d);
-    const char *a = k->alias;
-    int now = 1 + k->cols->n;
-    store_sql_add(&s, "WITH cur AS (SELECT id");
-    add_fixed_names(&s, k->cols, "");
-    store_sql_add(&s, " FROM %s WHERE lower(name) = lower($1) FOR UPDATE), u AS (UPDATE %s %s SET ", k->cols->table,
-                  k->cols->table, a);
-    store_sql_set(&s, k->cols, 1, STORE_COL_FIXED);
-    store_sql_add(&s, ", updated_at = sbemu_ts($%d) FROM cur WHERE %s.id = cur.id", now, a);
-    add_fixed_guard(&s, k->cols, 1);
-    store_sql_add(&s, " RETURNING %s.id) SELECT (SELECT count(*) FROM cur), (SELECT count(*) FROM u)", a);
-    params_of(d, k->cols);
+    char prefix[8] = "";
+    if (first > 1)
+        snprintf(prefix, sizeof prefix, "%s.", alias);
+    store_sql_add(&s, "WITH cur AS (SELECT %sid", prefix);
+    add_fixed_names(&s, c, prefix);
+    store_sql_add(&s, "%s), u AS (UPDATE %s %s SET ", from, c->table, alias);
+    store_sql_set(&s, c, first, STORE_COL_FIXED);
+    store_sql_add(&s, ", updated_at = sbemu_ts($%d) FROM cur WHERE %s.id = cur.id", first + c->n, alias);
+    add_fixed_guard(&s, c, first);
+    store_sql_add(&s, " RETURNING %s.id) SELECT (SELECT count(*) FROM cur), (SELECT count(*) FROM u)", alias);
+    for (int i = 1; i < first; i++)
+        param(d, STORE_OID_TEXT);
+    params_of(d, c);
     param(d, STORE_OID_INT8);
-    end(&s, d);
-}
-
-/* $1 topic, $2 subscription, $3 the count cap */
-static void build_sub_get(void)
-{
-    stmt_def *d = def_of(STMT_ADMIN_SUB_GET);
-    store_sql s;
-    begin(&s, d);
-    store_sql_add(&s, "SELECT s.id, t.name, ");
-    store_sql_select(&s, &store_subscription_columns, "s", 0);
-    store_sql_add(&s, ",%s FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
-                      " LEFT JOIN entity_runtime r ON r.entity_id = s.id"
-                      " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2)",
-                  SUB_RUNTIME("$3"));
-    param(d, STORE_OID_TEXT);
-    param(d, STORE_OID_TEXT);
-    param(d, STORE_OID_INT8);
-    end(&s, d);
-}
-
-/* $1 topic, $2 skip, $3 top, $4 the count cap. Rows only when the topic
- * exists; the last column is how many subscriptions it has, and the first row
- * says whether the topic exists at all (a topic with none answers one row of
- * NULLs). */
-static void build_sub_list(void)
-{
-    stmt_def *d = def_of(STMT_ADMIN_SUB_LIST);
-    store_sql s;
-    begin(&s, d);
-    store_sql_add(&s, "SELECT s.id, t.name, ");
-    store_sql_select(&s, &store_subscription_columns, "s", 0);
-    store_sql_add(&s, ",%s, s.total FROM topics t LEFT JOIN LATERAL (SELECT x.*, count(*) OVER () AS total"
-                      " FROM subscriptions x WHERE x.topic_id = t.id ORDER BY lower(x.name), x.id OFFSET $2 LIMIT $3)"
-                      " s ON true LEFT JOIN entity_runtime r ON r.entity_id = s.id"
-                      " WHERE lower(t.name) = lower($1) ORDER BY lower(s.name), s.id",
-                  SUB_RUNTIME("$4"));
-    param(d, STORE_OID_TEXT);
-    for (int i = 0; i < 3; i++)
-        param(d, STORE_OID_INT8);
     end(&s, d);
 }
 
@@ -347,48 +312,30 @@ static void build_sub_create(void)
     end(&s, d);
 }
 
-/* Answers (found, updated). $1 topic, $2.. the columns, then the time. */
-static void build_sub_update(void)
-{
-    const store_columns *c = &store_subscription_columns;
-    stmt_def *d = def_of(STMT_ADMIN_SUB_UPDATE);
-    store_sql s;
-    begin(&s, d);
-    int now = 2 + c->n;
-    store_sql_add(&s, "WITH cur AS (SELECT s.id");
-    add_fixed_names(&s, c, "s.");
-    store_sql_add(&s, " FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
-                      " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2) FOR UPDATE OF s),"
-                      " u AS (UPDATE subscriptions s SET ");
-    store_sql_set(&s, c, 2, STORE_COL_FIXED);
-    store_sql_add(&s, ", updated_at = sbemu_ts($%d) FROM cur WHERE s.id = cur.id", now);
-    add_fixed_guard(&s, c, 2);
-    store_sql_add(&s, " RETURNING s.id) SELECT (SELECT count(*) FROM cur), (SELECT count(*) FROM u)");
-    param(d, STORE_OID_TEXT);
-    params_of(d, c);
-    param(d, STORE_OID_INT8);
-    end(&s, d);
-}
-
-static const kind_sql queue_sql = {&store_queue_columns, "q", "topics", STMT_ADMIN_QUEUE_GET, STMT_ADMIN_QUEUE_LIST,
-                                   STMT_ADMIN_QUEUE_CREATE, STMT_ADMIN_QUEUE_UPDATE};
-static const kind_sql topic_sql = {&store_topic_columns, "t", "queues", STMT_ADMIN_TOPIC_GET, STMT_ADMIN_TOPIC_LIST,
-                                   STMT_ADMIN_TOPIC_CREATE, STMT_ADMIN_TOPIC_UPDATE};
-
 static void build(void)
 {
-    build_named_get(&queue_sql, QUEUE_RUNTIME("$2"));
-    build_named_list(&queue_sql, QUEUE_RUNTIME("$3"));
-    build_named_create(&queue_sql);
-    build_named_update(&queue_sql);
-    build_named_get(&topic_sql, TOPIC_RUNTIME("$2"));
-    build_named_list(&topic_sql, TOPIC_RUNTIME("$3"));
-    build_named_create(&topic_sql);
-    build_named_update(&topic_sql);
-    build_sub_get();
-    build_sub_list();
+    build_rows(STMT_ADMIN_QUEUE_GET, "q.id", &store_queue_columns, "q", QUEUE_RUNTIME("$2") NAMED_GET("queues", "q"),
+               get_types);
+    build_rows(STMT_ADMIN_QUEUE_LIST, "q.id", &store_queue_columns, "q", QUEUE_RUNTIME("$3") NAMED_LIST("queues", "q"),
+               list_types);
+    build_named_create(STMT_ADMIN_QUEUE_CREATE, &store_queue_columns, "topics");
+    build_update(STMT_ADMIN_QUEUE_UPDATE, &store_queue_columns, "q", 1,
+                 " FROM queues WHERE lower(name) = lower($1) FOR UPDATE");
+    build_rows(STMT_ADMIN_TOPIC_GET, "t.id", &store_topic_columns, "t", TOPIC_RUNTIME("$2") NAMED_GET("topics", "t"),
+               get_types);
+    build_rows(STMT_ADMIN_TOPIC_LIST, "t.id", &store_topic_columns, "t", TOPIC_RUNTIME("$3") NAMED_LIST("topics", "t"),
+               list_types);
+    build_named_create(STMT_ADMIN_TOPIC_CREATE, &store_topic_columns, "queues");
+    build_update(STMT_ADMIN_TOPIC_UPDATE, &store_topic_columns, "t", 1,
+                 " FROM topics WHERE lower(name) = lower($1) FOR UPDATE");
+    build_rows(STMT_ADMIN_SUB_GET, "s.id, t.name", &store_subscription_columns, "s", SUB_RUNTIME("$3") SUB_GET,
+               sub_get_types);
+    build_rows(STMT_ADMIN_SUB_LIST, "s.id, t.name", &store_subscription_columns, "s", SUB_RUNTIME("$4") SUB_LIST,
+               sub_list_types);
     build_sub_create();
-    build_sub_update();
+    build_update(STMT_ADMIN_SUB_UPDATE, &store_subscription_columns, "s", 2,
+                 " FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
+                 " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2) FOR UPDATE OF s");
 }
 
 static const stmt_def *built(void)
