@@ -312,22 +312,32 @@ static void build_sub_create(void)
     end(&s, d);
 }
 
+/* Queues and topics: the same statements but for their tables and runtime columns. */
+static const struct {
+    const store_columns *cols;
+    const char *alias, *other;     /* the table whose names a new one may not take */
+    const char *get, *get_tail;    /* build_rows' tails */
+    const char *list, *list_tail;
+    const char *create, *update, *update_from;
+} named[] = {
+    {&store_queue_columns, "q", "topics", STMT_ADMIN_QUEUE_GET, QUEUE_RUNTIME("$2") NAMED_GET("queues", "q"),
+     STMT_ADMIN_QUEUE_LIST, QUEUE_RUNTIME("$3") NAMED_LIST("queues", "q"), STMT_ADMIN_QUEUE_CREATE,
+     STMT_ADMIN_QUEUE_UPDATE, " FROM queues WHERE lower(name) = lower($1) FOR UPDATE"},
+    {&store_topic_columns, "t", "queues", STMT_ADMIN_TOPIC_GET, TOPIC_RUNTIME("$2") NAMED_GET("topics", "t"),
+     STMT_ADMIN_TOPIC_LIST, TOPIC_RUNTIME("$3") NAMED_LIST("topics", "t"), STMT_ADMIN_TOPIC_CREATE,
+     STMT_ADMIN_TOPIC_UPDATE, " FROM topics WHERE lower(name) = lower($1) FOR UPDATE"},
+};
+
 static void build(void)
 {
-    build_rows(STMT_ADMIN_QUEUE_GET, "q.id", &store_queue_columns, "q", QUEUE_RUNTIME("$2") NAMED_GET("queues", "q"),
-               get_types);
-    build_rows(STMT_ADMIN_QUEUE_LIST, "q.id", &store_queue_columns, "q", QUEUE_RUNTIME("$3") NAMED_LIST("queues", "q"),
-               list_types);
-    build_named_create(STMT_ADMIN_QUEUE_CREATE, &store_queue_columns, "topics");
-    build_update(STMT_ADMIN_QUEUE_UPDATE, &store_queue_columns, "q", 1,
-                 " FROM queues WHERE lower(name) = lower($1) FOR UPDATE");
-    build_rows(STMT_ADMIN_TOPIC_GET, "t.id", &store_topic_columns, "t", TOPIC_RUNTIME("$2") NAMED_GET("topics", "t"),
-               get_types);
-    build_rows(STMT_ADMIN_TOPIC_LIST, "t.id", &store_topic_columns, "t", TOPIC_RUNTIME("$3") NAMED_LIST("topics", "t"),
-               list_types);
-    build_named_create(STMT_ADMIN_TOPIC_CREATE, &store_topic_columns, "queues");
-    build_update(STMT_ADMIN_TOPIC_UPDATE, &store_topic_columns, "t", 1,
-                 " FROM topics WHERE lower(name) = lower($1) FOR UPDATE");
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        char head[8];
+        snprintf(head, sizeof head, "%s.id", named[i].alias);
+        build_rows(named[i].get, head, named[i].cols, named[i].alias, named[i].get_tail, get_types);
+        build_rows(named[i].list, head, named[i].cols, named[i].alias, named[i].list_tail, list_types);
+        build_named_create(named[i].create, named[i].cols, named[i].other);
+        build_update(named[i].update, named[i].cols, named[i].alias, 1, named[i].update_from);
+    }
     build_rows(STMT_ADMIN_SUB_GET, "s.id, t.name", &store_subscription_columns, "s", SUB_RUNTIME("$3") SUB_GET,
                sub_get_types);
     build_rows(STMT_ADMIN_SUB_LIST, "s.id, t.name", &store_subscription_columns, "s", SUB_RUNTIME("$4") SUB_LIST,
