@@ -317,7 +317,9 @@ static stmt_def stmt_defs[] = {
      " ELSE sbemu_delete_message(entity_id, sequence_number) END",
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Lapsed locks, across entities, from the oldest: dead-lettered past
-     * MaxDeliveryCount, else claimable again. $2 reason, $3 description, $4/$5
+     * MaxDeliveryCount (decided here, under the row lock: the delivery count
+     * is the row's, and every emulator delivers), else claimable again. $2
+     * reason, $3 description (ent_dead_letter_max_delivery), $4/$5
      * where each entity's dead letters go (as in STMT_SWEEP_EXPIRED), $6 the
      * time from which to look: locks of completed messages leave their index
      * entries behind until vacuum, and walking all of them every second would
@@ -334,7 +336,12 @@ static stmt_def stmt_defs[] = {
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message
      * pending. Activity is what entity_runtime.accessed_at records: sends and
-     * receives for a queue, sends for a topic, receives for a subscription. */
+     * receives for a queue, sends for a topic, receives for a subscription
+     * (what counts as activity is decided in C: store_touch_stmt's callers).
+     * Which entities qualify is decided here, not in entities/: accessed_at
+     * is written by every emulator's sends and receives and the scheduled
+     * messages are rows, so only the database, at the moment it deletes, can
+     * tell an idle entity from one another emulator has just used. */
     {STMT_SWEEP_IDLE,
      "WITH idle AS MATERIALIZED (SELECT q.id, q.kind, q.path FROM entities q JOIN entity_runtime r ON r.entity_id = q.id"
      " WHERE q.auto_delete_on_idle IS NOT NULL AND r.accessed_at + q.auto_delete_on_idle <= sbemu_ts($1)"
