@@ -101,6 +101,14 @@ static PGresult *read_back(const store_columns *c, const char *where, const char
     return r;
 }
 
+/* The entities view's row of `path`, as the cache reads it. */
+static void read_entity(const char *path, ent_entity *e)
+{
+    PGresult *r = read_back(&store_entity_view_columns, "x.path = $1", path);
+    store_columns_read(&store_entity_view_columns, r, 0, 0, e);
+    PQclear(r);
+}
+
 static void set(sb_status (*setter)(void *, const char *, ent_value, char *, size_t), void *p, const char *k,
                 ent_value v)
 {
@@ -189,9 +197,7 @@ static void test_properties_round_trip(void **state)
 
     /* the cache's view of them */
     ent_entity e;
-    r = read_back(&store_entity_view_columns, "x.path = $1", "news/Subscriptions/all");
-    store_columns_read(&store_entity_view_columns, r, 0, 0, &e);
-    PQclear(r);
+    read_entity("news/Subscriptions/all", &e);
     assert_int_equal(e.kind, ENT_KIND_SUBSCRIPTION);
     assert_true(e.topic_id > 0);
     assert_string_equal(e.status, "ReceiveDisabled");
@@ -201,9 +207,7 @@ static void test_properties_round_trip(void **state)
     assert_false(e.dead_lettering_on_filter_exceptions);
     assert_string_equal(e.forward_to, "Orders");
     assert_string_equal(e.forward_dead_lettered_to, "");
-    r = read_back(&store_entity_view_columns, "x.path = $1", "Orders");
-    store_columns_read(&store_entity_view_columns, r, 0, 0, &e);
-    PQclear(r);
+    read_entity("Orders", &e);
     assert_int_equal(e.kind, ENT_KIND_QUEUE);
     assert_int_equal(e.topic_id, 0);
     assert_true(e.requires_session);
@@ -211,9 +215,7 @@ static void test_properties_round_trip(void **state)
     assert_int_equal(e.duplicate_window_ms, 30000);
     assert_int_equal(e.max_size_mb, 2048);
     assert_string_equal(e.forward_dead_lettered_to, "plain");
-    r = read_back(&store_entity_view_columns, "x.path = $1", "news");
-    store_columns_read(&store_entity_view_columns, r, 0, 0, &e);
-    PQclear(r);
+    read_entity("news", &e);
     assert_int_equal(e.kind, ENT_KIND_TOPIC);
     assert_int_equal(e.default_ttl_ms, 86400000);
 }
