@@ -393,162 +393,187 @@ static int set_rule_properties(walk *w, ent_rule_props *r, const char *who, json
     return 0;
 }
 
-static int read_rules(walk *w, ent_subscription_config *sc, json_t *rules, const char *sub_who)
+/* ---- Queues, topics, subscriptions and rules: one reader ----------------- */
+
+/* One item of any kind, read in place. */
+typedef union item_props {
+    ent_queue_props queue;
+    ent_topic_props topic;
+    ent_subscription_props subscription;
+    ent_rule_props rule;
+} item_props;
+
+/* What differs between the kinds of item a Config.json declares; read_items
+ * does the rest, in one order for all: the name, the defaults, the name is
+ * free, the properties, the children's array, validation, then the item is
+ * added and its children read under it. `parent` is where the item goes: the
+ * ent_config, the topic's ent_topic_config or the subscription's
+ * ent_subscription_config. */
+typedef struct item_kind {
+    const char *kind;            /* "queue": errors about the name say it */
+    const char *list;            /* "Queues": places an item before its name is known */
+    const char *children;        /* the array under each item ("Subscriptions"), or NULL */
+    const struct item_kind *child_kind;
+    const char *const *known;    /* the keys an item may have */
+    bool init_error_needs_place; /* init's errors do not say which item */
+    bool properties_required;    /* rules: FilterType and a filter */
+    sb_status (*init)(item_props *p, const void *parent, const char *name, char *err, size_t errlen);
+    void (*name_it)(const item_props *p, char *who, size_t size); /* how errors name it: queue "orders" */
+    /* -1 (through walk_fail) when the parent already holds the name */
+    int (*check_free)(walk *w, const struct item_kind *k, const void *parent, const char *name, const char *who);
+    setter_fn set;               /* one property by name, or: */
+    int (*set_properties)(walk *w, item_props *p, const char *who, json_t *props); /* all of them */
+    sb_status (*validate)(const item_props *p, char *err, size_t errlen);
+    void *(*add)(void *parent, const item_props *p); /* NULL when out of memory */
+    void (*free)(item_props *p);                     /* NULL: nothing to free */
+} item_kind;
+
+static int read_items(walk *w, const item_kind *k, void *parent, json_t *items, const char *prefix);
+
+static int set_properties(walk *w, const item_kind *k, item_props *p, const char *who, json_t *props)
+{
+    return k->set_properties ? k->set_properties(w, p, who, props) : set_all(w, k->set, p, who, props);
+}
+
+static int read_item(walk *w, const item_kind *k, void *parent, json_t *item, const char *where, item_props *p)
+{
+    const char *name = NULL;
+    char msg[MSG_SIZE], who[WHO_SIZE];
+    if (get_name(w, item, where, &name))
+        return -1;
+    if (k->init(p, parent, name, msg, sizeof msg) != SB_OK)
+        return k->init_error_needs_place ? walk_fail(w, "%s: %s", where, msg) : walk_fail(w, "%s", msg);
+    k->name_it(p, who, sizeof who);
+    if (k->check_free(w, k, parent, name, who))
+        return -1;
+    json_t *props = get_ci(item, "Properties"), *children = NULL;
+    if (k->properties_required && (!props || json_is_null(props)))
+        return walk_fail(w, "%s has no \"Properties\" (FilterType and a filter are required)", who);
+    if (get_object(w, item, "Properties", who, &props) || (props && set_properties(w, k, p, who, props)) ||
+        (k->children && get_array(w, item, k->children, who, &children)))
+        return -1;
+    if (k->validate(p, msg, sizeof msg) != SB_OK)
+        return walk_fail(w, "%s", msg);
+    warn_unknown_keys(item, who, k->known);
+    void *added = k->add(parent, p);
+    if (!added)
+        return walk_fail(w, "%s: out of memory", who);
+    if (!children)
+        return 0;
+    char child_prefix[WHO_SIZE + 2];
+    snprintf(child_prefix, sizeof child_prefix, "%s: ", who);
+    return read_items(w, k->child_kind, added, children, child_prefix);
+}
+
+/* Every item of a JSON array; prefix places the array ("Namespaces[1].",
+ * "topic \"t\": "). */
+static int read_items(walk *w, const item_kind *k, void *parent, json_t *items, const char *prefix)
 {
     size_t i;
     json_t *item;
-    json_array_foreach(rules, i, item) {
+    json_array_foreach(items, i, item) {
         char where[WHO_SIZE + 64];
-        snprintf(where, sizeof where, "%s: Rules[%zu]", sub_who, i);
-        const char *name;
-        if (get_name(w, item, where, &name))
-            return -1;
-        ent_rule_props r;
-        char msg[MSG_SIZE];
-        if (ent_rule_props_init(&r, sc->props.topic, sc->props.name, name, msg, sizeof msg) != SB_OK) {
-            ent_rule_props_free(&r);
-            return walk_fail(w, "%s", msg);
-        }
-        char who[WHO_SIZE];
-        snprintf(who, sizeof who, "rule \"%s/Subscriptions/%s/Rules/%s\"", r.topic, r.subscription, r.name);
-        if (ent_config_find_rule(sc, name)) {
-            ent_rule_props_free(&r);
-            return walk_fail(w, "%s is declared twice", who);
-        }
-        json_t *props = get_ci(item, "Properties");
-        int rc = 0;
-        if (!props || json_is_null(props))
-            rc = walk_fail(w, "%s has no \"Properties\" (FilterType and a filter are required)", who);
-        else if (!json_is_object(props))
-            rc = walk_fail(w, "%s: \"Properties\" must be an object, got %s", who, json_kind(props));
-        else
-            rc = set_rule_properties(w, &r, who, props);
-        if (!rc && ent_rule_validate(&r, msg, sizeof msg) != SB_OK)
-            rc = walk_fail(w, "%s", msg);
-        if (!rc && !ent_config_add_rule(sc, &r))
-            rc = walk_fail(w, "%s: out of memory", who);
-        static const char *const known[] = {"Name", "Properties", NULL};
-        if (!rc)
-            warn_unknown_keys(item, who, known);
-        ent_rule_props_free(&r);
+        snprintf(where, sizeof where, "%s%s[%zu]", prefix, k->list, i);
+        item_props p;
+        memset(&p, 0, sizeof p);
+        int rc = read_item(w, k, parent, item, where, &p);
+        if (k->free)
+            k->free(&p);
         if (rc)
             return -1;
     }
     return 0;
 }
 
-/* ---- Queues, topics, subscriptions -------------------------------------- */
-
 /* Service Bus queues and topics share one namespace of paths. */
-static int check_path_free(walk *w, const char *kind, const char *name)
+static int path_free(walk *w, const item_kind *k, const void *cfg, const char *name, const char *who)
 {
-    if (ent_config_find_queue(w->cfg, name))
-        return walk_fail(w, "%s \"%s\" is declared twice (a queue already has that name)", kind, name);
-    if (ent_config_find_topic(w->cfg, name))
-        return walk_fail(w, "%s \"%s\" is declared twice (a topic already has that name)", kind, name);
+    (void)who;
+    if (ent_config_find_queue(cfg, name))
+        return walk_fail(w, "%s \"%s\" is declared twice (a queue already has that name)", k->kind, name);
+    if (ent_config_find_topic(cfg, name))
+        return walk_fail(w, "%s \"%s\" is declared twice (a topic already has that name)", k->kind, name);
     return 0;
 }
 
-static int read_queues(walk *w, json_t *queues, const char *ns_where)
+static int sub_free(walk *w, const item_kind *k, const void *topic, const char *name, const char *who)
 {
-    size_t i;
-    json_t *item;
-    json_array_foreach(queues, i, item) {
-        char where[WHO_SIZE];
-        snprintf(where, sizeof where, "%sQueues[%zu]", ns_where, i);
-        const char *name;
-        if (get_name(w, item, where, &name))
-            return -1;
-        ent_queue_props q;
-        char msg[MSG_SIZE];
-        if (ent_queue_props_init(&q, name, msg, sizeof msg) != SB_OK)
-            return walk_fail(w, "%s: %s", where, msg);
-        if (check_path_free(w, "queue", name))
-            return -1;
-        char who[WHO_SIZE];
-        snprintf(who, sizeof who, "queue \"%s\"", q.name);
-        json_t *props;
-        if (get_object(w, item, "Properties", who, &props) || (props && set_all(w, set_queue, &q, who, props)))
-            return -1;
-        if (ent_queue_validate(&q, msg, sizeof msg) != SB_OK)
-            return walk_fail(w, "%s", msg);
-        static const char *const known[] = {"Name", "Properties", NULL};
-        warn_unknown_keys(item, who, known);
-        if (!ent_config_add_queue(w->cfg, &q))
-            return walk_fail(w, "%s: out of memory", who);
-    }
-    return 0;
+    (void)k;
+    return ent_config_find_subscription(topic, name) ? walk_fail(w, "%s is declared twice", who) : 0;
 }
 
-static int read_subscriptions(walk *w, ent_topic_config *tc, json_t *subs, const char *topic_who)
+static int rule_free(walk *w, const item_kind *k, const void *sub, const char *name, const char *who)
 {
-    size_t i;
-    json_t *item;
-    json_array_foreach(subs, i, item) {
-        char where[WHO_SIZE + 64];
-        snprintf(where, sizeof where, "%s: Subscriptions[%zu]", topic_who, i);
-        const char *name;
-        if (get_name(w, item, where, &name))
-            return -1;
-        ent_subscription_props s;
-        char msg[MSG_SIZE];
-        if (ent_subscription_props_init(&s, tc->props.name, name, msg, sizeof msg) != SB_OK)
-            return walk_fail(w, "%s", msg);
-        char who[WHO_SIZE];
-        snprintf(who, sizeof who, "subscription \"%s/Subscriptions/%s\"", s.topic, s.name);
-        if (ent_config_find_subscription(tc, name))
-            return walk_fail(w, "%s is declared twice", who);
-        json_t *props, *rules;
-        if (get_object(w, item, "Properties", who, &props) ||
-            (props && set_all(w, set_subscription, &s, who, props)) || get_array(w, item, "Rules", who, &rules))
-            return -1;
-        if (ent_subscription_validate(&s, msg, sizeof msg) != SB_OK)
-            return walk_fail(w, "%s", msg);
-        static const char *const known[] = {"Name", "Properties", "Rules", NULL};
-        warn_unknown_keys(item, who, known);
-        ent_subscription_config *sc = ent_config_add_subscription(tc, &s);
-        if (!sc)
-            return walk_fail(w, "%s: out of memory", who);
-        if (rules && read_rules(w, sc, rules, who))
-            return -1;
-    }
-    return 0;
+    (void)k;
+    return ent_config_find_rule(sub, name) ? walk_fail(w, "%s is declared twice", who) : 0;
 }
 
-static int read_topics(walk *w, json_t *topics, const char *ns_where)
+static sb_status queue_init(item_props *p, const void *cfg, const char *name, char *err, size_t errlen)
 {
-    size_t i;
-    json_t *item;
-    json_array_foreach(topics, i, item) {
-        char where[WHO_SIZE];
-        snprintf(where, sizeof where, "%sTopics[%zu]", ns_where, i);
-        const char *name;
-        if (get_name(w, item, where, &name))
-            return -1;
-        ent_topic_props t;
-        char msg[MSG_SIZE];
-        if (ent_topic_props_init(&t, name, msg, sizeof msg) != SB_OK)
-            return walk_fail(w, "%s: %s", where, msg);
-        if (check_path_free(w, "topic", name))
-            return -1;
-        char who[WHO_SIZE];
-        snprintf(who, sizeof who, "topic \"%s\"", t.name);
-        json_t *props, *subs;
-        if (get_object(w, item, "Properties", who, &props) || (props && set_all(w, set_topic, &t, who, props)) ||
-            get_array(w, item, "Subscriptions", who, &subs))
-            return -1;
-        if (ent_topic_validate(&t, msg, sizeof msg) != SB_OK)
-            return walk_fail(w, "%s", msg);
-        static const char *const known[] = {"Name", "Properties", "Subscriptions", NULL};
-        warn_unknown_keys(item, who, known);
-        ent_topic_config *tc = ent_config_add_topic(w->cfg, &t);
-        if (!tc)
-            return walk_fail(w, "%s: out of memory", who);
-        if (subs && read_subscriptions(w, tc, subs, who))
-            return -1;
-    }
-    return 0;
+    (void)cfg;
+    return ent_queue_props_init(&p->queue, name, err, errlen);
 }
+
+static sb_status topic_init(item_props *p, const void *cfg, const char *name, char *err, size_t errlen)
+{
+    (void)cfg;
+    return ent_topic_props_init(&p->topic, name, err, errlen);
+}
+
+static sb_status sub_init(item_props *p, const void *topic, const char *name, char *err, size_t errlen)
+{
+    const ent_topic_config *tc = topic;
+    return ent_subscription_props_init(&p->subscription, tc->props.name, name, err, errlen);
+}
+
+static sb_status rule_init(item_props *p, const void *sub, const char *name, char *err, size_t errlen)
+{
+    const ent_subscription_config *sc = sub;
+    return ent_rule_props_init(&p->rule, sc->props.topic, sc->props.name, name, err, errlen);
+}
+
+static void queue_name(const item_props *p, char *who, size_t n) { snprintf(who, n, "queue \"%s\"", p->queue.name); }
+static void topic_name(const item_props *p, char *who, size_t n) { snprintf(who, n, "topic \"%s\"", p->topic.name); }
+static void sub_name(const item_props *p, char *who, size_t n)
+{
+    snprintf(who, n, "subscription \"%s/Subscriptions/%s\"", p->subscription.topic, p->subscription.name);
+}
+static void rule_name(const item_props *p, char *who, size_t n)
+{
+    snprintf(who, n, "rule \"%s/Subscriptions/%s/Rules/%s\"", p->rule.topic, p->rule.subscription, p->rule.name);
+}
+
+static int rule_set(walk *w, item_props *p, const char *who, json_t *props)
+{
+    return set_rule_properties(w, &p->rule, who, props);
+}
+
+static sb_status queue_check(const item_props *p, char *e, size_t n) { return ent_queue_validate(&p->queue, e, n); }
+static sb_status topic_check(const item_props *p, char *e, size_t n) { return ent_topic_validate(&p->topic, e, n); }
+static sb_status sub_check(const item_props *p, char *e, size_t n)
+{
+    return ent_subscription_validate(&p->subscription, e, n);
+}
+static sb_status rule_check(const item_props *p, char *e, size_t n) { return ent_rule_validate(&p->rule, e, n); }
+
+static void *queue_add(void *cfg, const item_props *p) { return ent_config_add_queue(cfg, &p->queue); }
+static void *topic_add(void *cfg, const item_props *p) { return ent_config_add_topic(cfg, &p->topic); }
+static void *sub_add(void *topic, const item_props *p) { return ent_config_add_subscription(topic, &p->subscription); }
+static void *rule_add(void *sub, const item_props *p) { return ent_config_add_rule(sub, &p->rule); }
+static void rule_release(item_props *p) { ent_rule_props_free(&p->rule); }
+
+static const char *const leaf_keys[] = {"Name", "Properties", NULL};
+static const char *const topic_keys[] = {"Name", "Properties", "Subscriptions", NULL};
+static const char *const sub_keys[] = {"Name", "Properties", "Rules", NULL};
+
+static const item_kind rule_kind = {"rule", "Rules", NULL, NULL, leaf_keys, false, true, rule_init, rule_name,
+                                    rule_free, NULL, rule_set, rule_check, rule_add, rule_release};
+static const item_kind sub_kind = {"subscription", "Subscriptions", "Rules", &rule_kind, sub_keys, false, false,
+                                   sub_init, sub_name, sub_free, set_subscription, NULL, sub_check, sub_add, NULL};
+static const item_kind topic_kind = {"topic", "Topics", "Subscriptions", &sub_kind, topic_keys, true, false,
+                                     topic_init, topic_name, path_free, set_topic, NULL, topic_check, topic_add, NULL};
+static const item_kind queue_kind = {"queue", "Queues", NULL, NULL, leaf_keys, true, false, queue_init, queue_name,
+                                     path_free, set_queue, NULL, queue_check, queue_add, NULL};
 
 static int read_namespaces(walk *w, json_t *namespaces)
 {
@@ -584,9 +609,9 @@ static int read_namespaces(walk *w, json_t *namespaces)
         json_t *queues, *topics;
         if (get_array(w, ns, "Queues", where, &queues) || get_array(w, ns, "Topics", where, &topics))
             return -1;
-        if (queues && read_queues(w, queues, prefix))
+        if (queues && read_items(w, &queue_kind, w->cfg, queues, prefix))
             return -1;
-        if (topics && read_topics(w, topics, prefix))
+        if (topics && read_items(w, &topic_kind, w->cfg, topics, prefix))
             return -1;
     }
     return 0;
@@ -693,7 +718,7 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
 }
 
 /* Applies cfg (and frees it); source names it in the log and in errors. */
-static int apply_config(PGconn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
+static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
 {
     ent_config cfg = *cfg_in;
     size_t nsubs = 0, nrules = 0;
@@ -713,7 +738,7 @@ static int apply_config(PGconn *conn, ent_config *cfg_in, const char *path, char
     return rc;
 }
 
-int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t errlen)
+int emu_config_load_and_apply(struct pg_conn *conn, const char *path, char *err, size_t errlen)
 {
     ent_config cfg;
     if (emu_config_load(path, &cfg, err, errlen))
@@ -721,7 +746,7 @@ int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t 
     return apply_config(conn, &cfg, path, err, errlen);
 }
 
-int emu_config_parse_and_apply(PGconn *conn, const char *text, const char *source, char *err, size_t errlen)
+int emu_config_parse_and_apply(struct pg_conn *conn, const char *text, const char *source, char *err, size_t errlen)
 {
     ent_config cfg;
     if (emu_config_parse(text, strlen(text), source, &cfg, err, errlen))

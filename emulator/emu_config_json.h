@@ -30,8 +30,6 @@
 
 #include <stddef.h>
 
-#include <libpq-fe.h>
-
 #include "ent_config.h"
 
 /* The official emulator's minimum dup window, accepted for compatibility. */
@@ -54,9 +52,11 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
  * block comment or when out of memory. */
 char *emu_config_strip_comments(const char *text, size_t len, char *err, size_t errlen);
 
-/* emu_config_load + store_config_apply, for main.c: 0 or -1 with err set. */
-int emu_config_load_and_apply(PGconn *conn, const char *path, char *err, size_t errlen);
+/* emu_config_load + store_config_apply (sql/store_config.h) on a start-up
+ * connection (sql/store_setup.h), for main.c: 0 or -1 with err set. */
+struct pg_conn;
+int emu_config_load_and_apply(struct pg_conn *conn, const char *path, char *err, size_t errlen);
 /* The same for a Config.json held in memory; source names it (logs, errors). */
-int emu_config_parse_and_apply(PGconn *conn, const char *text, const char *source, char *err, size_t errlen);
+int emu_config_parse_and_apply(struct pg_conn *conn, const char *text, const char *source, char *err, size_t errlen);
 
 #endif

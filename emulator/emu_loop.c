@@ -1,7 +1,6 @@
 /* See emu_loop.h. */
 #include "emu_loop.h"
 
-#include <libpq-fe.h>
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +32,7 @@ static void hook_want_flush(void *ud)
 }
 
 /* lws clears POLLOUT on a raw file after its WRITEABLE callback returns, so a
- * request made from inside that callback (libpq could not write everything)
+ * request made from inside that callback (the store could not write everything)
  * would be lost and the rest of the query never sent: ask again on the next
  * loop turn instead. */
 static lws_sorted_usec_list_t write_sul;
@@ -96,7 +95,7 @@ static emu_loop *recover_loop;
 static int adopt_pg_socket(emu_loop *L, int pg_fd)
 {
     struct lws_vhost *internal = lws_get_vhost_by_name(L->ctx, "internal");
-    /* lws closes what it adopts; libpq keeps its own descriptor */
+    /* lws closes what it adopts; the connection keeps its own descriptor */
     int fd = pg_fd >= 0 ? dup(pg_fd) : -1;
     lws_sock_file_fd_type desc = {.filefd = fd};
     L->pg_wsi = internal && fd >= 0 ? lws_adopt_descriptor_vhost(internal, LWS_ADOPT_RAW_FILE_DESC, desc,
@@ -131,7 +130,7 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
         return;
     }
     /* watched before the store takes it: a store nobody watches would stall */
-    if (adopt_pg_socket(L, PQsocket(conn))) {
+    if (adopt_pg_socket(L, store_connection_socket(conn))) {
         LOG_ERROR("cannot watch the new PostgreSQL connection's socket; trying again");
         store_connection_free(conn);
         lws_sul_schedule(L->ctx, 0, &recover_sul, recover_poll, EMU_RECOVER_POLL_MS * LWS_US_PER_MS);

@@ -43,7 +43,7 @@ static const opt_def opt_table[] = {
     { "config", OPT_STRING, F(config_file), "FILE", NULL,
       "the emulator's Config.json: entities to create at start (see below)", NULL },
     { "postgres", OPT_STRING, F(postgres), "URL", NULL,
-      "PostgreSQL: libpq conninfo or postgres:// URL (default: embedded cluster in DATA-DIR/pg)", NULL },
+      "PostgreSQL: conninfo or postgres:// URL (default: embedded cluster in DATA-DIR/pg)", NULL },
     { "postgres-wait", OPT_SECONDS, F(postgres_wait_s), "SECONDS", "60",
       "with --postgres, keep trying to connect at start this long (a database starting beside it)", NULL },
     { "data-dir", OPT_STRING, F(data_dir), "DIR", "./.sbemu",

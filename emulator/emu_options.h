@@ -33,7 +33,7 @@
 
 typedef struct emu_options {
     char *config_file;       /* --config: the emulator's Config.json; NULL = none */
-    char *postgres;          /* --postgres: libpq conninfo or postgres:// URL; NULL = embedded */
+    char *postgres;          /* --postgres: PostgreSQL conninfo or postgres:// URL; NULL = embedded */
     int postgres_wait_s;     /* --postgres-wait: how long to retry the first connection */
     char *data_dir;          /* --data-dir: as given (relative paths stay relative) */
     int amqp_port;           /* --amqp-port: 1-65535 */

@@ -18,11 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libpq-fe.h>
-
 #include "emu_fs.h"
 #include "ent_log.h"
 #include "ent_status.h"
+#include "store_setup.h"
 
 #define PG_DEFAULT_BINDIR "/usr/lib/postgresql/15/bin"
 #define PG_BINDIR_GLOB_ROOT "/usr/lib/postgresql"
@@ -438,7 +437,7 @@ static void conf_quote(const char *in, char *out, size_t len)
     out[o] = '\0';
 }
 
-/* A libpq conninfo value: '...' with ' and \ backslash-escaped. */
+/* A PostgreSQL conninfo value: '...' with ' and \ backslash-escaped. */
 static void conninfo_quote(const char *in, char *out, size_t len)
 {
     size_t o = 0;
@@ -621,12 +620,12 @@ static void build_conninfo(const emu_pgembed *pg, const char *db, char *out, siz
     snprintf(out, len, "host=%s port=%d user=%s dbname=%s", host, EMU_PGEMBED_PORT, EMU_PGEMBED_USER, db);
 }
 
-static PGPing ping(const emu_pgembed *pg)
+static bool answers(const emu_pgembed *pg)
 {
     char ci[2 * EMU_PGEMBED_PATH_MAX + 128];
     build_conninfo(pg, "postgres", ci, sizeof ci);
     strcat(ci, " connect_timeout=2");
-    return PQping(ci);
+    return store_server_answers(ci);
 }
 
 /* A postmaster from an earlier sbemu (killed before it could stop it) that
@@ -646,8 +645,7 @@ static int adopt_running(emu_pgembed *pg, char *err, size_t errlen)
                     pg->pgdata, (long)pid, name);
     long deadline = now_ms() + ADOPT_WAIT_MS;
     for (;;) {
-        PGPing r = ping(pg);
-        if (r == PQPING_OK) {
+        if (answers(pg)) {
             pg->postmaster_pid = pid;
             pg->adopted = 1;
             LOG_INFO("postgres: reusing the server (pid %ld) left running by an earlier sbemu", (long)pid);
@@ -695,33 +693,12 @@ static int pg_ctl_start(emu_pgembed *pg, char *err, size_t errlen)
 
 static int ensure_database(const emu_pgembed *pg, char *err, size_t errlen)
 {
-    char ci[2 * EMU_PGEMBED_PATH_MAX + 128];
+    char ci[2 * EMU_PGEMBED_PATH_MAX + 128], why[1024];
     build_conninfo(pg, "postgres", ci, sizeof ci);
-    PGconn *c = PQconnectdb(ci);
-    if (PQstatus(c) != CONNECTION_OK) {
-        ent_fail(err, errlen, "postgres: cannot connect over %s: %s", pg->sockdir, PQerrorMessage(c));
-        err[strcspn(err, "\n")] = '\0';
-        PQfinish(c);
-        return -1;
-    }
-    const char *params[] = { EMU_PGEMBED_DB };
-    PGresult *r = PQexecParams(c, "SELECT 1 FROM pg_database WHERE datname = $1", 1, NULL, params, NULL, NULL, 0);
-    int rc = 0;
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        rc = ent_fail(err, errlen, "postgres: %s", PQerrorMessage(c));
-    } else if (PQntuples(r) == 0) {
-        PQclear(r);
-        LOG_INFO("postgres: creating database %s", EMU_PGEMBED_DB);
-        r = PQexec(c, "CREATE DATABASE " EMU_PGEMBED_DB);
-        const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-        if (PQresultStatus(r) != PGRES_COMMAND_OK && !(state && strcmp(state, "42P04") == 0))
-            rc = ent_fail(err, errlen, "postgres: CREATE DATABASE %s: %s", EMU_PGEMBED_DB, PQerrorMessage(c));
-    }
-    if (rc < 0)
-        err[strcspn(err, "\n")] = '\0';
-    PQclear(r);
-    PQfinish(c);
-    return rc;
+    int rc = store_ensure_database(ci, EMU_PGEMBED_DB, why, sizeof why);
+    if (rc == STORE_SETUP_NO_CONNECTION)
+        return ent_fail(err, errlen, "postgres: cannot connect over %s: %s", pg->sockdir, why);
+    return rc ? ent_fail(err, errlen, "postgres: %s", why) : 0;
 }
 
 static int pg_ctl_stop(const emu_pgembed *pg)

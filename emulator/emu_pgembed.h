@@ -69,7 +69,7 @@ typedef struct emu_pgembed {
 
 /* Creates (first time), starts or adopts the cluster for data_dir (created if
  * missing; relative paths are resolved now), makes database "sbemu" if missing,
- * and writes a libpq conninfo for it into conninfo, e.g.
+ * and writes a PostgreSQL conninfo for it into conninfo, e.g.
  *   host='/work/.sbemu/pg/run' port=5432 user=sbemu dbname=sbemu
  * Returns 0, or -1 with one line in err (for a failed server start, the FATAL
  * line of postgres.log). About 0.2 s when the cluster exists; initdb adds ~1 s. */

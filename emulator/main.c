@@ -6,13 +6,11 @@
  * and on SIGINT/SIGTERM: close client connections, let in-flight commits
  * finish, close the store, stop the embedded PostgreSQL, exit 0. */
 #include <errno.h>
-#include <libpq-fe.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "amqp_server.h"
@@ -33,14 +31,12 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "store.h"
-#include "store_migrate.h"
+#include "store_setup.h"
 
 /* How long shutdown waits for in-flight commits and goodbyes. */
 #define EMU_SHUTDOWN_GRACE_MS 3000
 #define EMU_ERR_MAX 1024
 #define EMU_CONNINFO_MAX 1024
-/* While waiting for PostgreSQL at start, say so every this many tries (one a second). */
-#define EMU_PG_WAIT_LOG_EVERY 5
 
 static volatile int stop_requested;
 static emu_loop loop;
@@ -53,44 +49,18 @@ static void on_signal(int sig)
     emu_loop_wake(&loop);
 }
 
-/* Migrations and Config.json run once, on a plain blocking connection. */
-/* Connects, retrying for wait_s: in Kubernetes or compose the database often
- * starts beside the emulator, and a restart loop would only be slower. */
-static PGconn *connect_waiting(const char *conninfo, int wait_s)
-{
-    time_t until = time(NULL) + wait_s;
-    for (int tries = 0;; tries++) {
-        PGconn *conn = PQconnectdb(conninfo);
-        if (PQstatus(conn) == CONNECTION_OK || time(NULL) >= until || stop_requested)
-            return conn;
-        if (tries % EMU_PG_WAIT_LOG_EVERY == 0) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", PQerrorMessage(conn));
-            why[strcspn(why, "\n")] = 0;
-            LOG_INFO("PostgreSQL is not answering yet (%s); retrying for up to %d s (--postgres-wait)", why, wait_s);
-        }
-        PQfinish(conn);
-        sleep(1);
-    }
-}
-
+/* Migrations and Config.json run once, on a plain blocking connection
+ * (sql/store_setup.h), waiting up to wait_s for the server. */
 static int prepare_database(const char *conninfo, int wait_s, const char *config_file, char *err, size_t errlen)
 {
-    PGconn *conn = connect_waiting(conninfo, wait_s);
-    if (PQstatus(conn) != CONNECTION_OK) {
-        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
-        PQfinish(conn);
+    struct pg_conn *conn = store_setup_connect(conninfo, wait_s, &stop_requested, err, errlen);
+    if (!conn)
         return -1;
-    }
-    PQclear(PQexec(conn, "SET client_min_messages = warning"));
-    int rc = store_migrate(conn, err, errlen);
-    if (!rc) {
-        /* the namespace clock: start where the other emulators on this database are */
-        PGresult *r = PQexec(conn, "SELECT offset_ms FROM sbemu_clock");
-        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-            ent_clock_advance(strtoll(PQgetvalue(r, 0, 0), NULL, 10) - ent_clock_offset_ms());
-        PQclear(r);
-    }
+    /* the namespace clock: start where the other emulators on this database are */
+    int64_t clock_offset_ms = ent_clock_offset_ms();
+    int rc = store_setup_migrate(conn, &clock_offset_ms, err, errlen);
+    if (!rc)
+        ent_clock_advance(clock_offset_ms - ent_clock_offset_ms());
     const char *path;
     struct stat sb;
     bool official = stat(EMU_OFFICIAL_CONFIG_PATH, &sb) == 0 && S_ISREG(sb.st_mode);
@@ -106,7 +76,7 @@ static int prepare_database(const char *conninfo, int wait_s, const char *config
         break;
     case EMU_CONFIG_FROM_NOTHING: break;
     }
-    PQfinish(conn);
+    store_setup_close(conn);
     return rc;
 }
 

@@ -21,3 +21,21 @@ sb_status ent_dead_letter_text_check(const char *what, const char *text, char *e
     }
     return SB_OK;
 }
+
+ent_dead_letter_reason ent_dead_letter_max_delivery(void)
+{
+    return (ent_dead_letter_reason){ENT_DLQ_REASON_MAX_DELIVERY, ENT_DLQ_DESC_MAX_DELIVERY};
+}
+
+ent_dead_letter_reason ent_dead_letter_expired(void)
+{
+    return (ent_dead_letter_reason){ENT_DLQ_REASON_TTL, ENT_DLQ_DESC_TTL};
+}
+
+ent_dead_letter_reason ent_settle_dead_letter_reason(ent_settle_kind kind, const char *reason,
+                                                     const char *description)
+{
+    if (kind == ENT_SETTLE_ABANDON)
+        return ent_dead_letter_max_delivery();
+    return (ent_dead_letter_reason){reason, description};
+}

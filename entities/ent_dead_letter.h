@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "ent_lengths.h"
+#include "ent_settle.h"
 #include "ent_status.h"
 
 #define ENT_DLQ_REASON_MAX_DELIVERY "MaxDeliveryCountExceeded"
@@ -31,6 +32,28 @@
 
 /* Auto-forwarding may chain at most this many hops. */
 #define ENT_MAX_FORWARD_HOPS 4
+
+/* What a dead-lettered message carries: its DeadLetterReason and
+ * DeadLetterErrorDescription (NULL: none). Static texts or the caller's. */
+typedef struct ent_dead_letter_reason {
+    const char *reason, *description;
+} ent_dead_letter_reason;
+
+/* A message delivered MaxDeliveryCount times and then given back (an abandon,
+ * or a lock that lapsed). Whether it has been is decided in SQL, under the
+ * message's row lock (sbemu_settle, STMT_SWEEP_LAPSED): the count lives in the
+ * row and every emulator on the database delivers it, so only the row knows.
+ * This is what the message then says. */
+ent_dead_letter_reason ent_dead_letter_max_delivery(void);
+/* A message that expired in an entity that dead-letters on expiration (which
+ * entities do is decided from the cache: amqp_sweep.c). */
+ent_dead_letter_reason ent_dead_letter_expired(void);
+/* What a settlement of `kind` carries into the store: a dead-letter, the
+ * client's reason and description; an abandon, MaxDeliveryCount's (the store
+ * uses it only when the abandon exhausts MaxDeliveryCount); the others, the
+ * client's (none: they do not dead-letter). */
+ent_dead_letter_reason ent_settle_dead_letter_reason(ent_settle_kind kind, const char *reason,
+                                                     const char *description);
 
 /* Whether a client's dead-letter reason or description (what: "dead-letter
  * reason", ...) is within ENT_DEAD_LETTER_TEXT_MAX characters. NULL is none

@@ -36,18 +36,6 @@ void ent_limits_set(const ent_limits *l) { limits = l ? *l : service_bus_limits;
 
 /* ---- Small helpers ------------------------------------------------------ */
 
-__attribute__((format(printf, 4, 5)))
-static sb_status fail(sb_status st, char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 ent_value ent_value_null(void) { return (ent_value){.type = ENT_VALUE_NULL}; }
 ent_value ent_value_bool(int b) { return (ent_value){.type = ENT_VALUE_BOOL, .u.b = !!b}; }
 ent_value ent_value_int(int64_t i) { return (ent_value){.type = ENT_VALUE_INT, .u.i = i}; }
@@ -142,31 +130,32 @@ static int path_char_ok(unsigned char c)
 sb_status ent_check_entity_path(const char *kind, const char *name, char *err, size_t errlen)
 {
     if (!name || !*name)
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s is empty", kind);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s is empty", kind);
     long chars = ent_utf8_length(name);
     if (chars < 0)
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s is not valid UTF-8", kind);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s is not valid UTF-8", kind);
     if (chars > ENT_ENTITY_PATH_MAX)
-        return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s \"%.40s...\" is %ld characters, above the maximum %d",
-                    kind, name, chars, ENT_ENTITY_PATH_MAX);
+        return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen,
+                               "%s \"%.40s...\" is %ld characters, above the maximum %d", kind, name, chars,
+                               ENT_ENTITY_PATH_MAX);
     size_t len = strlen(name);
     if (name[0] == '/' || name[len - 1] == '/')
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" cannot start or end with '/'", kind, name);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" cannot start or end with '/'", kind, name);
     if (strstr(name, "//"))
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" has an empty segment (\"//\")", kind, name);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" has an empty segment (\"//\")", kind, name);
     for (const char *p = name; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (c == '/' || path_char_ok(c))
             continue;
         if (strchr(ENT_NAME_FORBIDDEN_CHARS, c))
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" contains '%c', which Service Bus does not allow",
-                        kind, name, c);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s \"%s\" contains '%c', which Service Bus does not allow", kind, name, c);
         if (c < 0x20 || c == 0x7f || c >= 0x80)
-            return fail(SB_ERR_ARGUMENT, err, errlen,
-                        "%s \"%s\" contains the byte 0x%02x (allowed: letters, digits, '.', '-', '_', '~' and '/')",
-                        kind, name, c);
-        return fail(SB_ERR_ARGUMENT, err, errlen,
-                    "%s \"%s\" contains '%c' (allowed: letters, digits, '.', '-', '_', '~' and '/')", kind, name, c);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" contains the byte 0x%02x"
+                                   " (allowed: letters, digits, '.', '-', '_', '~' and '/')", kind, name, c);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                               "%s \"%s\" contains '%c' (allowed: letters, digits, '.', '-', '_', '~' and '/')", kind,
+                               name, c);
     }
     return SB_OK;
 }
@@ -174,21 +163,21 @@ sb_status ent_check_entity_path(const char *kind, const char *name, char *err, s
 sb_status ent_check_child_name(const char *kind, const char *name, size_t max_chars, char *err, size_t errlen)
 {
     if (!name || !*name)
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s is empty", kind);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s is empty", kind);
     long chars = ent_utf8_length(name);
     if (chars < 0)
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s is not valid UTF-8", kind);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s is not valid UTF-8", kind);
     if ((size_t)chars > max_chars)
-        return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s \"%s\" is %ld characters, above the maximum %zu", kind,
-                    name, chars, max_chars);
+        return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s \"%s\" is %ld characters, above the maximum %zu",
+                               kind, name, chars, max_chars);
     for (const char *p = name; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (strchr(ENT_CHILD_NAME_FORBIDDEN_CHARS, c))
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" contains '%c', which Service Bus does not allow",
-                        kind, name, c);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s \"%s\" contains '%c', which Service Bus does not allow", kind, name, c);
         if (c < 0x20 || c == 0x7f)
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" contains the control character 0x%02x", kind, name,
-                        c);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s \"%s\" contains the control character 0x%02x",
+                                   kind, name, c);
     }
     return SB_OK;
 }
@@ -339,22 +328,22 @@ static sb_status check_row(const entity_kind *k, const char *who, const prop_row
         if (!shown)
             shown = ent_duration_format(ms, vbuf, sizeof vbuf);
         if (ms < min)
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s \"%s\" is below the minimum %s", who, r->name,
-                        shown, ent_duration_format(min, minbuf, sizeof minbuf));
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s \"%s\" is below the minimum %s", who,
+                                   r->name, shown, ent_duration_format(min, minbuf, sizeof minbuf));
         if (ms > max)
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s \"%s\" is above the maximum %s", who, r->name,
-                        shown, ent_duration_format(max, maxbuf, sizeof maxbuf));
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s \"%s\" is above the maximum %s", who,
+                                   r->name, shown, ent_duration_format(max, maxbuf, sizeof maxbuf));
         return SB_OK;
     }
     case P_INT: {
         int32_t v;
         memcpy(&v, field, sizeof v);
         if (v < min)
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %d is below the minimum %lld", who, r->name, v,
-                        (long long)min);
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %d is below the minimum %lld", who,
+                                   r->name, v, (long long)min);
         if (v > max)
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %d is above the maximum %lld", who, r->name, v,
-                        (long long)max);
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %d is above the maximum %lld", who,
+                                   r->name, v, (long long)max);
         return SB_OK;
     }
     case P_BOOL:
@@ -368,8 +357,9 @@ static sb_status check_row(const entity_kind *k, const char *who, const prop_row
                 if (k->status_mask & STATUS_BIT(i))
                     snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
                              *allowed ? ", " : "", status_names[i]);
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: Status \"%s\" is not allowed for a %s (allowed: %s)", who,
-                        ent_entity_status_name(s), k->kind, allowed);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s: Status \"%s\" is not allowed for a %s (allowed: %s)", who,
+                                   ent_entity_status_name(s), k->kind, allowed);
         }
         return SB_OK;
     }
@@ -379,19 +369,20 @@ static sb_status check_row(const entity_kind *k, const char *who, const prop_row
         char sub[512];
         sb_status st = ent_check_entity_path(r->name, field, sub, sizeof sub);
         if (st != SB_OK)
-            return fail(st, err, errlen, "%s: %s", who, sub);
+            return ent_fail_status(st, err, errlen, "%s: %s", who, sub);
         if (self && self->self && !strcasecmp(field, self->self))
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s \"%s\" cannot be %s (a forwarding loop)", who, r->name,
-                        field, self->self_kind);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s \"%s\" cannot be %s (a forwarding loop)", who,
+                                   r->name, field, self->self_kind);
         return SB_OK;
     }
     case P_TEXT: {
         long chars = ent_utf8_length(field);
         if (chars < 0)
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s is not valid UTF-8", who, r->name);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s is not valid UTF-8", who, r->name);
         if (chars > max)
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s is %ld characters, above the maximum %lld", who,
-                        r->name, chars, (long long)max);
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen,
+                                   "%s: %s is %ld characters, above the maximum %lld", who, r->name, chars,
+                                   (long long)max);
         return SB_OK;
     }
     }
@@ -428,14 +419,14 @@ static sb_status convert_into(const char *who, const prop_row *r, void *props, e
     switch (r->kind) {
     case P_DURATION: {
         if (v.type != ENT_VALUE_STRING)
-            return fail(SB_ERR_ARGUMENT, err, errlen,
-                        "%s: %s must be an ISO-8601 duration string such as \"PT1M\", got %s", who, r->name,
-                        ent_value_type_name(v.type));
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s: %s must be an ISO-8601 duration string such as \"PT1M\", got %s", who, r->name,
+                                   ent_value_type_name(v.type));
         int64_t ms;
         char why[160];
         if (ent_duration_parse(v.u.s, &ms, why, sizeof why))
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s \"%s\" is not an ISO-8601 duration: %s", who, r->name,
-                        v.u.s, why);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s \"%s\" is not an ISO-8601 duration: %s", who,
+                                   r->name, v.u.s, why);
         memcpy(field, &ms, sizeof ms);
         *shown = v.u.s;
         return SB_OK;
@@ -451,21 +442,22 @@ static sb_status convert_into(const char *who, const prop_row *r, void *props, e
             errno = 0;
             long long ll = strtoll(v.u.s, &end, 10);
             if (*end || errno)
-                return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s \"%s\" is not an integer", who, r->name, v.u.s);
+                return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s \"%s\" is not an integer", who, r->name,
+                                       v.u.s);
             i = ll;
         } else {
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be an integer, got %s", who, r->name,
-                        v.type == ENT_VALUE_DOUBLE ? "a fractional number" : ent_value_type_name(v.type));
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be an integer, got %s", who, r->name,
+                                   v.type == ENT_VALUE_DOUBLE ? "a fractional number" : ent_value_type_name(v.type));
         }
         int64_t min, max;
         range_of(r->range, &min, &max);
         /* Report out-of-int32 values before they are narrowed. */
         if (i < min)
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %lld is below the minimum %lld", who, r->name,
-                        (long long)i, (long long)min);
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %lld is below the minimum %lld", who,
+                                   r->name, (long long)i, (long long)min);
         if (i > max)
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %lld is above the maximum %lld", who, r->name,
-                        (long long)i, (long long)max);
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s %lld is above the maximum %lld", who,
+                                   r->name, (long long)i, (long long)max);
         int32_t v32 = (int32_t)i;
         memcpy(field, &v32, sizeof v32);
         return SB_OK;
@@ -477,20 +469,20 @@ static sb_status convert_into(const char *who, const prop_row *r, void *props, e
         else if (v.type == ENT_VALUE_STRING && !parse_bool_text(v.u.s, &b))
             ;
         else
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be true or false, got %s", who, r->name,
-                        ent_value_type_name(v.type));
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be true or false, got %s", who, r->name,
+                                   ent_value_type_name(v.type));
         memcpy(field, &b, sizeof b);
         return SB_OK;
     }
     case P_STATUS: {
         if (v.type != ENT_VALUE_STRING)
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be a string such as \"Active\", got %s", who,
-                        r->name, ent_value_type_name(v.type));
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be a string such as \"Active\", got %s",
+                                   who, r->name, ent_value_type_name(v.type));
         ent_entity_status s;
         if (ent_entity_status_parse(v.u.s, &s))
-            return fail(SB_ERR_ARGUMENT, err, errlen,
-                        "%s: %s \"%s\" is not one of Active, Disabled, SendDisabled, ReceiveDisabled", who, r->name,
-                        v.u.s);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s: %s \"%s\" is not one of Active, Disabled, SendDisabled, ReceiveDisabled", who,
+                                   r->name, v.u.s);
         memcpy(field, &s, sizeof s);
         return SB_OK;
     }
@@ -502,14 +494,15 @@ static sb_status convert_into(const char *who, const prop_row *r, void *props, e
         else if (v.type == ENT_VALUE_STRING)
             s = v.u.s;
         else
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be a string, got %s", who, r->name,
-                        ent_value_type_name(v.type));
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be a string, got %s", who, r->name,
+                                   ent_value_type_name(v.type));
         /* Too many bytes means too many characters: let check_row say so. */
         size_t len = strlen(s);
         if (len >= r->size) {
             long chars = ent_utf8_length(s);
-            return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s is %ld characters, above the maximum %d", who,
-                        r->name, chars, r->kind == P_PATH ? ENT_ENTITY_PATH_MAX : ENT_USER_METADATA_MAX);
+            return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s is %ld characters, above the maximum %d",
+                                   who, r->name, chars,
+                                   r->kind == P_PATH ? ENT_ENTITY_PATH_MAX : ENT_USER_METADATA_MAX);
         }
         memcpy(field, s, len + 1);
         return SB_OK;
@@ -523,8 +516,8 @@ static sb_status generic_set(const entity_kind *k, const char *who, void *props,
 {
     const prop_row *r = find_row(k, property);
     if (!r)
-        return fail(SB_ERR_NOT_FOUND, err, errlen, "%s: unknown property \"%s\" for a %s", who,
-                    property ? property : "(null)", k->kind);
+        return ent_fail_status(SB_ERR_NOT_FOUND, err, errlen, "%s: unknown property \"%s\" for a %s", who,
+                               property ? property : "(null)", k->kind);
     memcpy(scratch, props, size);
     const char *shown;
     sb_status st = convert_into(who, r, scratch, v, &shown, err, errlen);
@@ -661,7 +654,7 @@ sb_status ent_subscription_props_init(ent_subscription_props *s, const char *top
     char sub[512];
     st = ent_check_child_name("subscription name", name, ENT_SUBSCRIPTION_NAME_MAX, sub, sizeof sub);
     if (st != SB_OK)
-        return fail(st, err, errlen, "topic \"%s\": %s", topic, sub);
+        return ent_fail_status(st, err, errlen, "topic \"%s\": %s", topic, sub);
     copy_text(s->name, sizeof s->name, name);
     return SB_OK;
 }
@@ -684,7 +677,7 @@ sb_status ent_subscription_validate(const ent_subscription_props *s, char *err, 
     char sub[512];
     st = ent_check_child_name("subscription name", s->name, ENT_SUBSCRIPTION_NAME_MAX, sub, sizeof sub);
     if (st != SB_OK)
-        return fail(st, err, errlen, "topic \"%s\": %s", s->topic, sub);
+        return ent_fail_status(st, err, errlen, "topic \"%s\": %s", s->topic, sub);
     who_buf w;
     subscription_who(s, &w);
     self_names self = {s->topic, "its own topic"};

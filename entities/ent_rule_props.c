@@ -14,18 +14,6 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-__attribute__((format(printf, 4, 5)))
-static sb_status fail(sb_status st, char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 static void copy_text(char *dst, size_t dstsize, const char *src)
 {
     snprintf(dst, dstsize, "%s", src ? src : "");
@@ -84,12 +72,12 @@ sb_status ent_rule_props_init(ent_rule_props *r, const char *topic, const char *
     char sub[512];
     st = ent_check_child_name("subscription name", subscription, ENT_SUBSCRIPTION_NAME_MAX, sub, sizeof sub);
     if (st != SB_OK)
-        return fail(st, err, errlen, "topic \"%s\": %s", topic, sub);
+        return ent_fail_status(st, err, errlen, "topic \"%s\": %s", topic, sub);
     copy_text(r->topic, sizeof r->topic, topic);
     copy_text(r->subscription, sizeof r->subscription, subscription);
     st = ent_check_child_name("rule name", name, ENT_RULE_NAME_MAX, sub, sizeof sub);
     if (st != SB_OK)
-        return fail(st, err, errlen, "subscription \"%s/Subscriptions/%s\": %s", topic, subscription, sub);
+        return ent_fail_status(st, err, errlen, "subscription \"%s/Subscriptions/%s\": %s", topic, subscription, sub);
     copy_text(r->name, sizeof r->name, name);
     return SB_OK;
 }
@@ -188,7 +176,7 @@ static sb_status set_owned(char **slot, const char *s, const char *who, const ch
 {
     char *copy = NULL;
     if (s && !(copy = ent_strdup(s)))
-        return fail(SB_ERR_INTERNAL, err, errlen, "%s: %s: out of memory", who, prop);
+        return ent_fail_status(SB_ERR_INTERNAL, err, errlen, "%s: %s: out of memory", who, prop);
     ent_free(*slot);
     *slot = copy;
     return SB_OK;
@@ -198,10 +186,10 @@ static sb_status check_expression(const char *who, const char *prop, const char 
 {
     long chars = ent_utf8_length(s);
     if (chars < 0)
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s is not valid UTF-8", who, prop);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s is not valid UTF-8", who, prop);
     if (chars > ENT_SQL_EXPRESSION_MAX)
-        return fail(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s is %ld characters, above the maximum %d", who, prop,
-                    chars, ENT_SQL_EXPRESSION_MAX);
+        return ent_fail_status(SB_ERR_ARGUMENT_RANGE, err, errlen, "%s: %s is %ld characters, above the maximum %d",
+                               who, prop, chars, ENT_SQL_EXPRESSION_MAX);
     return SB_OK;
 }
 
@@ -219,7 +207,8 @@ static sb_status set_correlation_property(ent_rule_props *r, const char *who, co
 {
     ent_correlation_filter *c = &r->correlation;
     if (!*pname)
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s: CorrelationFilter.Properties has an empty property name", who);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                               "%s: CorrelationFilter.Properties has an empty property name", who);
     size_t at = c->nproperties;
     for (size_t i = 0; i < c->nproperties; i++)
         if (!strcmp(c->properties[i].name, pname))
@@ -238,14 +227,15 @@ static sb_status set_correlation_property(ent_rule_props *r, const char *who, co
         np.value.u.s = ent_strdup(v.u.s);
     if (!np.name || (v.type == ENT_VALUE_STRING && !np.value.u.s)) {
         free_property(&np);
-        return fail(SB_ERR_INTERNAL, err, errlen, "%s: CorrelationFilter.Properties.%s: out of memory", who, pname);
+        return ent_fail_status(SB_ERR_INTERNAL, err, errlen, "%s: CorrelationFilter.Properties.%s: out of memory", who,
+                               pname);
     }
     if (at == c->nproperties) {
         ent_correlation_property *grown = ent_realloc(c->properties, (c->nproperties + 1) * sizeof *grown);
         if (!grown) {
             free_property(&np);
-            return fail(SB_ERR_INTERNAL, err, errlen, "%s: CorrelationFilter.Properties.%s: out of memory", who,
-                        pname);
+            return ent_fail_status(SB_ERR_INTERNAL, err, errlen, "%s: CorrelationFilter.Properties.%s: out of memory",
+                                   who, pname);
         }
         c->properties = grown;
         c->nproperties++;
@@ -276,11 +266,12 @@ sb_status ent_rule_set(ent_rule_props *r, const char *property, ent_value v, cha
     if (!strcasecmp(property, "FilterType")) {
         ent_filter_type t;
         if (v.type != ENT_VALUE_STRING)
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: FilterType must be \"Sql\" or \"Correlation\", got %s",
-                        who, ent_value_type_name(v.type));
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s: FilterType must be \"Sql\" or \"Correlation\", got %s", who,
+                                   ent_value_type_name(v.type));
         if (ent_filter_type_parse(v.u.s, &t))
-            return fail(SB_ERR_ARGUMENT, err, errlen,
-                        "%s: FilterType \"%s\" is not one of Sql, Correlation, True, False", who, v.u.s);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s: FilterType \"%s\" is not one of Sql, Correlation, True, False", who, v.u.s);
         r->filter_type = t;
         return SB_OK;
     }
@@ -288,8 +279,8 @@ sb_status ent_rule_set(ent_rule_props *r, const char *property, ent_value v, cha
         int is_action = !strncasecmp(property, "Action", 6);
         const char *canon = is_action ? "Action.SqlExpression" : "SqlFilter.SqlExpression";
         if (v.type != ENT_VALUE_STRING && v.type != ENT_VALUE_NULL)
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be a string, got %s", who, canon,
-                        ent_value_type_name(v.type));
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: %s must be a string, got %s", who, canon,
+                                   ent_value_type_name(v.type));
         const char *s = v.type == ENT_VALUE_STRING ? v.u.s : NULL;
         if (s) {
             sb_status st = check_expression(who, canon, s, err, errlen);
@@ -304,8 +295,8 @@ sb_status ent_rule_set(ent_rule_props *r, const char *property, ent_value v, cha
     if (has_prefix_ci(property, "CorrelationFilter.Properties.", &rest)) {
         if (v.type != ENT_VALUE_NULL && v.type != ENT_VALUE_STRING && v.type != ENT_VALUE_INT &&
             v.type != ENT_VALUE_DOUBLE && v.type != ENT_VALUE_BOOL)
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: CorrelationFilter.Properties.%s has an unusable type", who,
-                        rest);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s: CorrelationFilter.Properties.%s has an unusable type", who, rest);
         return set_correlation_property(r, who, rest, v, err, errlen);
     }
     if (has_prefix_ci(property, "CorrelationFilter.", &rest)) {
@@ -314,13 +305,14 @@ sb_status ent_rule_set(ent_rule_props *r, const char *property, ent_value v, cha
             if (strcasecmp(rest, f->name) && !(f->alias && !strcasecmp(rest, f->alias)))
                 continue;
             if (v.type != ENT_VALUE_STRING && v.type != ENT_VALUE_NULL)
-                return fail(SB_ERR_ARGUMENT, err, errlen, "%s: CorrelationFilter.%s must be a string, got %s", who,
-                            f->name, ent_value_type_name(v.type));
+                return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                       "%s: CorrelationFilter.%s must be a string, got %s", who, f->name,
+                                       ent_value_type_name(v.type));
             return set_owned(corr_slot(&r->correlation, f), v.type == ENT_VALUE_STRING ? v.u.s : NULL, who,
                              f->name, err, errlen);
         }
     }
-    return fail(SB_ERR_NOT_FOUND, err, errlen, "%s: unknown property \"%s\" for a rule", who, property);
+    return ent_fail_status(SB_ERR_NOT_FOUND, err, errlen, "%s: unknown property \"%s\" for a rule", who, property);
 }
 
 static int correlation_empty(const ent_correlation_filter *c)
@@ -339,29 +331,32 @@ sb_status ent_rule_validate(const ent_rule_props *r, char *err, size_t errlen)
         return st;
     st = ent_check_child_name("subscription name", r->subscription, ENT_SUBSCRIPTION_NAME_MAX, sub, sizeof sub);
     if (st != SB_OK)
-        return fail(st, err, errlen, "topic \"%s\": %s", r->topic, sub);
+        return ent_fail_status(st, err, errlen, "topic \"%s\": %s", r->topic, sub);
     st = ent_check_child_name("rule name", r->name, ENT_RULE_NAME_MAX, sub, sizeof sub);
     if (st != SB_OK)
-        return fail(st, err, errlen, "subscription \"%s/Subscriptions/%s\": %s", r->topic, r->subscription, sub);
+        return ent_fail_status(st, err, errlen, "subscription \"%s/Subscriptions/%s\": %s", r->topic, r->subscription,
+                               sub);
     who_buf w;
     rule_who(r, &w);
     switch (r->filter_type) {
     case ENT_FILTER_TYPE_SQL:
         if (blank(r->sql_expression))
-            return fail(SB_ERR_ARGUMENT, err, errlen, "%s: FilterType Sql needs a SqlFilter.SqlExpression", w.text);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: FilterType Sql needs a SqlFilter.SqlExpression",
+                                   w.text);
         if ((st = check_expression(w.text, "SqlFilter.SqlExpression", r->sql_expression, err, errlen)) != SB_OK)
             return st;
         break;
     case ENT_FILTER_TYPE_CORRELATION:
         if (correlation_empty(&r->correlation))
-            return fail(SB_ERR_ARGUMENT, err, errlen,
-                        "%s: FilterType Correlation needs at least one CorrelationFilter property", w.text);
+            return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
+                                   "%s: FilterType Correlation needs at least one CorrelationFilter property", w.text);
         break;
     case ENT_FILTER_TYPE_TRUE:
     case ENT_FILTER_TYPE_FALSE:
         break;
     default:
-        return fail(SB_ERR_ARGUMENT, err, errlen, "%s: FilterType %d is unknown", w.text, (int)r->filter_type);
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "%s: FilterType %d is unknown", w.text,
+                               (int)r->filter_type);
     }
     if (r->action_expression)
         return check_expression(w.text, "Action.SqlExpression", r->action_expression, err, errlen);

@@ -50,13 +50,26 @@ int sb_status_http_code(sb_status st) { return row(st)->http_code; }
 int sb_status_cbs_code(sb_status st) { return row(st)->cbs_code; }
 const char *sb_status_name(sb_status st) { return row(st)->name; }
 
+static void write_err(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+}
+
 int ent_fail(char *err, size_t errlen, const char *fmt, ...)
 {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    write_err(err, errlen, fmt, ap);
+    va_end(ap);
     return -1;
+}
+
+sb_status ent_fail_status(sb_status st, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    write_err(err, errlen, fmt, ap);
+    va_end(ap);
+    return st;
 }

@@ -49,5 +49,8 @@ const char *sb_status_name(sb_status st);
  * answers -1: the shape of every "int f(..., char *err, size_t errlen)" that
  * says why it refused. */
 int ent_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same for the functions that answer an sb_status: writes err, answers st. */
+sb_status ent_fail_status(sb_status st, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "ent_alloc.h"
 #include "ent_log.h"
+#include "store_setup.h"
 #include "store_statements.h"
 
 /* Operations per transaction. Past this the batch is cut (never inside an op). */
@@ -257,12 +258,8 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
     PQclear(PQexec(conn, "LISTEN " STORE_NOTIFY_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_CLOCK_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_ENTITIES_CHANNEL));
-    if (clock_offset_ms) {
-        PGresult *r = PQexec(conn, "SELECT offset_ms FROM sbemu_clock");
-        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-            *clock_offset_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-        PQclear(r);
-    }
+    if (clock_offset_ms)
+        store_clock_read(conn, clock_offset_ms);
     err[0] = 0;
     if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
         store_admin_statements_prepare(conn, err, errlen) || PQsetnonblocking(conn, 1) ||
@@ -276,6 +273,7 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
 }
 
 void store_connection_free(PGconn *conn) { PQfinish(conn); }
+int store_connection_socket(const PGconn *conn) { return PQsocket(conn); }
 
 store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen)
 {

@@ -65,6 +65,7 @@ struct pg_conn *store_connect(const char *conninfo, int64_t *clock_offset_ms, ch
 /* Takes conn (from store_connect) after on_lost: the store works again. */
 void store_resume(store *s, struct pg_conn *conn);
 void store_connection_free(struct pg_conn *conn); /* one store_resume did not take */
+int store_connection_socket(const struct pg_conn *conn); /* its socket, to watch before store_resume */
 /* Why the last commit or the connection failed ("" if none since the last
  * resume): for errors that should name their cause (a full disk). */
 const char *store_last_error(const store *s);

@@ -3,12 +3,14 @@
 #include "store_admin.h"
 
 #include <libpq-fe.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ent_alloc.h"
 #include "store_binary.h"
+#include "store_columns.h"
 #include "store_statements.h"
 
 typedef enum admin_kind { KIND_QUEUE, KIND_TOPIC, KIND_SUBSCRIPTION } admin_kind;
@@ -36,117 +38,61 @@ static void result_free(void *p)
 
 /* ---- reading rows ---- */
 
-static int64_t duration(const PGresult *r, int row, int col)
-{
-    int64_t ms = col_i64(r, row, col);
-    return ms < 0 ? ENT_DURATION_UNLIMITED : ms;
-}
+/* Where each runtime column after the properties goes, in the statements'
+ * order (store_admin_statements.c): created, updated, accessed, size, then
+ * the kind's counts. */
+#define RT(field) offsetof(store_admin_runtime, field)
+static const size_t queue_runtime[] = {RT(created_ms), RT(updated_ms), RT(accessed_ms), RT(size_in_bytes),
+                                       RT(active), RT(dead_letter), RT(scheduled)};
+static const size_t topic_runtime[] = {RT(created_ms), RT(updated_ms), RT(accessed_ms), RT(size_in_bytes),
+                                       RT(scheduled), RT(subscriptions), RT(sql_filters), RT(correlation_filters)};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static ent_entity_status status_of(const PGresult *r, int row, int col)
-{
-    ent_entity_status s = ENT_ENTITY_ACTIVE;
-    ent_entity_status_parse(col_str_or_null(r, row, col), &s);
-    return s;
-}
-
-/* Runtime columns from `col` on: created, updated, accessed, size, then the counts. */
-static void read_runtime(const PGresult *r, int row, int col, int64_t id, store_admin_runtime *rt)
-{
-    rt->id = id;
-    rt->created_ms = col_i64(r, row, col);
-    rt->updated_ms = col_i64(r, row, col + 1);
-    rt->accessed_ms = col_i64(r, row, col + 2);
-    rt->size_in_bytes = col_i64(r, row, col + 3);
-}
-
-static void read_queue(const PGresult *r, int i, store_admin_queue *x)
-{
-    ent_queue_props *q = &x->props;
-    memset(x, 0, sizeof *x);
-    col_text(r, i, 1, q->name, sizeof q->name);
-    q->lock_duration_ms = col_i64(r, i, 2);
-    q->max_delivery_count = (int32_t)col_i64(r, i, 3);
-    q->default_message_time_to_live_ms = duration(r, i, 4);
-    q->dead_lettering_on_message_expiration = col_bool(r, i, 5);
-    q->requires_duplicate_detection = col_bool(r, i, 6);
-    q->duplicate_detection_history_time_window_ms = col_i64(r, i, 7);
-    q->requires_session = col_bool(r, i, 8);
-    col_text(r, i, 9, q->forward_to, sizeof q->forward_to);
-    col_text(r, i, 10, q->forward_dead_lettered_messages_to, sizeof q->forward_dead_lettered_messages_to);
-    q->auto_delete_on_idle_ms = duration(r, i, 11);
-    q->status = status_of(r, i, 12);
-    q->max_size_in_megabytes = (int32_t)col_i64(r, i, 13);
-    q->enable_batched_operations = col_bool(r, i, 14);
-    q->enable_partitioning = col_bool(r, i, 15);
-    col_text(r, i, 16, q->user_metadata, sizeof q->user_metadata);
-    read_runtime(r, i, 17, col_i64(r, i, 0), &x->rt);
-    x->rt.active = col_i64(r, i, 21);
-    x->rt.dead_letter = col_i64(r, i, 22);
-    x->rt.scheduled = col_i64(r, i, 23);
-}
-#define QUEUE_NCOLS 24
-
-static void read_topic(const PGresult *r, int i, store_admin_topic *x)
-{
-    ent_topic_props *t = &x->props;
-    memset(x, 0, sizeof *x);
-    col_text(r, i, 1, t->name, sizeof t->name);
-    t->default_message_time_to_live_ms = duration(r, i, 2);
-    t->requires_duplicate_detection = col_bool(r, i, 3);
-    t->duplicate_detection_history_time_window_ms = col_i64(r, i, 4);
-    t->auto_delete_on_idle_ms = duration(r, i, 5);
-    t->status = status_of(r, i, 6);
-    t->max_size_in_megabytes = (int32_t)col_i64(r, i, 7);
-    t->enable_batched_operations = col_bool(r, i, 8);
-    t->enable_partitioning = col_bool(r, i, 9);
-    t->support_ordering = col_bool(r, i, 10);
-    col_text(r, i, 11, t->user_metadata, sizeof t->user_metadata);
-    read_runtime(r, i, 12, col_i64(r, i, 0), &x->rt);
-    x->rt.scheduled = col_i64(r, i, 16);
-    x->rt.subscriptions = col_i64(r, i, 17);
-    x->rt.sql_filters = col_i64(r, i, 18);
-    x->rt.correlation_filters = col_i64(r, i, 19);
-}
-#define TOPIC_NCOLS 20
-
-static void read_subscription(const PGresult *r, int i, store_admin_subscription *x)
-{
-    ent_subscription_props *s = &x->props;
-    memset(x, 0, sizeof *x);
-    col_text(r, i, 1, s->topic, sizeof s->topic);
-    col_text(r, i, 2, s->name, sizeof s->name);
-    s->lock_duration_ms = col_i64(r, i, 3);
-    s->max_delivery_count = (int32_t)col_i64(r, i, 4);
-    s->default_message_time_to_live_ms = duration(r, i, 5);
-    s->dead_lettering_on_message_expiration = col_bool(r, i, 6);
-    s->dead_lettering_on_filter_evaluation_exceptions = col_bool(r, i, 7);
-    s->requires_session = col_bool(r, i, 8);
-    col_text(r, i, 9, s->forward_to, sizeof s->forward_to);
-    col_text(r, i, 10, s->forward_dead_lettered_messages_to, sizeof s->forward_dead_lettered_messages_to);
-    s->auto_delete_on_idle_ms = duration(r, i, 11);
-    s->status = status_of(r, i, 12);
-    s->enable_batched_operations = col_bool(r, i, 13);
-    col_text(r, i, 14, s->user_metadata, sizeof s->user_metadata);
-    read_runtime(r, i, 15, col_i64(r, i, 0), &x->rt);
-    x->rt.active = col_i64(r, i, 19);
-    x->rt.dead_letter = col_i64(r, i, 20);
-    x->rt.scheduled = col_i64(r, i, 21);
-}
-#define SUB_NCOLS 22
-
+/* A kind's rows: id, [the topic's name,] the properties, the runtime. */
 static const struct {
-    size_t size;
-    int ncols;
+    size_t size, props, rt; /* the row struct, and where its props and runtime sit in it */
+    const store_columns *cols;
+    bool topic_name; /* subscriptions: the topic's name comes before the properties */
+    const size_t *runtime;
+    size_t nruntime;
 } kinds[] = {
-    [KIND_QUEUE] = {sizeof(store_admin_queue), QUEUE_NCOLS},
-    [KIND_TOPIC] = {sizeof(store_admin_topic), TOPIC_NCOLS},
-    [KIND_SUBSCRIPTION] = {sizeof(store_admin_subscription), SUB_NCOLS},
+    [KIND_QUEUE] = {sizeof(store_admin_queue), offsetof(store_admin_queue, props), offsetof(store_admin_queue, rt),
+                    &store_queue_columns, false, queue_runtime, COUNT(queue_runtime)},
+    [KIND_TOPIC] = {sizeof(store_admin_topic), offsetof(store_admin_topic, props), offsetof(store_admin_topic, rt),
+                    &store_topic_columns, false, topic_runtime, COUNT(topic_runtime)},
+    [KIND_SUBSCRIPTION] = {sizeof(store_admin_subscription), offsetof(store_admin_subscription, props),
+                           offsetof(store_admin_subscription, rt), &store_subscription_columns, true, queue_runtime,
+                           COUNT(queue_runtime)},
 };
+
+/* How many columns a kind's row has (a list's total comes after them). */
+static int ncols(admin_kind kind)
+{
+    return 1 + kinds[kind].topic_name + kinds[kind].cols->n + (int)kinds[kind].nruntime;
+}
+
+static void read_row(admin_kind kind, const PGresult *r, int i, char *row)
+{
+    memset(row, 0, kinds[kind].size);
+    int col = 1;
+    if (kinds[kind].topic_name) {
+        ent_subscription_props *s = (ent_subscription_props *)(row + kinds[kind].props);
+        col_text(r, i, col++, s->topic, sizeof s->topic);
+    }
+    store_columns_read(kinds[kind].cols, r, i, col, row + kinds[kind].props);
+    col += kinds[kind].cols->n;
+    store_admin_runtime *rt = (store_admin_runtime *)(row + kinds[kind].rt);
+    rt->id = col_i64(r, i, 0);
+    for (size_t k = 0; k < kinds[kind].nruntime; k++) {
+        int64_t v = col_i64(r, i, col++);
+        memcpy((char *)rt + kinds[kind].runtime[k], &v, sizeof v);
+    }
+}
 
 static void read_rows(store_op *op, admin_result *a, const PGresult *r)
 {
-    int rows = PQntuples(r), ncols = kinds[a->kind].ncols;
-    if (a->kind == KIND_SUBSCRIPTION && rows > 0 && PQnfields(r) > ncols) {
+    int rows = PQntuples(r), n = ncols(a->kind);
+    if (a->kind == KIND_SUBSCRIPTION && rows > 0 && PQnfields(r) > n) {
         a->topic_found = true; /* a list: one row per subscription, or one of NULLs */
         if (PQgetisnull(r, 0, 0))
             rows = 0;
@@ -155,18 +101,11 @@ static void read_rows(store_op *op, admin_result *a, const PGresult *r)
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
-    for (int i = 0; i < rows; i++) {
-        char *row = (char *)a->rows + (size_t)i * kinds[a->kind].size;
-        if (a->kind == KIND_QUEUE)
-            read_queue(r, i, (store_admin_queue *)row);
-        else if (a->kind == KIND_TOPIC)
-            read_topic(r, i, (store_admin_topic *)row);
-        else
-            read_subscription(r, i, (store_admin_subscription *)row);
-    }
+    for (int i = 0; i < rows; i++)
+        read_row(a->kind, r, i, (char *)a->rows + (size_t)i * kinds[a->kind].size);
     a->n = (size_t)rows;
-    if (rows > 0 && PQnfields(r) > ncols && !PQgetisnull(r, 0, ncols))
-        a->total = col_i64(r, 0, ncols);
+    if (rows > 0 && PQnfields(r) > n && !PQgetisnull(r, 0, n))
+        a->total = col_i64(r, 0, n);
 }
 
 static void admin_parse(store_op *op, int stmt, const void *res)
@@ -332,32 +271,6 @@ void store_admin_list_subscriptions(store *s, const char *topic, int64_t skip, i
 
 /* ---- puts ---- */
 
-/* Durations as int8 parameters; unlimited is SQL NULL. */
-typedef struct ms_param {
-    int8_param v;
-    bool null;
-} ms_param;
-
-static ms_param ms_of(int64_t ms)
-{
-    ms_param p = {be_int8(ms), ms == ENT_DURATION_UNLIMITED};
-    return p;
-}
-
-#define P_MS(x) ((store_param){(x).null ? NULL : (x).v.b, (x).null ? 0 : 8, 1})
-#define P_BOOL(b) P_TEXT((b) ? "true" : "false")
-/* "" means not set: NULL in the column. */
-static store_param p_opt(const char *s)
-{
-    store_param p = {NULL, 0, 0};
-    if (s && *s) {
-        p.value = s;
-        p.len = (int)strlen(s);
-    }
-    return p;
-}
-#define P_OPT(s) p_opt(s)
-
 /* A queue's or topic's put. Create: the name's lock, the insert, the new
  * entity's runtime stamp, its row; update: the update, its row. p[0] is the
  * name, p[np - 1] the time. */
@@ -380,57 +293,41 @@ static void put_named(store *s, admin_kind kind, const char *create, const char 
     submit(s, op, rc);
 }
 
+/* The parameters of a put: the key (a subscription's topic), the entity's
+ * columns (store_columns.h), the time. Values point into the props and here. */
+typedef struct put_params {
+    store_param p[STORE_COLUMNS_MAX + 2];
+    int8_param ints[STORE_COLUMNS_MAX], now;
+    int n;
+} put_params;
+
+static void put_params_of(put_params *pp, const char *topic, const store_columns *c, const void *props,
+                          int64_t now_ms)
+{
+    pp->n = 0;
+    if (topic)
+        pp->p[pp->n++] = P_TEXT(topic);
+    pp->n += store_columns_params(c, props, pp->p + pp->n, pp->ints);
+    pp->now = be_int8(now_ms);
+    pp->p[pp->n++] = P_INT8(pp->now);
+}
+
 void store_admin_put_queue(store *s, const ent_queue_props *q, bool update, int64_t now_ms, store_admin_queues_cb cb,
                            void *ctx)
 {
-    ms_param lock = ms_of(q->lock_duration_ms), ttl = ms_of(q->default_message_time_to_live_ms),
-             dup = ms_of(q->duplicate_detection_history_time_window_ms), idle = ms_of(q->auto_delete_on_idle_ms);
-    int8_param mdc = be_int8(q->max_delivery_count), size = be_int8(q->max_size_in_megabytes), now = be_int8(now_ms);
-    store_param p[] = {
-        P_TEXT(q->name),
-        P_MS(lock),
-        P_INT8(mdc),
-        P_MS(ttl),
-        P_BOOL(q->dead_lettering_on_message_expiration),
-        P_BOOL(q->requires_duplicate_detection),
-        P_MS(dup),
-        P_BOOL(q->requires_session),
-        P_OPT(q->forward_to),
-        P_OPT(q->forward_dead_lettered_messages_to),
-        P_MS(idle),
-        P_TEXT(ent_entity_status_name(q->status)),
-        P_INT8(size),
-        P_BOOL(q->enable_batched_operations),
-        P_BOOL(q->enable_partitioning),
-        P_OPT(q->user_metadata),
-        P_INT8(now),
-    };
-    put_named(s, KIND_QUEUE, STMT_ADMIN_QUEUE_CREATE, STMT_ADMIN_QUEUE_UPDATE, STMT_ADMIN_QUEUE_GET, p,
-              (int)(sizeof p / sizeof p[0]), update, (void (*)(void))cb, ctx);
+    put_params pp;
+    put_params_of(&pp, NULL, &store_queue_columns, q, now_ms);
+    put_named(s, KIND_QUEUE, STMT_ADMIN_QUEUE_CREATE, STMT_ADMIN_QUEUE_UPDATE, STMT_ADMIN_QUEUE_GET, pp.p, pp.n,
+              update, (void (*)(void))cb, ctx);
 }
 
 void store_admin_put_topic(store *s, const ent_topic_props *t, bool update, int64_t now_ms, store_admin_topics_cb cb,
                            void *ctx)
 {
-    ms_param ttl = ms_of(t->default_message_time_to_live_ms), dup = ms_of(t->duplicate_detection_history_time_window_ms),
-             idle = ms_of(t->auto_delete_on_idle_ms);
-    int8_param size = be_int8(t->max_size_in_megabytes), now = be_int8(now_ms);
-    store_param p[] = {
-        P_TEXT(t->name),
-        P_MS(ttl),
-        P_BOOL(t->requires_duplicate_detection),
-        P_MS(dup),
-        P_MS(idle),
-        P_TEXT(ent_entity_status_name(t->status)),
-        P_INT8(size),
-        P_BOOL(t->enable_batched_operations),
-        P_BOOL(t->enable_partitioning),
-        P_BOOL(t->support_ordering),
-        P_OPT(t->user_metadata),
-        P_INT8(now),
-    };
-    put_named(s, KIND_TOPIC, STMT_ADMIN_TOPIC_CREATE, STMT_ADMIN_TOPIC_UPDATE, STMT_ADMIN_TOPIC_GET, p,
-              (int)(sizeof p / sizeof p[0]), update, (void (*)(void))cb, ctx);
+    put_params pp;
+    put_params_of(&pp, NULL, &store_topic_columns, t, now_ms);
+    put_named(s, KIND_TOPIC, STMT_ADMIN_TOPIC_CREATE, STMT_ADMIN_TOPIC_UPDATE, STMT_ADMIN_TOPIC_GET, pp.p, pp.n,
+              update, (void (*)(void))cb, ctx);
 }
 
 void store_admin_put_subscription(store *s, const ent_subscription_props *sub, const store_rule *default_rule,
@@ -442,40 +339,23 @@ void store_admin_put_subscription(store *s, const ent_subscription_props *sub, c
     store_op *op = admin_op(n, KIND_SUBSCRIPTION, n - 1, 0, update, admin_done, (void (*)(void))cb, ctx);
     if (!op)
         return;
-    ms_param lock = ms_of(sub->lock_duration_ms), ttl = ms_of(sub->default_message_time_to_live_ms),
-             idle = ms_of(sub->auto_delete_on_idle_ms);
-    int8_param mdc = be_int8(sub->max_delivery_count), now = be_int8(now_ms);
-    store_param p[] = {
-        P_TEXT(sub->topic),
-        P_TEXT(sub->name),
-        P_MS(lock),
-        P_INT8(mdc),
-        P_MS(ttl),
-        P_BOOL(sub->dead_lettering_on_message_expiration),
-        P_BOOL(sub->dead_lettering_on_filter_evaluation_exceptions),
-        P_BOOL(sub->requires_session),
-        P_OPT(sub->forward_to),
-        P_OPT(sub->forward_dead_lettered_messages_to),
-        P_MS(idle),
-        P_TEXT(ent_entity_status_name(sub->status)),
-        P_BOOL(sub->enable_batched_operations),
-        P_OPT(sub->user_metadata),
-        P_INT8(now),
-    };
+    put_params pp;
+    put_params_of(&pp, sub->topic, &store_subscription_columns, sub, now_ms);
+    store_param topic = pp.p[0], name = pp.p[1], now = pp.p[pp.n - 1];
     int rc = 0, i = 0;
-    rc |= store_op_stmt(op, i++, update ? STMT_ADMIN_SUB_UPDATE : STMT_ADMIN_SUB_CREATE, p, 15);
+    rc |= store_op_stmt(op, i++, update ? STMT_ADMIN_SUB_UPDATE : STMT_ADMIN_SUB_CREATE, pp.p, pp.n);
     if (rule) {
         const store_rule *d = default_rule;
         rc |= store_op_stmt(op, i++, STMT_ADMIN_SUB_DEFAULT_RULE,
-                            (store_param[]){p[0], p[1], P_TEXT(d->name), P_TEXT(d->filter_type),
+                            (store_param[]){topic, name, P_TEXT(d->name), P_TEXT(d->filter_type),
                                             P_TEXT(d->sql_expression), P_TEXT(d->correlation),
                                             P_TEXT(d->filter_parameters), P_TEXT(d->action_expression),
-                                            P_TEXT(d->action_parameters), P_INT8(now)},
+                                            P_TEXT(d->action_parameters), now},
                             10);
     }
     if (!update)
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_SUB_TOUCH_NEW, (store_param[]){p[0], p[1], P_INT8(now)}, 3);
-    rc |= store_op_stmt(op, i, STMT_ADMIN_SUB_GET, (store_param[]){p[0], p[1], P_CAP}, 3);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_SUB_TOUCH_NEW, (store_param[]){topic, name, now}, 3);
+    rc |= store_op_stmt(op, i, STMT_ADMIN_SUB_GET, (store_param[]){topic, name, P_CAP}, 3);
     submit(s, op, rc);
 }
 

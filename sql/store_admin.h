@@ -9,9 +9,9 @@
  * emulator on the database sees an entity made or changed here at once (the
  * caller waits for its own cache to refill before it answers).
  *
- * Column encodings are store_config.h's: durations are intervals (NULL for
- * unlimited), "" ForwardTo/UserMetadata are NULL, status is the
- * ent_entity_status_name() text. */
+ * Entity rows are read and written through the column tables of
+ * store_columns.h (which says how each property is encoded), as the
+ * Config.json upsert's are. */
 #ifndef STORE_ADMIN_H
 #define STORE_ADMIN_H
 

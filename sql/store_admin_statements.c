@@ -4,12 +4,22 @@
  * messages_ready holds the active messages nobody has locked, messages_held
  * the locked, deferred and scheduled ones. A count walks exactly the range
  * it counts, never the entity's whole primary key; lists page by name first
- * and count only the rows of the page. */
+ * and count only the rows of the page.
+ *
+ * The statements that read or write entity properties are built once, at the
+ * first prepare, from the column tables of store_columns.c: their property
+ * columns, parameters and types all come from there. */
 #include "store_admin.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store_columns.h"
 #include "store_statements.h"
 
-/* A millisecond parameter as an interval; NULL (unlimited) stays NULL. */
-#define MS(n) "($" #n "::bigint * interval '1 millisecond')"
+/* Room for one generated statement's text (the longest is about 2 KB). */
+#define ADMIN_SQL_MAX 8192
 
 /* How many messages of entity `id` in one subqueue one of the two index
  * ranges holds (and `cond` keeps), up to `cap` (a parameter: STORE_ADMIN_
@@ -29,24 +39,15 @@
     " " COUNT_IN(READY, id, "1", "", cap) " + " COUNT_IN(HELD, id, "1", " AND m.state <> 3", cap) ","                 \
     " " COUNT_IN(HELD, id, "0", " AND m.state = 2", cap)
 
-/* Columns in store_admin.c's read_queue order. */
-#define QUEUE_COLS(cap) \
-    " q.id, q.name, sbemu_interval_ms(q.lock_duration), q.max_delivery_count::int8,"                                 \
-    " coalesce(sbemu_interval_ms(q.default_message_time_to_live), -1), q.dead_lettering_on_message_expiration,"      \
-    " q.requires_duplicate_detection, sbemu_interval_ms(q.duplicate_detection_history_time_window),"                 \
-    " q.requires_session, q.forward_to, q.forward_dead_lettered_messages_to,"                                         \
-    " coalesce(sbemu_interval_ms(q.auto_delete_on_idle), -1), q.status, q.max_size_in_megabytes::int8,"              \
-    " q.enable_batched_operations, q.enable_partitioning, q.user_metadata, sbemu_ms(q.created_at),"                 \
-    " sbemu_ms(q.updated_at), coalesce(sbemu_ms(r.accessed_at), sbemu_ms(q.created_at)),"                           \
-    " coalesce(r.size_in_bytes, 0)," COUNTS("q.id", cap)
-
-#define TOPIC_COLS(cap) \
-    " t.id, t.name, coalesce(sbemu_interval_ms(t.default_message_time_to_live), -1), t.requires_duplicate_detection," \
-    " sbemu_interval_ms(t.duplicate_detection_history_time_window), coalesce(sbemu_interval_ms(t.auto_delete_on_idle), -1)," \
-    " t.status, t.max_size_in_megabytes::int8, t.enable_batched_operations, t.enable_partitioning,"                   \
-    " t.support_ordering, t.user_metadata, sbemu_ms(t.created_at), sbemu_ms(t.updated_at),"                          \
-    " coalesce(sbemu_ms(r.accessed_at), sbemu_ms(t.created_at)),"                                                     \
-    " coalesce(r.size_in_bytes, 0) + coalesce((SELECT sum(x.size_in_bytes) FROM subscriptions s"                      \
+/* The runtime columns after the properties, in store_admin.c's order:
+ * created, updated, accessed, size, then the counts. */
+#define RUNTIME(a)                                                                                                    \
+    " sbemu_ms(" a ".created_at), sbemu_ms(" a ".updated_at), coalesce(sbemu_ms(r.accessed_at), sbemu_ms(" a          \
+    ".created_at)), coalesce(r.size_in_bytes, 0)"
+#define QUEUE_RUNTIME(cap) RUNTIME("q") "," COUNTS("q.id", cap)
+#define SUB_RUNTIME(cap) RUNTIME("s") "," COUNTS("s.id", cap)
+#define TOPIC_RUNTIME(cap)                                                                                            \
+    RUNTIME("t") " + coalesce((SELECT sum(x.size_in_bytes) FROM subscriptions s"                                     \
     "  JOIN entity_runtime x ON x.entity_id = s.id WHERE s.topic_id = t.id), 0)::int8,"                               \
     " " COUNT_IN(HELD, "t.id", "0", " AND m.state = 2", cap) ","                                                      \
     " (SELECT count(*) FROM subscriptions s WHERE s.topic_id = t.id),"                                               \
@@ -57,80 +58,22 @@
     " (SELECT count(*) FROM subscriptions s JOIN rules u ON u.subscription_id = s.id"                               \
     "  WHERE s.topic_id = t.id AND u.filter_type = 'Correlation')"
 
-#define SUB_COLS(cap) \
-    " s.id, t.name, s.name, sbemu_interval_ms(s.lock_duration), s.max_delivery_count::int8,"                        \
-    " coalesce(sbemu_interval_ms(s.default_message_time_to_live), -1), s.dead_lettering_on_message_expiration,"      \
-    " s.dead_lettering_on_filter_evaluation_exceptions, s.requires_session, s.forward_to,"                           \
-    " s.forward_dead_lettered_messages_to, coalesce(sbemu_interval_ms(s.auto_delete_on_idle), -1), s.status,"        \
-    " s.enable_batched_operations, s.user_metadata, sbemu_ms(s.created_at), sbemu_ms(s.updated_at),"                 \
-    " coalesce(sbemu_ms(r.accessed_at), sbemu_ms(s.created_at)), coalesce(r.size_in_bytes, 0)," COUNTS("s.id", cap)
-
 #define RULE_COLS                                                                                                     \
     " name, filter_type, sql_expression, correlation::text, filter_parameters::text, action_expression,"             \
     " action_parameters::text, sbemu_ms(created_at)"
 
-/* The queue's settable columns from $2 (store_admin.c's queue_params order). */
-#define QUEUE_SET                                                                                                     \
-    " lock_duration = " MS(2) ", max_delivery_count = $3::integer, default_message_time_to_live = " MS(4) ","        \
-    " dead_lettering_on_message_expiration = $5::boolean, requires_duplicate_detection = $6::boolean,"               \
-    " duplicate_detection_history_time_window = " MS(7) ", forward_to = $9, forward_dead_lettered_messages_to = $10," \
-    " auto_delete_on_idle = " MS(11) ", status = $12, max_size_in_megabytes = $13::integer,"                          \
-    " enable_batched_operations = $14::boolean, enable_partitioning = $15::boolean, user_metadata = $16,"            \
-    " updated_at = sbemu_ts($17)"
-#define QUEUE_TYPES                                                                                                   \
-    {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, \
-     STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT, \
-     STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}
-
-#define TOPIC_SET                                                                                                     \
-    " default_message_time_to_live = " MS(2) ", requires_duplicate_detection = $3::boolean,"                          \
-    " duplicate_detection_history_time_window = " MS(4) ", auto_delete_on_idle = " MS(5) ", status = $6,"            \
-    " max_size_in_megabytes = $7::integer, enable_batched_operations = $8::boolean,"                                  \
-    " enable_partitioning = $9::boolean, support_ordering = $10::boolean, user_metadata = $11,"                      \
-    " updated_at = sbemu_ts($12)"
-#define TOPIC_TYPES                                                                                                   \
-    {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, \
-     STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}
-
-#define SUB_SET                                                                                                       \
-    " lock_duration = " MS(3) ", max_delivery_count = $4::integer, default_message_time_to_live = " MS(5) ","        \
-    " dead_lettering_on_message_expiration = $6::boolean, dead_lettering_on_filter_evaluation_exceptions = $7::boolean," \
-    " forward_to = $9, forward_dead_lettered_messages_to = $10, auto_delete_on_idle = " MS(11) ", status = $12,"     \
-    " enable_batched_operations = $13::boolean, user_metadata = $14, updated_at = sbemu_ts($15)"
-#define SUB_TYPES                                                                                                     \
-    {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, \
-     STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, \
-     STORE_OID_INT8}
-
-static const stmt_def admin_stmt_defs[] = {
+/* The statements built from the column tables (build_* below) have only their
+ * name here; the rest is filled in once. */
+static stmt_def admin_stmt_defs[] = {
     /* Queues and topics share one name space: creating either takes this lock
      * on the name first, so two emulators cannot make a queue and a topic of
      * one name at once. */
     {STMT_ADMIN_NAME_LOCK, "SELECT pg_advisory_xact_lock(hashtext('sbemu entity ' || lower($1)))::text", 1,
      {STORE_OID_TEXT}},
 
-    {STMT_ADMIN_QUEUE_GET,
-     "SELECT" QUEUE_COLS("$2") " FROM queues q LEFT JOIN entity_runtime r ON r.entity_id = q.id"
-     " WHERE lower(q.name) = lower($1)",
-     2, {STORE_OID_TEXT, STORE_OID_INT8}},
-    /* $1 skip, $2 top, $3 the count cap; the last column is how many queues there are. */
-    {STMT_ADMIN_QUEUE_LIST,
-     "SELECT" QUEUE_COLS("$3") ", q.total FROM (SELECT x.*, count(*) OVER () AS total FROM queues x"
-     " ORDER BY lower(x.name), x.id OFFSET $1 LIMIT $2) q LEFT JOIN entity_runtime r ON r.entity_id = q.id"
-     " ORDER BY lower(q.name), q.id",
-     3, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    /* Answers how many were inserted (0: the name is taken, by a queue or a topic). */
-    {STMT_ADMIN_QUEUE_CREATE,
-     "WITH i AS (INSERT INTO queues (name, lock_duration, max_delivery_count, default_message_time_to_live,"
-     " dead_lettering_on_message_expiration, requires_duplicate_detection, duplicate_detection_history_time_window,"
-     " requires_session, forward_to, forward_dead_lettered_messages_to, auto_delete_on_idle, status,"
-     " max_size_in_megabytes, enable_batched_operations, enable_partitioning, user_metadata, created_at, updated_at)"
-     " SELECT $1, " MS(2) ", $3::integer, " MS(4) ", $5::boolean, $6::boolean, " MS(7) ", $8::boolean, $9, $10, " MS(11)
-     ", $12, $13::integer, $14::boolean, $15::boolean, $16, sbemu_ts($17), sbemu_ts($17)"
-     " WHERE NOT EXISTS (SELECT 1 FROM topics WHERE lower(name) = lower($1))"
-     " ON CONFLICT ((lower(name))) DO NOTHING RETURNING id)"
-     " SELECT count(*) FROM i",
-     17, QUEUE_TYPES},
+    {STMT_ADMIN_QUEUE_GET, NULL, 0, {0}},
+    {STMT_ADMIN_QUEUE_LIST, NULL, 0, {0}},
+    {STMT_ADMIN_QUEUE_CREATE, NULL, 0, {0}},
     /* A queue or topic created by this request (created at $2, this instant)
      * was last active now on the emulator's clock, not on the database's. */
     {STMT_ADMIN_TOUCH_NEW,
@@ -138,38 +81,12 @@ static const stmt_def admin_stmt_defs[] = {
      " WHERE lower(name) = lower($1) AND created_at = sbemu_ts($2) UNION ALL SELECT id FROM topics"
      " WHERE lower(name) = lower($1) AND created_at = sbemu_ts($2))",
      2, {STORE_OID_TEXT, STORE_OID_INT8}},
-    /* Answers (found, updated): RequiresSession of an existing queue stays. */
-    {STMT_ADMIN_QUEUE_UPDATE,
-     "WITH cur AS (SELECT id, requires_session FROM queues WHERE lower(name) = lower($1) FOR UPDATE),"
-     " u AS (UPDATE queues q SET" QUEUE_SET " FROM cur WHERE q.id = cur.id AND cur.requires_session = $8::boolean"
-     " RETURNING q.id)"
-     " SELECT (SELECT count(*) FROM cur), (SELECT count(*) FROM u)",
-     17, QUEUE_TYPES},
+    {STMT_ADMIN_QUEUE_UPDATE, NULL, 0, {0}},
 
-    {STMT_ADMIN_TOPIC_GET,
-     "SELECT" TOPIC_COLS("$2") " FROM topics t LEFT JOIN entity_runtime r ON r.entity_id = t.id"
-     " WHERE lower(t.name) = lower($1)",
-     2, {STORE_OID_TEXT, STORE_OID_INT8}},
-    {STMT_ADMIN_TOPIC_LIST,
-     "SELECT" TOPIC_COLS("$3") ", t.total FROM (SELECT x.*, count(*) OVER () AS total FROM topics x"
-     " ORDER BY lower(x.name), x.id OFFSET $1 LIMIT $2) t LEFT JOIN entity_runtime r ON r.entity_id = t.id"
-     " ORDER BY lower(t.name), t.id",
-     3, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    {STMT_ADMIN_TOPIC_CREATE,
-     "WITH i AS (INSERT INTO topics (name, default_message_time_to_live, requires_duplicate_detection,"
-     " duplicate_detection_history_time_window, auto_delete_on_idle, status, max_size_in_megabytes,"
-     " enable_batched_operations, enable_partitioning, support_ordering, user_metadata, created_at, updated_at)"
-     " SELECT $1, " MS(2) ", $3::boolean, " MS(4) ", " MS(5) ", $6, $7::integer, $8::boolean, $9::boolean,"
-     " $10::boolean, $11, sbemu_ts($12), sbemu_ts($12)"
-     " WHERE NOT EXISTS (SELECT 1 FROM queues WHERE lower(name) = lower($1))"
-     " ON CONFLICT ((lower(name))) DO NOTHING RETURNING id)"
-     " SELECT count(*) FROM i",
-     12, TOPIC_TYPES},
-    {STMT_ADMIN_TOPIC_UPDATE,
-     "WITH cur AS (SELECT id FROM topics WHERE lower(name) = lower($1) FOR UPDATE),"
-     " u AS (UPDATE topics t SET" TOPIC_SET " FROM cur WHERE t.id = cur.id RETURNING t.id)"
-     " SELECT (SELECT count(*) FROM cur), (SELECT count(*) FROM u)",
-     12, TOPIC_TYPES},
+    {STMT_ADMIN_TOPIC_GET, NULL, 0, {0}},
+    {STMT_ADMIN_TOPIC_LIST, NULL, 0, {0}},
+    {STMT_ADMIN_TOPIC_CREATE, NULL, 0, {0}},
+    {STMT_ADMIN_TOPIC_UPDATE, NULL, 0, {0}},
     /* A queue or a topic (its subscriptions and rules go with it, by cascade),
      * and the messages of all of them (their runtime rows' trigger). */
     {STMT_ADMIN_ENTITY_DELETE,
@@ -178,34 +95,9 @@ static const stmt_def admin_stmt_defs[] = {
      " SELECT (SELECT count(*) FROM q) + (SELECT count(*) FROM t)",
      1, {STORE_OID_TEXT}},
 
-    /* $1 topic, $2 subscription, $3 the count cap */
-    {STMT_ADMIN_SUB_GET,
-     "SELECT" SUB_COLS("$3") " FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
-     " LEFT JOIN entity_runtime r ON r.entity_id = s.id"
-     " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2)",
-     3, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
-    /* $1 topic, $2 skip, $3 top, $4 the count cap. Rows only when the topic exists; the last
-     * column is how many subscriptions it has, and the first row says whether
-     * the topic exists at all (a topic with none answers one row of NULLs). */
-    {STMT_ADMIN_SUB_LIST,
-     "SELECT" SUB_COLS("$4") ", s.total FROM topics t LEFT JOIN LATERAL (SELECT x.*, count(*) OVER () AS total"
-     " FROM subscriptions x WHERE x.topic_id = t.id ORDER BY lower(x.name), x.id OFFSET $2 LIMIT $3) s ON true"
-     " LEFT JOIN entity_runtime r ON r.entity_id = s.id"
-     " WHERE lower(t.name) = lower($1) ORDER BY lower(s.name), s.id",
-     4, {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    /* Answers (topic found, inserted). The insert's trigger gives it $Default. */
-    {STMT_ADMIN_SUB_CREATE,
-     "WITH t AS (SELECT id FROM topics WHERE lower(name) = lower($1)),"
-     " i AS (INSERT INTO subscriptions (topic_id, name, lock_duration, max_delivery_count,"
-     " default_message_time_to_live, dead_lettering_on_message_expiration,"
-     " dead_lettering_on_filter_evaluation_exceptions, requires_session, forward_to,"
-     " forward_dead_lettered_messages_to, auto_delete_on_idle, status, enable_batched_operations, user_metadata,"
-     " created_at, updated_at)"
-     " SELECT t.id, $2, " MS(3) ", $4::integer, " MS(5) ", $6::boolean, $7::boolean, $8::boolean, $9, $10, " MS(11)
-     ", $12, $13::boolean, $14, sbemu_ts($15), sbemu_ts($15) FROM t"
-     " ON CONFLICT (topic_id, (lower(name))) DO NOTHING RETURNING id)"
-     " SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM i)",
-     15, SUB_TYPES},
+    {STMT_ADMIN_SUB_GET, NULL, 0, {0}},
+    {STMT_ADMIN_SUB_LIST, NULL, 0, {0}},
+    {STMT_ADMIN_SUB_CREATE, NULL, 0, {0}},
     /* The rule a subscription was created with, in place of the $Default its
      * insert just got: only a subscription created by this request (created
      * at $10, this instant) is touched, never one that already existed.
@@ -224,14 +116,7 @@ static const stmt_def admin_stmt_defs[] = {
      " WHERE r.entity_id = s.id AND lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
      " AND s.created_at = sbemu_ts($3)",
      3, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
-    /* Answers (found, updated): RequiresSession of an existing subscription stays. */
-    {STMT_ADMIN_SUB_UPDATE,
-     "WITH cur AS (SELECT s.id, s.requires_session FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
-     " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2) FOR UPDATE OF s),"
-     " u AS (UPDATE subscriptions s SET" SUB_SET " FROM cur WHERE s.id = cur.id"
-     " AND cur.requires_session = $8::boolean RETURNING s.id)"
-     " SELECT (SELECT count(*) FROM cur), (SELECT count(*) FROM u)",
-     15, SUB_TYPES},
+    {STMT_ADMIN_SUB_UPDATE, NULL, 0, {0}},
     {STMT_ADMIN_SUB_DELETE,
      "WITH d AS (DELETE FROM subscriptions s USING topics t WHERE t.id = s.topic_id AND lower(t.name) = lower($1)"
      " AND lower(s.name) = lower($2) RETURNING 1)"
@@ -258,14 +143,231 @@ static const stmt_def admin_stmt_defs[] = {
      " (SELECT max(updated_at) FROM subscriptions), (SELECT min(applied_at) FROM sbemu_schema_version))), 0)",
      0, {0}},
 };
+#define ADMIN_NSTMT (sizeof admin_stmt_defs / sizeof admin_stmt_defs[0])
+
+/* ---- the statements built from the column tables ---- */
+
+/* The texts, one buffer per generated statement; which one is full. */
+static char texts[ADMIN_NSTMT][ADMIN_SQL_MAX];
+static const char *too_long;
+
+/* Each statement's text is begun, written, ended (a text that did not fit
+ * fails the prepare, naming it); its parameter types are added as it goes. */
+static stmt_def *def_of(const char *name)
+{
+    for (size_t i = 0; i < ADMIN_NSTMT; i++)
+        if (!strcmp(admin_stmt_defs[i].name, name))
+            return &admin_stmt_defs[i];
+    return NULL;
+}
+
+static void begin(store_sql *s, stmt_def *d)
+{
+    store_sql_init(s, texts[d - admin_stmt_defs], ADMIN_SQL_MAX);
+    d->sql = s->buf;
+    d->nparams = 0;
+}
+
+static void param(stmt_def *d, Oid type) { d->types[d->nparams++] = type; }
+
+static void params_of(stmt_def *d, const store_columns *c)
+{
+    store_columns_types(c, d->types + d->nparams);
+    d->nparams += c->n;
+}
+
+static void end(const store_sql *s, const stmt_def *d)
+{
+    if (s->overflow && !too_long)
+        too_long = d->name;
+}
+
+/* A statement that reads rows: SELECT head, the table's columns (from
+ * alias), then tail (the runtime columns, FROM and the rest); its parameter
+ * types are `types`, 0-terminated. */
+static void build_rows(const char *name, const char *head, const store_columns *c, const char *alias,
+                       const char *tail, const Oid *types)
+{
+    stmt_def *d = def_of(name);
+    store_sql s;
+    begin(&s, d);
+    store_sql_add(&s, "SELECT %s, ", head);
+    store_sql_select(&s, c, alias, 0);
+    store_sql_add(&s, ",%s", tail);
+    for (; *types; types++)
+        param(d, *types);
+    end(&s, d);
+}
+
+/* A queue's or topic's get ($1 its name, $2 the count cap) and list ($1 skip,
+ * $2 top, $3 the count cap; the last column is how many there are). */
+#define NAMED_GET(table, a)                                                                                           \
+    " FROM " table " " a " LEFT JOIN entity_runtime r ON r.entity_id = " a ".id WHERE lower(" a ".name) = lower($1)"
+#define NAMED_LIST(table, a)                                                                                          \
+    ", " a ".total FROM (SELECT x.*, count(*) OVER () AS total FROM " table " x"                                      \
+    " ORDER BY lower(x.name), x.id OFFSET $1 LIMIT $2) " a " LEFT JOIN entity_runtime r ON r.entity_id = " a ".id"    \
+    " ORDER BY lower(" a ".name), " a ".id"
+static const Oid get_types[] = {STORE_OID_TEXT, STORE_OID_INT8, 0};
+static const Oid list_types[] = {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, 0};
+/* A subscription's: $1 topic, $2 subscription, $3 the count cap; the list
+ * $1 topic, $2 skip, $3 top, $4 the count cap. The list has rows only when
+ * the topic exists; its last column is how many subscriptions it has, and the
+ * first row says whether the topic exists at all (a topic with none answers
+ * one row of NULLs). */
+#define SUB_GET                                                                                                       \
+    " FROM subscriptions s JOIN topics t ON t.id = s.topic_id LEFT JOIN entity_runtime r ON r.entity_id = s.id"       \
+    " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
+#define SUB_LIST                                                                                                      \
+    ", s.total FROM topics t LEFT JOIN LATERAL (SELECT x.*, count(*) OVER () AS total"                                \
+    " FROM subscriptions x WHERE x.topic_id = t.id ORDER BY lower(x.name), x.id OFFSET $2 LIMIT $3) s ON true"        \
+    " LEFT JOIN entity_runtime r ON r.entity_id = s.id WHERE lower(t.name) = lower($1) ORDER BY lower(s.name), s.id"
+static const Oid sub_get_types[] = {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, 0};
+static const Oid sub_list_types[] = {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, 0};
+
+/* Answers how many were inserted (0: the name is taken, by a queue or a
+ * topic). $1.. the columns (the name first), then the time. */
+static void build_named_create(const char *name, const store_columns *c, const char *other)
+{
+    stmt_def *d = def_of(name);
+    store_sql s;
+    begin(&s, d);
+    int now = 1 + c->n;
+    store_sql_add(&s, "WITH i AS (INSERT INTO %s (", c->table);
+    store_sql_names(&s, c, "", 0);
+    store_sql_add(&s, ", created_at, updated_at) SELECT ");
+    store_sql_values(&s, c, 1, 0);
+    store_sql_add(&s, ", sbemu_ts($%d), sbemu_ts($%d) WHERE NOT EXISTS (SELECT 1 FROM %s WHERE lower(name) = lower($1))"
+                      " ON CONFLICT ((lower(name))) DO NOTHING RETURNING id) SELECT count(*) FROM i",
+                  now, now, other);
+    params_of(d, c);
+    param(d, STORE_OID_INT8);
+    end(&s, d);
+}
+
+/* The columns an existing entity keeps, as the update's `cur` reads them. */
+static void add_fixed_names(store_sql *s, const store_columns *c, const char *prefix)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->cols[i].flags & STORE_COL_FIXED)
+            store_sql_add(s, ", %s%s", prefix, c->cols[i].name);
+}
+
+/* The guard of an update: the columns an existing entity keeps must be
+ * given as they are (else nothing is updated: SB_ERR_NOT_ALLOWED). */
+static void add_fixed_guard(store_sql *s, const store_columns *c, int first)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->cols[i].flags & STORE_COL_FIXED) {
+            store_sql_add(s, " AND cur.%s = ", c->cols[i].name);
+            store_sql_value(s, &c->cols[i], first + i);
+        }
+}
+
+/* An update; answers (found, updated). Its parameters: the key's (a
+ * subscription's topic: text) up to $first - 1, the columns from $first (the
+ * name first), then the time. `cur` finds and locks the row (alias.id and the
+ * fixed columns, FROM ...). */
+static void build_update(const char *name, const store_columns *c, const char *alias, int first, const char *from)
+{
+    stmt_def *d = def_of(name);
+    store_sql s;
+    begin(&s, d);
+    char prefix[8] = "";
+    if (first > 1)
+        snprintf(prefix, sizeof prefix, "%s.", alias);
+    store_sql_add(&s, "WITH cur AS (SELECT %sid", prefix);
+    add_fixed_names(&s, c, prefix);
+    store_sql_add(&s, "%s), u AS (UPDATE %s %s SET ", from, c->table, alias);
+    store_sql_set(&s, c, first, STORE_COL_FIXED);
+    store_sql_add(&s, ", updated_at = sbemu_ts($%d) FROM cur WHERE %s.id = cur.id", first + c->n, alias);
+    add_fixed_guard(&s, c, first);
+    store_sql_add(&s, " RETURNING %s.id) SELECT (SELECT count(*) FROM cur), (SELECT count(*) FROM u)", alias);
+    for (int i = 1; i < first; i++)
+        param(d, STORE_OID_TEXT);
+    params_of(d, c);
+    param(d, STORE_OID_INT8);
+    end(&s, d);
+}
+
+/* Answers (topic found, inserted). The insert's trigger gives it $Default.
+ * $1 topic, $2.. the columns (the name first), then the time. */
+static void build_sub_create(void)
+{
+    const store_columns *c = &store_subscription_columns;
+    stmt_def *d = def_of(STMT_ADMIN_SUB_CREATE);
+    store_sql s;
+    begin(&s, d);
+    int now = 2 + c->n;
+    store_sql_add(&s, "WITH t AS (SELECT id FROM topics WHERE lower(name) = lower($1)),"
+                      " i AS (INSERT INTO subscriptions (topic_id, ");
+    store_sql_names(&s, c, "", 0);
+    store_sql_add(&s, ", created_at, updated_at) SELECT t.id, ");
+    store_sql_values(&s, c, 2, 0);
+    store_sql_add(&s, ", sbemu_ts($%d), sbemu_ts($%d) FROM t ON CONFLICT (topic_id, (lower(name))) DO NOTHING"
+                      " RETURNING id) SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM i)",
+                  now, now);
+    param(d, STORE_OID_TEXT);
+    params_of(d, c);
+    param(d, STORE_OID_INT8);
+    end(&s, d);
+}
+
+/* Queues and topics: the same statements but for their tables and runtime columns. */
+static const struct {
+    const store_columns *cols;
+    const char *alias, *other;     /* the table whose names a new one may not take */
+    const char *get, *get_tail;    /* build_rows' tails */
+    const char *list, *list_tail;
+    const char *create, *update, *update_from;
+} named[] = {
+    {&store_queue_columns, "q", "topics", STMT_ADMIN_QUEUE_GET, QUEUE_RUNTIME("$2") NAMED_GET("queues", "q"),
+     STMT_ADMIN_QUEUE_LIST, QUEUE_RUNTIME("$3") NAMED_LIST("queues", "q"), STMT_ADMIN_QUEUE_CREATE,
+     STMT_ADMIN_QUEUE_UPDATE, " FROM queues WHERE lower(name) = lower($1) FOR UPDATE"},
+    {&store_topic_columns, "t", "queues", STMT_ADMIN_TOPIC_GET, TOPIC_RUNTIME("$2") NAMED_GET("topics", "t"),
+     STMT_ADMIN_TOPIC_LIST, TOPIC_RUNTIME("$3") NAMED_LIST("topics", "t"), STMT_ADMIN_TOPIC_CREATE,
+     STMT_ADMIN_TOPIC_UPDATE, " FROM topics WHERE lower(name) = lower($1) FOR UPDATE"},
+};
+
+static void build(void)
+{
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        char head[8];
+        snprintf(head, sizeof head, "%s.id", named[i].alias);
+        build_rows(named[i].get, head, named[i].cols, named[i].alias, named[i].get_tail, get_types);
+        build_rows(named[i].list, head, named[i].cols, named[i].alias, named[i].list_tail, list_types);
+        build_named_create(named[i].create, named[i].cols, named[i].other);
+        build_update(named[i].update, named[i].cols, named[i].alias, 1, named[i].update_from);
+    }
+    build_rows(STMT_ADMIN_SUB_GET, "s.id, t.name", &store_subscription_columns, "s", SUB_RUNTIME("$3") SUB_GET,
+               sub_get_types);
+    build_rows(STMT_ADMIN_SUB_LIST, "s.id, t.name", &store_subscription_columns, "s", SUB_RUNTIME("$4") SUB_LIST,
+               sub_list_types);
+    build_sub_create();
+    build_update(STMT_ADMIN_SUB_UPDATE, &store_subscription_columns, "s", 2,
+                 " FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
+                 " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2) FOR UPDATE OF s");
+}
+
+static const stmt_def *built(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build);
+    return admin_stmt_defs;
+}
 
 const stmt_def *store_admin_statement_defs(size_t *n)
 {
-    *n = sizeof admin_stmt_defs / sizeof admin_stmt_defs[0];
-    return admin_stmt_defs;
+    *n = ADMIN_NSTMT;
+    return built();
 }
 
 int store_admin_statements_prepare(PGconn *conn, char *err, size_t errlen)
 {
-    return store_prepare_all(conn, admin_stmt_defs, sizeof admin_stmt_defs / sizeof admin_stmt_defs[0], err, errlen);
+    const stmt_def *defs = built();
+    if (too_long) {
+        snprintf(err, errlen, "cannot prepare %s: its text is longer than ADMIN_SQL_MAX (%d)", too_long,
+                 ADMIN_SQL_MAX);
+        return -1;
+    }
+    return store_prepare_all(conn, defs, ADMIN_NSTMT, err, errlen);
 }

@@ -1,46 +1,48 @@
 /* Config upsert (see store_config.h). Runs once at start, synchronously: the
- * non-blocking store is for the message path, this is a handful of rows. */
+ * non-blocking store is for the message path, this is a handful of rows. The
+ * entity upserts are built from the column tables (store_columns.h), as the
+ * management API's statements are. */
 #include "store_config.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
+#include <libpq-fe.h>
 
 #include "ent_alloc.h"
+#include "store_columns.h"
 #include "store_rule_json.h"
 
 #define MAX_PARAMS 20
+/* Room for one entity upsert's text. */
+#define CONFIG_SQL_MAX 4096
 
-/* Text parameters for PQexecParams; NULL entries are SQL NULL. */
+/* Parameters for PQexecParams, as store_params: text ones typed by the
+ * statement, 8-byte binary integers declared int8. */
 typedef struct params {
-    const char *v[MAX_PARAMS];
-    char buf[MAX_PARAMS][32];
+    store_param p[MAX_PARAMS];
+    int8_param ints[MAX_PARAMS];
     int n;
 } params;
 
-static void p_text(params *p, const char *s) { p->v[p->n++] = s; }
-/* "" means "not set" in the props; the column wants NULL. */
-static void p_opt_text(params *p, const char *s) { p->v[p->n++] = s && *s ? s : NULL; }
+static void p_text(params *p, const char *s) { p->p[p->n++] = P_TEXT(s); }
 
 static void p_int(params *p, int64_t i)
 {
-    snprintf(p->buf[p->n], sizeof p->buf[p->n], "%" PRId64, i);
-    p->v[p->n] = p->buf[p->n];
+    p->ints[p->n] = be_int8(i);
+    p->p[p->n] = P_INT8(p->ints[p->n]);
     p->n++;
 }
 
-static void p_bool(params *p, int b) { p->v[p->n++] = b ? "true" : "false"; }
-
-static void p_duration(params *p, int64_t ms)
+/* The entity's columns, in their table's order. */
+static void p_columns(params *p, const store_columns *c, const void *props)
 {
-    if (ms == ENT_DURATION_UNLIMITED)
-        p->v[p->n++] = NULL;
-    else
-        p_int(p, ms);
+    p->n += store_columns_params(c, props, p->p + p->n, p->ints + p->n);
 }
 
 /* "<who>: <the server's reason>", on one line. */
@@ -72,7 +74,17 @@ __attribute__((format(printf, 7, 8)))
 static int run(PGconn *conn, const char *sql, const params *p, PGresult **out, char *err, size_t errlen,
                const char *fmt, ...)
 {
-    PGresult *r = PQexecParams(conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, 0);
+    const char *values[MAX_PARAMS];
+    int lengths[MAX_PARAMS], formats[MAX_PARAMS];
+    Oid types[MAX_PARAMS];
+    int n = p ? p->n : 0;
+    for (int i = 0; i < n; i++) {
+        values[i] = p->p[i].value;
+        lengths[i] = p->p[i].len;
+        formats[i] = p->p[i].binary;
+        types[i] = p->p[i].binary ? STORE_OID_INT8 : 0; /* text: as the statement says */
+    }
+    PGresult *r = PQexecParams(conn, sql, n, types, values, lengths, formats, 0);
     ExecStatusType st = PQresultStatus(r);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         char who[2048];
@@ -107,109 +119,52 @@ static int run_id(PGconn *conn, const char *sql, const params *p, int64_t *id, c
     return ok ? 0 : -1;
 }
 
-#define MS_TO_INTERVAL(n) "($" #n "::bigint * interval '1 millisecond')"
+/* ---- the entity upserts, built from the column tables ---- */
 
-static const char queue_sql[] =
-    "INSERT INTO queues AS q (name, lock_duration, max_delivery_count, default_message_time_to_live,"
-    " dead_lettering_on_message_expiration, requires_duplicate_detection,"
-    " duplicate_detection_history_time_window, requires_session, forward_to,"
-    " forward_dead_lettered_messages_to, auto_delete_on_idle, status, max_size_in_megabytes,"
-    " enable_batched_operations, enable_partitioning, user_metadata)"
-    " VALUES ($1, " MS_TO_INTERVAL(2) ", $3::integer, " MS_TO_INTERVAL(4) ", $5::boolean, $6::boolean, "
-    MS_TO_INTERVAL(7) ", $8::boolean, $9, $10, " MS_TO_INTERVAL(11) ", $12, $13::integer, $14::boolean,"
-    " $15::boolean, $16)"
-    " ON CONFLICT ((lower(name))) DO UPDATE SET"
-    " lock_duration = EXCLUDED.lock_duration,"
-    " max_delivery_count = EXCLUDED.max_delivery_count,"
-    " default_message_time_to_live = EXCLUDED.default_message_time_to_live,"
-    " dead_lettering_on_message_expiration = EXCLUDED.dead_lettering_on_message_expiration,"
-    " requires_duplicate_detection = EXCLUDED.requires_duplicate_detection,"
-    " duplicate_detection_history_time_window = EXCLUDED.duplicate_detection_history_time_window,"
-    " requires_session = EXCLUDED.requires_session,"
-    " forward_to = EXCLUDED.forward_to,"
-    " forward_dead_lettered_messages_to = EXCLUDED.forward_dead_lettered_messages_to,"
-    " auto_delete_on_idle = EXCLUDED.auto_delete_on_idle,"
-    " status = EXCLUDED.status,"
-    " max_size_in_megabytes = EXCLUDED.max_size_in_megabytes,"
-    " enable_batched_operations = EXCLUDED.enable_batched_operations,"
-    " enable_partitioning = EXCLUDED.enable_partitioning,"
-    " user_metadata = EXCLUDED.user_metadata,"
-    " updated_at = now()"
-    " WHERE (q.lock_duration, q.max_delivery_count, q.default_message_time_to_live,"
-    " q.dead_lettering_on_message_expiration, q.requires_duplicate_detection,"
-    " q.duplicate_detection_history_time_window, q.requires_session, q.forward_to,"
-    " q.forward_dead_lettered_messages_to, q.auto_delete_on_idle, q.status, q.max_size_in_megabytes,"
-    " q.enable_batched_operations, q.enable_partitioning, q.user_metadata)"
-    " IS DISTINCT FROM (EXCLUDED.lock_duration, EXCLUDED.max_delivery_count,"
-    " EXCLUDED.default_message_time_to_live, EXCLUDED.dead_lettering_on_message_expiration,"
-    " EXCLUDED.requires_duplicate_detection, EXCLUDED.duplicate_detection_history_time_window,"
-    " EXCLUDED.requires_session, EXCLUDED.forward_to, EXCLUDED.forward_dead_lettered_messages_to,"
-    " EXCLUDED.auto_delete_on_idle, EXCLUDED.status, EXCLUDED.max_size_in_megabytes,"
-    " EXCLUDED.enable_batched_operations, EXCLUDED.enable_partitioning, EXCLUDED.user_metadata)";
+static char queue_sql[CONFIG_SQL_MAX], topic_sql[CONFIG_SQL_MAX], subscription_sql[CONFIG_SQL_MAX];
+static const char *too_long; /* the table whose upsert did not fit */
 
-/* The CTE returns the id whether the row was inserted, updated or left alone
- * (then `up` is empty and the plain SELECT finds it). */
-static const char topic_sql[] =
-    "WITH up AS (INSERT INTO topics AS t (name, default_message_time_to_live, requires_duplicate_detection,"
-    " duplicate_detection_history_time_window, auto_delete_on_idle, status, max_size_in_megabytes,"
-    " enable_batched_operations, enable_partitioning, support_ordering, user_metadata)"
-    " VALUES ($1, " MS_TO_INTERVAL(2) ", $3::boolean, " MS_TO_INTERVAL(4) ", " MS_TO_INTERVAL(5) ", $6,"
-    " $7::integer, $8::boolean, $9::boolean, $10::boolean, $11)"
-    " ON CONFLICT ((lower(name))) DO UPDATE SET"
-    " default_message_time_to_live = EXCLUDED.default_message_time_to_live,"
-    " requires_duplicate_detection = EXCLUDED.requires_duplicate_detection,"
-    " duplicate_detection_history_time_window = EXCLUDED.duplicate_detection_history_time_window,"
-    " auto_delete_on_idle = EXCLUDED.auto_delete_on_idle,"
-    " status = EXCLUDED.status,"
-    " max_size_in_megabytes = EXCLUDED.max_size_in_megabytes,"
-    " enable_batched_operations = EXCLUDED.enable_batched_operations,"
-    " enable_partitioning = EXCLUDED.enable_partitioning,"
-    " support_ordering = EXCLUDED.support_ordering,"
-    " user_metadata = EXCLUDED.user_metadata,"
-    " updated_at = now()"
-    " WHERE (t.default_message_time_to_live, t.requires_duplicate_detection,"
-    " t.duplicate_detection_history_time_window, t.auto_delete_on_idle, t.status, t.max_size_in_megabytes,"
-    " t.enable_batched_operations, t.enable_partitioning, t.support_ordering, t.user_metadata)"
-    " IS DISTINCT FROM (EXCLUDED.default_message_time_to_live, EXCLUDED.requires_duplicate_detection,"
-    " EXCLUDED.duplicate_detection_history_time_window, EXCLUDED.auto_delete_on_idle, EXCLUDED.status,"
-    " EXCLUDED.max_size_in_megabytes, EXCLUDED.enable_batched_operations, EXCLUDED.enable_partitioning,"
-    " EXCLUDED.support_ordering, EXCLUDED.user_metadata)"
-    " RETURNING id)"
-    " SELECT id FROM up UNION ALL SELECT id FROM topics WHERE lower(name) = lower($1) LIMIT 1";
+/* Inserts the entity, or updates its columns when any differs (an unchanged
+ * row is not written, so its updated_at and its NOTIFY stay). key_names and
+ * key_values come before the table's columns, whose parameters start at
+ * $first; with returning, it answers the row's id whether it was inserted,
+ * updated or left alone (then `up` is empty and the plain SELECT finds it),
+ * where `find` is the WHERE that finds it. */
+static void build_upsert(char *buf, const store_columns *c, const char *alias, const char *key_names,
+                         const char *key_values, int first, const char *conflict, const char *find)
+{
+    store_sql s;
+    store_sql_init(&s, buf, CONFIG_SQL_MAX);
+    if (find)
+        store_sql_add(&s, "WITH up AS (");
+    store_sql_add(&s, "INSERT INTO %s AS %s (%s", c->table, alias, key_names);
+    store_sql_names(&s, c, "", 0);
+    store_sql_add(&s, ") VALUES (%s", key_values);
+    store_sql_values(&s, c, first, 0);
+    store_sql_add(&s, ") ON CONFLICT (%s) DO UPDATE SET ", conflict);
+    store_sql_set(&s, c, 0, 0);
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "%s.", alias);
+    store_sql_add(&s, ", updated_at = now() WHERE (");
+    store_sql_names(&s, c, prefix, STORE_COL_KEY);
+    store_sql_add(&s, ") IS DISTINCT FROM (");
+    store_sql_names(&s, c, "EXCLUDED.", STORE_COL_KEY);
+    store_sql_add(&s, ")");
+    if (find)
+        store_sql_add(&s, " RETURNING id) SELECT id FROM up UNION ALL SELECT id FROM %s WHERE %s LIMIT 1", c->table,
+                      find);
+    if (s.overflow && !too_long)
+        too_long = c->table;
+}
 
-static const char subscription_sql[] =
-    "WITH up AS (INSERT INTO subscriptions AS s (topic_id, name, lock_duration, max_delivery_count,"
-    " default_message_time_to_live, dead_lettering_on_message_expiration,"
-    " dead_lettering_on_filter_evaluation_exceptions, requires_session, forward_to,"
-    " forward_dead_lettered_messages_to, auto_delete_on_idle, status, enable_batched_operations, user_metadata)"
-    " VALUES ($1::bigint, $2, " MS_TO_INTERVAL(3) ", $4::integer, " MS_TO_INTERVAL(5) ", $6::boolean,"
-    " $7::boolean, $8::boolean, $9, $10, " MS_TO_INTERVAL(11) ", $12, $13::boolean, $14)"
-    " ON CONFLICT (topic_id, (lower(name))) DO UPDATE SET"
-    " lock_duration = EXCLUDED.lock_duration,"
-    " max_delivery_count = EXCLUDED.max_delivery_count,"
-    " default_message_time_to_live = EXCLUDED.default_message_time_to_live,"
-    " dead_lettering_on_message_expiration = EXCLUDED.dead_lettering_on_message_expiration,"
-    " dead_lettering_on_filter_evaluation_exceptions = EXCLUDED.dead_lettering_on_filter_evaluation_exceptions,"
-    " requires_session = EXCLUDED.requires_session,"
-    " forward_to = EXCLUDED.forward_to,"
-    " forward_dead_lettered_messages_to = EXCLUDED.forward_dead_lettered_messages_to,"
-    " auto_delete_on_idle = EXCLUDED.auto_delete_on_idle,"
-    " status = EXCLUDED.status,"
-    " enable_batched_operations = EXCLUDED.enable_batched_operations,"
-    " user_metadata = EXCLUDED.user_metadata,"
-    " updated_at = now()"
-    " WHERE (s.lock_duration, s.max_delivery_count, s.default_message_time_to_live,"
-    " s.dead_lettering_on_message_expiration, s.dead_lettering_on_filter_evaluation_exceptions,"
-    " s.requires_session, s.forward_to, s.forward_dead_lettered_messages_to, s.auto_delete_on_idle, s.status,"
-    " s.enable_batched_operations, s.user_metadata)"
-    " IS DISTINCT FROM (EXCLUDED.lock_duration, EXCLUDED.max_delivery_count,"
-    " EXCLUDED.default_message_time_to_live, EXCLUDED.dead_lettering_on_message_expiration,"
-    " EXCLUDED.dead_lettering_on_filter_evaluation_exceptions, EXCLUDED.requires_session, EXCLUDED.forward_to,"
-    " EXCLUDED.forward_dead_lettered_messages_to, EXCLUDED.auto_delete_on_idle, EXCLUDED.status,"
-    " EXCLUDED.enable_batched_operations, EXCLUDED.user_metadata)"
-    " RETURNING id)"
-    " SELECT id FROM up UNION ALL"
-    " SELECT id FROM subscriptions WHERE topic_id = $1::bigint AND lower(name) = lower($2) LIMIT 1";
+static void build_all(void)
+{
+    build_upsert(queue_sql, &store_queue_columns, "q", "", "", 1, "(lower(name))", NULL);
+    build_upsert(topic_sql, &store_topic_columns, "t", "", "", 1, "(lower(name))", "lower(name) = lower($1)");
+    /* $1 the topic's id */
+    build_upsert(subscription_sql, &store_subscription_columns, "s", "topic_id, ", "$1::bigint, ", 2,
+                 "topic_id, (lower(name))", "topic_id = $1::bigint AND lower(name) = lower($2)");
+}
 
 static const char rule_sql[] =
     "INSERT INTO rules AS r (subscription_id, name, filter_type, sql_expression, correlation, action_expression)"
@@ -235,39 +190,14 @@ static const char drop_new_default_sql[] =
 static int apply_queue(PGconn *conn, const ent_queue_props *q, char *err, size_t errlen)
 {
     params p = {0};
-    p_text(&p, q->name);
-    p_duration(&p, q->lock_duration_ms);
-    p_int(&p, q->max_delivery_count);
-    p_duration(&p, q->default_message_time_to_live_ms);
-    p_bool(&p, q->dead_lettering_on_message_expiration);
-    p_bool(&p, q->requires_duplicate_detection);
-    p_duration(&p, q->duplicate_detection_history_time_window_ms);
-    p_bool(&p, q->requires_session);
-    p_opt_text(&p, q->forward_to);
-    p_opt_text(&p, q->forward_dead_lettered_messages_to);
-    p_duration(&p, q->auto_delete_on_idle_ms);
-    p_text(&p, ent_entity_status_name(q->status));
-    p_int(&p, q->max_size_in_megabytes);
-    p_bool(&p, q->enable_batched_operations);
-    p_bool(&p, q->enable_partitioning);
-    p_opt_text(&p, q->user_metadata);
+    p_columns(&p, &store_queue_columns, q);
     return run(conn, queue_sql, &p, NULL, err, errlen, "queue \"%s\"", q->name);
 }
 
 static int apply_topic(PGconn *conn, const ent_topic_props *t, int64_t *id, char *err, size_t errlen)
 {
     params p = {0};
-    p_text(&p, t->name);
-    p_duration(&p, t->default_message_time_to_live_ms);
-    p_bool(&p, t->requires_duplicate_detection);
-    p_duration(&p, t->duplicate_detection_history_time_window_ms);
-    p_duration(&p, t->auto_delete_on_idle_ms);
-    p_text(&p, ent_entity_status_name(t->status));
-    p_int(&p, t->max_size_in_megabytes);
-    p_bool(&p, t->enable_batched_operations);
-    p_bool(&p, t->enable_partitioning);
-    p_bool(&p, t->support_ordering);
-    p_opt_text(&p, t->user_metadata);
+    p_columns(&p, &store_topic_columns, t);
     char who[ENT_ENTITY_PATH_SIZE + 16];
     snprintf(who, sizeof who, "topic \"%s\"", t->name);
     return run_id(conn, topic_sql, &p, id, err, errlen, who);
@@ -278,19 +208,7 @@ static int apply_subscription(PGconn *conn, int64_t topic_id, const ent_subscrip
 {
     params p = {0};
     p_int(&p, topic_id);
-    p_text(&p, s->name);
-    p_duration(&p, s->lock_duration_ms);
-    p_int(&p, s->max_delivery_count);
-    p_duration(&p, s->default_message_time_to_live_ms);
-    p_bool(&p, s->dead_lettering_on_message_expiration);
-    p_bool(&p, s->dead_lettering_on_filter_evaluation_exceptions);
-    p_bool(&p, s->requires_session);
-    p_opt_text(&p, s->forward_to);
-    p_opt_text(&p, s->forward_dead_lettered_messages_to);
-    p_duration(&p, s->auto_delete_on_idle_ms);
-    p_text(&p, ent_entity_status_name(s->status));
-    p_bool(&p, s->enable_batched_operations);
-    p_opt_text(&p, s->user_metadata);
+    p_columns(&p, &store_subscription_columns, s);
     char who[ENT_ENTITY_PATH_SIZE + ENT_SUBSCRIPTION_NAME_SIZE + 32];
     snprintf(who, sizeof who, "subscription \"%s/Subscriptions/%s\"", s->topic, s->name);
     return run_id(conn, subscription_sql, &p, id, err, errlen, who);
@@ -420,6 +338,13 @@ static int apply_all(PGconn *conn, const ent_config *cfg, char *err, size_t errl
 
 int store_config_apply(PGconn *conn, const ent_config *cfg, char *err, size_t errlen)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_all);
+    if (too_long) {
+        snprintf(err, errlen, "config: the upsert of %s is longer than CONFIG_SQL_MAX (%d)", too_long,
+                 CONFIG_SQL_MAX);
+        return -1;
+    }
     if (run(conn, "BEGIN", NULL, NULL, err, errlen, "config"))
         return -1;
     if (apply_all(conn, cfg, err, errlen)) {

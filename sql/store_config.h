@@ -8,9 +8,10 @@
  * A subscription that the file gives no rules gets the $Default rule (filter
  * 'True') if it has no rule yet.
  *
- * Column encodings (sql/migrations/001): durations are intervals, NULL for
- * unlimited (ENT_DURATION_UNLIMITED); "" ForwardTo/UserMetadata become NULL;
- * status and filter_type are the ent_*_name() strings; rules.correlation is
+ * Entity columns are encoded as store_columns.h says (durations are
+ * intervals, NULL for unlimited; "" ForwardTo/UserMetadata become NULL;
+ * status is the ent_entity_status_name() string); filter_type is the
+ * ent_filter_type_name() string; rules.correlation is
  * jsonb with the Config.json keys ContentType, CorrelationId, Label,
  * MessageId, ReplyTo, ReplyToSessionId, SessionId, To (only those set) and
  * "Properties": {name: string | integer | number | boolean} (only if any). */
@@ -19,8 +20,6 @@
 
 #include <stddef.h>
 
-#include <libpq-fe.h>
-
 #include "ent_config.h"
 
 /* Any constant works; it only has to be the same in every sbemu process. */
@@ -28,6 +27,7 @@
 
 /* Returns 0, or -1 with err naming the entity and the database's reason; on
  * failure nothing is applied (the transaction is rolled back). */
-int store_config_apply(PGconn *conn, const ent_config *cfg, char *err, size_t errlen);
+struct pg_conn;
+int store_config_apply(struct pg_conn *conn, const ent_config *cfg, char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,7 @@
 #include "ent_alloc.h"
 #include "ent_log.h"
 #include "store_binary.h"
+#include "store_columns.h"
 #include "store_rule_json.h"
 #include "store_statements.h"
 
@@ -50,25 +51,8 @@ static void parse_entities(entity_list *l, const PGresult *r, store_op *op)
         store_op_set_status(op, SB_ERR_INTERNAL);
         return;
     }
-    for (int i = 0; i < rows; i++) {
-        ent_entity *e = &l->items[i];
-        e->id = col_i64(r, i, 0);
-        col_text(r, i, 1, e->name, sizeof e->name);
-        col_text(r, i, 2, e->status, sizeof e->status);
-        e->requires_session = col_bool(r, i, 3);
-        e->lock_duration_ms = col_i64(r, i, 4);
-        e->max_delivery_count = (int32_t)col_i64(r, i, 5);
-        e->default_ttl_ms = col_i64(r, i, 6);
-        e->dead_lettering_on_expiration = col_bool(r, i, 7);
-        e->max_size_mb = col_i64(r, i, 8);
-        e->requires_duplicate_detection = col_bool(r, i, 9);
-        e->duplicate_window_ms = col_i64(r, i, 10);
-        col_text(r, i, 11, e->forward_to, sizeof e->forward_to);
-        col_text(r, i, 12, e->forward_dead_lettered_to, sizeof e->forward_dead_lettered_to);
-        e->kind = (ent_kind)col_i64(r, i, 13);
-        e->topic_id = col_i64(r, i, 14);
-        e->dead_lettering_on_filter_exceptions = col_bool(r, i, 15);
-    }
+    for (int i = 0; i < rows; i++)
+        store_columns_read(&store_entity_view_columns, r, i, 0, &l->items[i]);
     l->n = (size_t)rows;
 }
 

@@ -34,15 +34,11 @@ int store_settle_row(store_op *op, int i, const store_settlement *x)
                dlt = be_int8(x->dead_letter_target);
     if (x->kind == STORE_SETTLE_COMPLETE)
         return store_op_row(op, i, (store_param[]){P_UUID(x->lock_token), P_INT8(q), P_INT8(now)});
-    const char *reason = x->reason, *description = x->description;
-    if (x->kind == STORE_SETTLE_ABANDON) {
-        /* used only when the abandon exhausts MaxDeliveryCount */
-        reason = ENT_DLQ_REASON_MAX_DELIVERY;
-        description = ENT_DLQ_DESC_MAX_DELIVERY;
-    }
+    /* an abandon's is used only when it exhausts MaxDeliveryCount, which sbemu_settle decides */
+    ent_dead_letter_reason dl = ent_settle_dead_letter_reason((ent_settle_kind)x->kind, x->reason, x->description);
     return store_op_row(op, i,
-                        (store_param[]){P_INT8(k), P_UUID(x->lock_token), P_INT8(q), P_INT8(now), P_TEXT(reason),
-                                        P_TEXT(description),
+                        (store_param[]){P_INT8(k), P_UUID(x->lock_token), P_INT8(q), P_INT8(now), P_TEXT(dl.reason),
+                                        P_TEXT(dl.description),
                                         x->dead_letter_target ? P_INT8(dlt) : (store_param){0}});
 }
 

@@ -4,7 +4,11 @@
  * backlog. */
 #include "store_statements.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "store_columns.h"
 
 
 /* Columns every claim returns, in this order (store_claim.c parses them). */
@@ -49,18 +53,12 @@
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
  * whole table; `ctid = ANY(...)` can only be a TID scan.) */
 
-static const stmt_def stmt_defs[] = {
+static stmt_def stmt_defs[] = {
     /* Every queue, topic and subscription, for the in-process entity cache
-     * (entities/ent_cache.h), which resolves ForwardTo chains itself. */
-    {STMT_LOAD_ENTITIES,
-     "SELECT id, path, status, requires_session, sbemu_interval_ms(lock_duration), max_delivery_count::int8,"
-     " coalesce(sbemu_interval_ms(default_message_time_to_live), -1), dead_lettering_on_message_expiration,"
-     " max_size_in_megabytes::int8, requires_duplicate_detection,"
-     " sbemu_interval_ms(duplicate_detection_history_time_window), coalesce(forward_to, ''),"
-     " coalesce(forward_dead_lettered_messages_to, ''),"
-     " CASE kind WHEN 'queue' THEN 0::int8 WHEN 'topic' THEN 1 ELSE 2 END, coalesce(topic_id, 0),"
-     " dead_lettering_on_filter_evaluation_exceptions FROM entities",
-     0, {0}},
+     * (entities/ent_cache.h), which resolves ForwardTo chains itself. Its
+     * columns are the entities view's column table (store_columns.c): built
+     * at the first prepare (build_generated). */
+    {STMT_LOAD_ENTITIES, NULL, 0, {0}},
     /* Every rule, in the order each subscription's were created (the cache
      * compiles them). */
     {STMT_LOAD_RULES,
@@ -319,7 +317,9 @@ static const stmt_def stmt_defs[] = {
      " ELSE sbemu_delete_message(entity_id, sequence_number) END",
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Lapsed locks, across entities, from the oldest: dead-lettered past
-     * MaxDeliveryCount, else claimable again. $2 reason, $3 description, $4/$5
+     * MaxDeliveryCount (decided here, under the row lock: the delivery count
+     * is the row's, and every emulator delivers), else claimable again. $2
+     * reason, $3 description (ent_dead_letter_max_delivery), $4/$5
      * where each entity's dead letters go (as in STMT_SWEEP_EXPIRED), $6 the
      * time from which to look: locks of completed messages leave their index
      * entries behind until vacuum, and walking all of them every second would
@@ -336,7 +336,12 @@ static const stmt_def stmt_defs[] = {
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message
      * pending. Activity is what entity_runtime.accessed_at records: sends and
-     * receives for a queue, sends for a topic, receives for a subscription. */
+     * receives for a queue, sends for a topic, receives for a subscription
+     * (what counts as activity is decided in C: store_touch_stmt's callers).
+     * Which entities qualify is decided here, not in entities/: accessed_at
+     * is written by every emulator's sends and receives and the scheduled
+     * messages are rows, so only the database, at the moment it deletes, can
+     * tell an idle entity from one another emulator has just used. */
     {STMT_SWEEP_IDLE,
      "WITH idle AS MATERIALIZED (SELECT q.id, q.kind, q.path FROM entities q JOIN entity_runtime r ON r.entity_id = q.id"
      " WHERE q.auto_delete_on_idle IS NOT NULL AND r.accessed_at + q.auto_delete_on_idle <= sbemu_ts($1)"
@@ -368,15 +373,48 @@ static const stmt_def stmt_defs[] = {
      1, {STORE_OID_INT8}},
 };
 
+#define NSTMT (sizeof stmt_defs / sizeof stmt_defs[0])
+
+/* Room for the text of the statements built from the column tables. */
+#define GENERATED_SQL_MAX 2048
+static char load_entities_sql[GENERATED_SQL_MAX];
+static bool generated_too_long;
+
+static void build_generated(void)
+{
+    store_sql s;
+    store_sql_init(&s, load_entities_sql, sizeof load_entities_sql);
+    store_sql_add(&s, "SELECT ");
+    store_sql_select(&s, &store_entity_view_columns, NULL, 0);
+    store_sql_add(&s, " FROM %s", store_entity_view_columns.table);
+    generated_too_long = s.overflow;
+    for (size_t i = 0; i < NSTMT; i++)
+        if (!strcmp(stmt_defs[i].name, STMT_LOAD_ENTITIES))
+            stmt_defs[i].sql = load_entities_sql;
+}
+
+static const stmt_def *built(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_generated);
+    return stmt_defs;
+}
+
 const stmt_def *store_statement_defs(size_t *n)
 {
-    *n = sizeof stmt_defs / sizeof stmt_defs[0];
-    return stmt_defs;
+    *n = NSTMT;
+    return built();
 }
 
 int store_statements_prepare(PGconn *conn, char *err, size_t errlen)
 {
-    return store_prepare_all(conn, stmt_defs, sizeof stmt_defs / sizeof stmt_defs[0], err, errlen);
+    const stmt_def *defs = built();
+    if (generated_too_long) {
+        snprintf(err, errlen, "cannot prepare %s: its text is longer than GENERATED_SQL_MAX (%d)",
+                 STMT_LOAD_ENTITIES, GENERATED_SQL_MAX);
+        return -1;
+    }
+    return store_prepare_all(conn, defs, NSTMT, err, errlen);
 }
 
 int store_prepare_all(PGconn *conn, const stmt_def *defs, size_t n, char *err, size_t errlen)

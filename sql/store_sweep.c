@@ -93,14 +93,17 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
         return;
     }
     int8_param now = be_int8(now_ms);
+    ent_dead_letter_reason expired = ent_dead_letter_expired();
     int rc = store_op_stmt(op, SWEEP_EXPIRED, STMT_SWEEP_EXPIRED,
-                           (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_TTL), P_TEXT(ENT_DLQ_DESC_TTL),
+                           (store_param[]){P_INT8(now), P_TEXT(expired.reason), P_TEXT(expired.description),
                                            P_TEXT(dl), P_TEXT(from), P_TEXT(to)},
                            6);
+    /* which lapsed locks exhausted MaxDeliveryCount is decided under their row locks */
     int8_param since = be_int8(policy->lapsed_since_ms);
+    ent_dead_letter_reason exhausted = ent_dead_letter_max_delivery();
     rc |= store_op_stmt(op, SWEEP_LAPSED, STMT_SWEEP_LAPSED,
-                        (store_param[]){P_INT8(now), P_TEXT(ENT_DLQ_REASON_MAX_DELIVERY),
-                                        P_TEXT(ENT_DLQ_DESC_MAX_DELIVERY), P_TEXT(from), P_TEXT(to), P_INT8(since)},
+                        (store_param[]){P_INT8(now), P_TEXT(exhausted.reason), P_TEXT(exhausted.description),
+                                        P_TEXT(from), P_TEXT(to), P_INT8(since)},
                         6);
     rc |= store_op_stmt(op, SWEEP_IDLE, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, SWEEP_DUPLICATES, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
