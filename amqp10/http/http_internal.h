@@ -88,7 +88,10 @@ typedef struct http_req {
     bool close_after;           /* close the connection once answered */
 } http_req;
 
-/* ---- answering (http_api.c) ---- */
+/* ---- answering (http_respond.c) ---- */
+
+/* Frees a request and what it holds (its work through work_free). */
+void http_req_free(http_req *r);
 
 /* Takes body (ent_malloc'd XML) as the answer, with the status's HTTP code. */
 void http_respond_xml(http_req *r, sb_status st, bool feed, char *body, size_t len);

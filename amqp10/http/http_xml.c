@@ -92,33 +92,6 @@ static char *dup_n(const char *s, size_t n)
 
 /* ---- UTF-8 ---- */
 
-size_t http_xml_utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned cp;
-    if (c < 0x80)
-        return c ? 1 : 0;
-    if (c >= 0xc2 && c < 0xe0)
-        n = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c < 0xf0)
-        n = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c < 0xf5)
-        n = 4, cp = c & 0x07;
-    else
-        return 0;
-    if ((size_t)(end - p) < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3f);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return n;
-}
-
 static size_t utf8_put(unsigned cp, char out[4])
 {
     if (cp < 0x80) {

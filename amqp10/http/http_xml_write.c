@@ -1,8 +1,8 @@
-/* See http_xml.h: the writing half. http_xml_buf grows as text is appended
+/* See http_xml_write.h: the writing half. http_xml_buf grows as text is appended
  * (the reader gathers its texts in one too); escaping turns what XML cannot
  * carry into U+FFFD; the envelopes are the Atom entry and feed and the
  * Service Bus error body. */
-#include "http_xml.h"
+#include "http_xml_write.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -214,4 +214,33 @@ void http_xml_url_encode(http_xml_buf *b, const char *s, const char *keep)
             http_xml_rawn(b, e, 3);
         }
     }
+}
+
+/* ---- UTF-8 (the reader checks its input with it too) ---- */
+
+size_t http_xml_utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+    unsigned c = p[0];
+    size_t n;
+    unsigned cp;
+    if (c < 0x80)
+        return c ? 1 : 0;
+    if (c >= 0xc2 && c < 0xe0)
+        n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c < 0xf0)
+        n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c < 0xf5)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    if ((size_t)(end - p) < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3f);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return n;
 }
