@@ -1,5 +1,5 @@
 /* What the $management operations (mgmt_<op>.c) share: the request they are
- * answering, the typed readers of its body map, and the response envelope of
+ * answering (its body map is read with mgmt_map.h), and the response envelope of
  * wire-protocol §7.2 (statusCode int, statusDescription string, errorCondition
  * symbol on errors, body an amqp-value map with string keys).
  *
@@ -18,14 +18,13 @@
 
 #include "amqp_internal.h"
 #include "amqp_message.h"
+#include "mgmt_map.h"
 #include "store_mgmt.h"
 
 /* Service Bus limits (common-limits.md): peek returns at most 250 messages per
  * call; a batch delete removes at most 4000 (Premium; Standard says 500). */
 #define MGMT_PEEK_MAX 250
 #define MGMT_BATCH_DELETE_MAX 4000
-/* Lock tokens, sequence numbers or messages one request may name. */
-#define MGMT_ITEMS_MAX 5000
 
 typedef struct mgmt_req {
     amqp_link *lk;       /* the request link */
@@ -80,31 +79,6 @@ void mgmt_put_array(pn_data_t *d, const char *key, pn_type_t type, const int64_t
 /* Builds a whole response to req (properties map closed, no body): what
  * mgmt_respond_error sends, and what the tests decode. */
 pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *description);
-
-/* Readers of the request body map. Each returns 0 when the key holds a value
- * of the expected type, 1 when the key is absent or null and `required` is
- * false, and -1 otherwise with a description naming the key and the expected
- * type in err. Integers of any width and sign are accepted where one is
- * expected (the SDKs disagree: ubyte, uint, int, long). */
-bool mgmt_map_find(pn_data_t *body, const char *key);
-/* The same for the map d is on (not entered): true with d on the value of
- * key, false when the key is absent or its value null. */
-bool mgmt_map_seek(pn_data_t *d, const char *key);
-/* The current node, an AMQP integer of any width, as an int64 (a ulong above
- * INT64_MAX saturates). */
-int64_t mgmt_get_integer(pn_data_t *d);
-/* AMQP's name of a type ("string", "long", "array"), for error descriptions. */
-const char *mgmt_type_name(pn_type_t t);
-int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen);
-int mgmt_arg_bool(pn_data_t *body, const char *key, bool required, bool *out, char *err, size_t errlen);
-int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t *out_ms, char *err, size_t errlen);
-/* Strings: truncated past buflen - 1 bytes is an error too (naming the limit). */
-int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, size_t buflen, char *err,
-                    size_t errlen);
-/* An array (or list) of integers / of uuids, 1..MGMT_ITEMS_MAX items. *out is
- * malloc'd (the caller frees it). */
-int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t *n, char *err, size_t errlen);
-int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], size_t *n, char *err, size_t errlen);
 
 /* Appends {"message": binary, ["lock-token": uuid]} for a stored message to an
  * open list, encoded as a receiver would get it (broker annotations, header
