@@ -53,20 +53,31 @@ void mgmt_get_session_state(mgmt_req *r);     /* mgmt_session.c */
 void mgmt_set_session_state(mgmt_req *r);     /* mgmt_session.c */
 void mgmt_get_message_sessions(mgmt_req *r);  /* mgmt_session.c */
 
-/* ---- answering (mgmt_node.c) ---- */
+/* ---- answering (mgmt_reply.c) ---- */
 
 /* Keeps the connection alive while the store works for this request. */
 void mgmt_hold(mgmt_req *r);
 /* Answers with an error status: statusDescription from the printf format,
  * errorCondition from the status table. Frees r. */
 void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Answers 410 message-lock-lost with the service's wording. Frees r. */
+void mgmt_respond_lock_lost(mgmt_req *r);
 /* Starts a success response (SB_OK = 200, SB_NO_CONTENT = 204); the caller may
  * fill pn_message_body() and then calls mgmt_send. NULL when out of memory. */
 pn_message_t *mgmt_response(mgmt_req *r, sb_status st);
 /* Routes and sends resp (NULL: answers 500) and frees it and r. */
 void mgmt_send(mgmt_req *r, pn_message_t *resp);
 
-/* ---- pure helpers (mgmt_node.c; unit-tested) ---- */
+/* The 200 answers whose body more than one operation writes (the users are
+ * listed in mgmt_reply.c's header). Each frees r, as mgmt_send. */
+/* {key: value}, value any AMQP atom (int, timestamp, binary, null). */
+void mgmt_reply_value(mgmt_req *r, const char *key, pn_atom_t value);
+/* {key: array of long or of timestamp}, see mgmt_put_array. */
+void mgmt_reply_array(mgmt_req *r, const char *key, pn_type_t type, const int64_t *v, size_t n);
+/* {"messages": list of mgmt_put_message_entry for the request link's (sub)queue}. */
+void mgmt_reply_messages(mgmt_req *r, const store_mgmt_msg *msgs, size_t n, unsigned flags);
+
+/* ---- pure writers (mgmt_reply.c; unit-tested) ---- */
 
 void mgmt_put_string(pn_data_t *d, const char *s);
 /* Writes the statusCode / statusDescription / errorCondition entries into an
@@ -91,5 +102,13 @@ enum {
     MGMT_ENTRY_OMIT_BODY = 4,  /* peek's omit-message-body: no body sections */
 };
 int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, unsigned flags);
+
+/* Whole response bodies (into an empty pn_data), what the mgmt_reply_* above
+ * send. A message that cannot be encoded is logged (naming entity) and left
+ * out of the list. */
+void mgmt_body_value(pn_data_t *body, const char *key, pn_atom_t value);
+void mgmt_body_array(pn_data_t *body, const char *key, pn_type_t type, const int64_t *v, size_t n);
+void mgmt_body_messages(pn_data_t *body, const store_mgmt_msg *msgs, size_t n, int subqueue, unsigned flags,
+                        const char *entity);
 
 #endif

@@ -47,15 +47,7 @@ static void on_scheduled(void *ctx, sb_status st, const int64_t *seqs, size_t n)
         mgmt_respond_error(r, st, "The emulator's store could not schedule the messages; retry.");
         return;
     }
-    pn_message_t *resp = mgmt_response(r, SB_OK);
-    if (resp) {
-        pn_data_t *b = pn_message_body(resp);
-        pn_data_put_map(b);
-        pn_data_enter(b);
-        mgmt_put_array(b, "sequence-numbers", PN_LONG, seqs, n);
-        pn_data_exit(b);
-    }
-    mgmt_send(r, resp);
+    mgmt_reply_array(r, "sequence-numbers", PN_LONG, seqs, n);
 }
 
 /* The string under the cursor (truncated to buflen - 1), or NULL if it is none. */
