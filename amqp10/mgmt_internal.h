@@ -1,11 +1,12 @@
 /* What the $management operations (mgmt_<op>.c) share: the request they are
- * answering (its body map is read with mgmt_map.h), and the response envelope of
- * wire-protocol §7.2 (statusCode int, statusDescription string, errorCondition
- * symbol on errors, body an amqp-value map with string keys).
+ * answering (its body map is read with mgmt_map.h), and the response
+ * (mgmt_reply.c): the envelope of wire-protocol §7.2 (statusCode int,
+ * statusDescription string, errorCondition symbol on errors, body an
+ * amqp-value map with string keys) and the bodies several operations share.
  *
  * Ownership: mgmt_node.c creates an mgmt_req per request and hands it to the
  * operation, which owns it from then on and must end it exactly once with
- * mgmt_respond_error or mgmt_send (both free it). An operation that waits for
+ * mgmt_respond_error, mgmt_send or a mgmt_reply_* (all free it). An operation that waits for
  * the store calls mgmt_hold first: the request then keeps its connection (and
  * so its links) alive until it is answered. */
 #ifndef MGMT_INTERNAL_H
@@ -76,6 +77,10 @@ void mgmt_reply_value(mgmt_req *r, const char *key, pn_atom_t value);
 void mgmt_reply_array(mgmt_req *r, const char *key, pn_type_t type, const int64_t *v, size_t n);
 /* {"messages": list of mgmt_put_message_entry for the request link's (sub)queue}. */
 void mgmt_reply_messages(mgmt_req *r, const store_mgmt_msg *msgs, size_t n, unsigned flags);
+/* A listing's store answer: a failure st is answered with the description
+ * `failure`, an empty page (n == 0) 204 No Content; true when answered (r is
+ * freed), false when there are n items for the caller to answer with. */
+bool mgmt_reply_failed_or_empty(mgmt_req *r, sb_status st, size_t n, const char *failure);
 
 /* ---- pure writers (mgmt_reply.c; unit-tested) ---- */
 

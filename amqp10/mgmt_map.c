@@ -111,52 +111,54 @@ static int wrong_type(pn_data_t *body, const char *key, const char *expected, ch
     return -1;
 }
 
+static bool is_bool(pn_type_t t) { return t == PN_BOOL; }
+static bool is_string(pn_type_t t) { return t == PN_STRING || t == PN_SYMBOL; }
+/* milliseconds as an integer too, for clients that cannot say timestamp */
+static bool is_time(pn_type_t t) { return t == PN_TIMESTAMP || is_integer(t); }
+static bool is_uuid(pn_type_t t) { return t == PN_UUID; }
+
+/* What every reader does first: 0 with body on a value of a type `accepts`,
+ * 1 absent and optional, else -1 with the description in err. */
+static int find_typed(pn_data_t *body, const char *key, bool required, const char *expected,
+                      bool (*accepts)(pn_type_t), char *err, size_t errlen)
+{
+    int rc = locate(body, key, required, expected, err, errlen);
+    if (rc == 0 && !accepts(pn_data_type(body)))
+        rc = wrong_type(body, key, expected, err, errlen);
+    return rc;
+}
+
 int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen)
 {
-    int rc = locate(body, key, required, "an integer", err, errlen);
-    if (rc)
-        return rc;
-    if (!is_integer(pn_data_type(body)))
-        return wrong_type(body, key, "an integer", err, errlen);
-    *out = mgmt_get_integer(body);
-    return 0;
+    int rc = find_typed(body, key, required, "an integer", is_integer, err, errlen);
+    if (rc == 0)
+        *out = mgmt_get_integer(body);
+    return rc;
 }
 
 int mgmt_arg_bool(pn_data_t *body, const char *key, bool required, bool *out, char *err, size_t errlen)
 {
-    int rc = locate(body, key, required, "a boolean", err, errlen);
-    if (rc)
-        return rc;
-    if (pn_data_type(body) != PN_BOOL)
-        return wrong_type(body, key, "a boolean", err, errlen);
-    *out = pn_data_get_bool(body);
-    return 0;
+    int rc = find_typed(body, key, required, "a boolean", is_bool, err, errlen);
+    if (rc == 0)
+        *out = pn_data_get_bool(body);
+    return rc;
 }
 
 int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t *out_ms, char *err, size_t errlen)
 {
-    int rc = locate(body, key, required, "a timestamp", err, errlen);
-    if (rc)
-        return rc;
-    if (pn_data_type(body) == PN_TIMESTAMP)
-        *out_ms = pn_data_get_timestamp(body);
-    else if (is_integer(pn_data_type(body))) /* milliseconds, for clients that cannot say timestamp */
-        *out_ms = mgmt_get_integer(body);
-    else
-        return wrong_type(body, key, "a timestamp", err, errlen);
-    return 0;
+    int rc = find_typed(body, key, required, "a timestamp", is_time, err, errlen);
+    if (rc == 0)
+        *out_ms = pn_data_type(body) == PN_TIMESTAMP ? pn_data_get_timestamp(body) : mgmt_get_integer(body);
+    return rc;
 }
 
 int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, size_t buflen, char *err,
                     size_t errlen)
 {
-    int rc = locate(body, key, required, "a string", err, errlen);
+    int rc = find_typed(body, key, required, "a string", is_string, err, errlen);
     if (rc)
         return rc;
-    pn_type_t t = pn_data_type(body);
-    if (t != PN_STRING && t != PN_SYMBOL)
-        return wrong_type(body, key, "a string", err, errlen);
-    pn_bytes_t s = t == PN_STRING ? pn_data_get_string(body) : pn_data_get_symbol(body);
+    pn_bytes_t s = pn_data_type(body) == PN_STRING ? pn_data_get_string(body) : pn_data_get_symbol(body);
     if (s.size >= buflen) {
         snprintf(err, errlen, "The request body's '%s' is %zu bytes long; the limit is %zu.", key, s.size, buflen - 1);
         return -1;
@@ -166,10 +168,11 @@ int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, 
     return 0;
 }
 
-/* Enters an array or list value; its element count in *count. */
-static int enter_sequence(pn_data_t *body, const char *key, const char *expected, size_t *count, char *err,
-                          size_t errlen)
+int mgmt_arg_sequence(pn_data_t *body, const char *key, const char *expected, const char *items, size_t *count,
+                      char *err, size_t errlen)
 {
+    if (locate(body, key, true, expected, err, errlen))
+        return -1;
     pn_type_t t = pn_data_type(body);
     if (t == PN_ARRAY)
         *count = pn_data_get_array(body);
@@ -178,7 +181,7 @@ static int enter_sequence(pn_data_t *body, const char *key, const char *expected
     else
         return wrong_type(body, key, expected, err, errlen);
     if (*count == 0 || *count > MGMT_ITEMS_MAX) {
-        snprintf(err, errlen, "The request body's '%s' must hold 1 to %d items, not %zu.", key, MGMT_ITEMS_MAX,
+        snprintf(err, errlen, "The request body's '%s' must hold 1 to %d %s, not %zu.", key, MGMT_ITEMS_MAX, items,
                  *count);
         return -1;
     }
@@ -186,59 +189,61 @@ static int enter_sequence(pn_data_t *body, const char *key, const char *expected
     return 0;
 }
 
-int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t *n, char *err, size_t errlen)
+/* An array of 1..MGMT_ITEMS_MAX elements of `size` bytes each, of a type
+ * `accepts`, each stored by `take`; *out malloc'd. */
+static int arg_array(pn_data_t *body, const char *key, const char *expected, bool (*accepts)(pn_type_t),
+                     void (*take)(pn_data_t *d, void *slot), size_t size, void **out, size_t *n, char *err,
+                     size_t errlen)
 {
-    static const char expected[] = "an array of long";
     *out = NULL;
     *n = 0;
     size_t count;
-    if (locate(body, key, true, expected, err, errlen) || enter_sequence(body, key, expected, &count, err, errlen))
+    if (mgmt_arg_sequence(body, key, expected, "items", &count, err, errlen))
         return -1;
-    int64_t *v = ent_malloc(count * sizeof *v);
+    uint8_t *v = ent_malloc(count * size);
     if (!v) {
         snprintf(err, errlen, "out of memory reading '%s'", key);
         return -1;
     }
     size_t i = 0;
     while (i < count && pn_data_next(body)) {
-        if (!is_integer(pn_data_type(body))) {
+        if (!accepts(pn_data_type(body))) {
             ent_free(v);
             snprintf(err, errlen, "The request body's '%s' must be %s; item %zu is %s.", key, expected, i,
                      mgmt_type_name(pn_data_type(body)));
             return -1;
         }
-        v[i++] = mgmt_get_integer(body);
+        take(body, v + size * i++);
     }
     *out = v;
     *n = i;
     return 0;
 }
 
+static void take_long(pn_data_t *d, void *slot)
+{
+    int64_t v = mgmt_get_integer(d);
+    memcpy(slot, &v, sizeof v);
+}
+
+static void take_uuid(pn_data_t *d, void *slot)
+{
+    pn_uuid_t u = pn_data_get_uuid(d);
+    memcpy(slot, u.bytes, 16);
+}
+
+int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t *n, char *err, size_t errlen)
+{
+    void *v;
+    int rc = arg_array(body, key, "an array of long", is_integer, take_long, sizeof **out, &v, n, err, errlen);
+    *out = v;
+    return rc;
+}
+
 int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], size_t *n, char *err, size_t errlen)
 {
-    static const char expected[] = "an array of uuid";
-    *out = NULL;
-    *n = 0;
-    size_t count;
-    if (locate(body, key, true, expected, err, errlen) || enter_sequence(body, key, expected, &count, err, errlen))
-        return -1;
-    uint8_t (*v)[16] = ent_malloc(count * sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory reading '%s'", key);
-        return -1;
-    }
-    size_t i = 0;
-    while (i < count && pn_data_next(body)) {
-        if (pn_data_type(body) != PN_UUID) {
-            ent_free(v);
-            snprintf(err, errlen, "The request body's '%s' must be %s; item %zu is %s.", key, expected, i,
-                     mgmt_type_name(pn_data_type(body)));
-            return -1;
-        }
-        pn_uuid_t u = pn_data_get_uuid(body);
-        memcpy(v[i++], u.bytes, 16);
-    }
+    void *v;
+    int rc = arg_array(body, key, "an array of uuid", is_uuid, take_uuid, sizeof **out, &v, n, err, errlen);
     *out = v;
-    *n = i;
-    return 0;
+    return rc;
 }

@@ -36,6 +36,11 @@ int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t 
 /* Strings: truncated past buflen - 1 bytes is an error too (naming the limit). */
 int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, size_t buflen, char *err,
                     size_t errlen);
+/* An array or list of 1..MGMT_ITEMS_MAX values under key (required), entered:
+ * the caller reads its *count elements with pn_data_next, then exits. The
+ * errors name the key, `expected` ("a list of maps") and `items` ("messages"). */
+int mgmt_arg_sequence(pn_data_t *body, const char *key, const char *expected, const char *items, size_t *count,
+                      char *err, size_t errlen);
 /* An array (or list) of integers / of uuids, 1..MGMT_ITEMS_MAX items. *out is
  * malloc'd (the caller frees it). */
 int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t *n, char *err, size_t errlen);

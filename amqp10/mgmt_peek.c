@@ -10,15 +10,8 @@
 static void on_peeked(void *ctx, sb_status st, const store_mgmt_msg *msgs, size_t n)
 {
     mgmt_req *r = ctx;
-    if (st != SB_OK) {
-        mgmt_respond_error(r, st, "The emulator's store could not read the messages; retry.");
-        return;
-    }
-    if (n == 0) {
-        mgmt_send(r, mgmt_response(r, SB_NO_CONTENT));
-        return;
-    }
-    mgmt_reply_messages(r, msgs, n, r->flags);
+    if (!mgmt_reply_failed_or_empty(r, st, n, "The emulator's store could not read the messages; retry."))
+        mgmt_reply_messages(r, msgs, n, r->flags);
 }
 
 void mgmt_peek(mgmt_req *r)

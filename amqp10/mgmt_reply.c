@@ -1,15 +1,17 @@
 /* What a $management response is, and the end of every request: the envelope
  * of wire-protocol §7.2 (statusCode, statusDescription, errorCondition), the
  * answering calls that free the request (mgmt_send, mgmt_respond_error), and
- * the response bodies more than one operation writes, each written once here:
- *   {key: value}                      batch-delete-messages (message-count),
- *                                     renew-session-lock (expiration),
- *                                     get-session-state (session-state);
- *   {key: array of long / timestamp}  renew-lock (expirations),
- *                                     schedule-message (sequence-numbers);
- *   {messages: [{message, lock-token}]}  peek-message,
- *                                     receive-by-sequence-number;
- *   the message-lock-lost error       renew-lock, update-disposition.
+ * what more than one operation answers, each written once here:
+ *   {key: value}                   batch-delete-messages (message-count),
+ *                                  renew-session-lock (expiration),
+ *                                  get-session-state (session-state);
+ *   {key: array of long/timestamp} renew-lock (expirations),
+ *                                  schedule-message (sequence-numbers);
+ *   {messages: [{message: binary,  peek-message,
+ *     lock-token: uuid}]}          receive-by-sequence-number;
+ *   410 message-lock-lost          renew-lock, update-disposition;
+ *   a listing's store failure,     peek-message, enumerate-rules,
+ *   or 204 for an empty page       get-message-sessions.
  * Bodies of one operation only (get-message-sessions, enumerate-rules) stay
  * in that operation's file. The mgmt_body_* and mgmt_put_* writers touch no
  * link and are unit-tested (test_mgmt_reply.c, test_mgmt_codec.c). */
@@ -264,6 +266,17 @@ void mgmt_reply_messages(mgmt_req *r, const store_mgmt_msg *msgs, size_t n, unsi
     if (resp)
         mgmt_body_messages(pn_message_body(resp), msgs, n, r->lk->subqueue, flags, r->lk->entity.name);
     mgmt_send(r, resp);
+}
+
+bool mgmt_reply_failed_or_empty(mgmt_req *r, sb_status st, size_t n, const char *failure)
+{
+    if (st != SB_OK)
+        mgmt_respond_error(r, st, "%s", failure);
+    else if (n == 0)
+        mgmt_send(r, mgmt_response(r, SB_NO_CONTENT));
+    else
+        return false;
+    return true;
 }
 
 void mgmt_respond_lock_lost(mgmt_req *r)
