@@ -22,7 +22,7 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_message_rules.h"
-#include "mgmt_internal.h"
+#include "mgmt_map.h"
 #include "store_session.h"
 
 #define SESSION_FILTER "com.microsoft:session-filter"

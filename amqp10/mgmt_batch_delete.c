@@ -12,16 +12,7 @@ static void on_deleted(void *ctx, sb_status st, int64_t count)
         mgmt_respond_error(r, st, "The emulator's store could not delete the messages; retry.");
         return;
     }
-    pn_message_t *resp = mgmt_response(r, SB_OK);
-    if (resp) {
-        pn_data_t *b = pn_message_body(resp);
-        pn_data_put_map(b);
-        pn_data_enter(b);
-        mgmt_put_string(b, "message-count");
-        pn_data_put_int(b, (int32_t)count);
-        pn_data_exit(b);
-    }
-    mgmt_send(r, resp);
+    mgmt_reply_value(r, "message-count", (pn_atom_t){.type = PN_INT, .u.as_int = (int32_t)count});
 }
 
 void mgmt_batch_delete(mgmt_req *r)

@@ -1,11 +1,12 @@
 /* What the $management operations (mgmt_<op>.c) share: the request they are
- * answering, the typed readers of its body map, and the response envelope of
- * wire-protocol §7.2 (statusCode int, statusDescription string, errorCondition
- * symbol on errors, body an amqp-value map with string keys).
+ * answering (its body map is read with mgmt_map.h), and the response
+ * (mgmt_reply.c): the envelope of wire-protocol §7.2 (statusCode int,
+ * statusDescription string, errorCondition symbol on errors, body an
+ * amqp-value map with string keys) and the bodies several operations share.
  *
  * Ownership: mgmt_node.c creates an mgmt_req per request and hands it to the
  * operation, which owns it from then on and must end it exactly once with
- * mgmt_respond_error or mgmt_send (both free it). An operation that waits for
+ * mgmt_respond_error, mgmt_send or a mgmt_reply_* (all free it). An operation that waits for
  * the store calls mgmt_hold first: the request then keeps its connection (and
  * so its links) alive until it is answered. */
 #ifndef MGMT_INTERNAL_H
@@ -18,14 +19,13 @@
 
 #include "amqp_internal.h"
 #include "amqp_message.h"
+#include "mgmt_map.h"
 #include "store_mgmt.h"
 
 /* Service Bus limits (common-limits.md): peek returns at most 250 messages per
  * call; a batch delete removes at most 4000 (Premium; Standard says 500). */
 #define MGMT_PEEK_MAX 250
 #define MGMT_BATCH_DELETE_MAX 4000
-/* Lock tokens, sequence numbers or messages one request may name. */
-#define MGMT_ITEMS_MAX 5000
 
 typedef struct mgmt_req {
     amqp_link *lk;       /* the request link */
@@ -54,20 +54,35 @@ void mgmt_get_session_state(mgmt_req *r);     /* mgmt_session.c */
 void mgmt_set_session_state(mgmt_req *r);     /* mgmt_session.c */
 void mgmt_get_message_sessions(mgmt_req *r);  /* mgmt_session.c */
 
-/* ---- answering (mgmt_node.c) ---- */
+/* ---- answering (mgmt_reply.c) ---- */
 
 /* Keeps the connection alive while the store works for this request. */
 void mgmt_hold(mgmt_req *r);
 /* Answers with an error status: statusDescription from the printf format,
  * errorCondition from the status table. Frees r. */
 void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Answers 410 message-lock-lost with the service's wording. Frees r. */
+void mgmt_respond_lock_lost(mgmt_req *r);
 /* Starts a success response (SB_OK = 200, SB_NO_CONTENT = 204); the caller may
  * fill pn_message_body() and then calls mgmt_send. NULL when out of memory. */
 pn_message_t *mgmt_response(mgmt_req *r, sb_status st);
 /* Routes and sends resp (NULL: answers 500) and frees it and r. */
 void mgmt_send(mgmt_req *r, pn_message_t *resp);
 
-/* ---- pure helpers (mgmt_node.c; unit-tested) ---- */
+/* The 200 answers whose body more than one operation writes (the users are
+ * listed in mgmt_reply.c's header). Each frees r, as mgmt_send. */
+/* {key: value}, value any AMQP atom (int, timestamp, binary, null). */
+void mgmt_reply_value(mgmt_req *r, const char *key, pn_atom_t value);
+/* {key: array of long or of timestamp}, see mgmt_put_array. */
+void mgmt_reply_array(mgmt_req *r, const char *key, pn_type_t type, const int64_t *v, size_t n);
+/* {"messages": list of mgmt_put_message_entry for the request link's (sub)queue}. */
+void mgmt_reply_messages(mgmt_req *r, const store_mgmt_msg *msgs, size_t n, unsigned flags);
+/* A listing's store answer: a failure st is answered with the description
+ * `failure`, an empty page (n == 0) 204 No Content; true when answered (r is
+ * freed), false when there are n items for the caller to answer with. */
+bool mgmt_reply_failed_or_empty(mgmt_req *r, sb_status st, size_t n, const char *failure);
+
+/* ---- pure writers (mgmt_reply.c; unit-tested) ---- */
 
 void mgmt_put_string(pn_data_t *d, const char *s);
 /* Writes the statusCode / statusDescription / errorCondition entries into an
@@ -81,31 +96,6 @@ void mgmt_put_array(pn_data_t *d, const char *key, pn_type_t type, const int64_t
  * mgmt_respond_error sends, and what the tests decode. */
 pn_message_t *mgmt_build_response(pn_message_t *req, sb_status st, const char *description);
 
-/* Readers of the request body map. Each returns 0 when the key holds a value
- * of the expected type, 1 when the key is absent or null and `required` is
- * false, and -1 otherwise with a description naming the key and the expected
- * type in err. Integers of any width and sign are accepted where one is
- * expected (the SDKs disagree: ubyte, uint, int, long). */
-bool mgmt_map_find(pn_data_t *body, const char *key);
-/* The same for the map d is on (not entered): true with d on the value of
- * key, false when the key is absent or its value null. */
-bool mgmt_map_seek(pn_data_t *d, const char *key);
-/* The current node, an AMQP integer of any width, as an int64 (a ulong above
- * INT64_MAX saturates). */
-int64_t mgmt_get_integer(pn_data_t *d);
-/* AMQP's name of a type ("string", "long", "array"), for error descriptions. */
-const char *mgmt_type_name(pn_type_t t);
-int mgmt_arg_long(pn_data_t *body, const char *key, bool required, int64_t *out, char *err, size_t errlen);
-int mgmt_arg_bool(pn_data_t *body, const char *key, bool required, bool *out, char *err, size_t errlen);
-int mgmt_arg_timestamp(pn_data_t *body, const char *key, bool required, int64_t *out_ms, char *err, size_t errlen);
-/* Strings: truncated past buflen - 1 bytes is an error too (naming the limit). */
-int mgmt_arg_string(pn_data_t *body, const char *key, bool required, char *buf, size_t buflen, char *err,
-                    size_t errlen);
-/* An array (or list) of integers / of uuids, 1..MGMT_ITEMS_MAX items. *out is
- * malloc'd (the caller frees it). */
-int mgmt_arg_long_array(pn_data_t *body, const char *key, int64_t **out, size_t *n, char *err, size_t errlen);
-int mgmt_arg_uuid_array(pn_data_t *body, const char *key, uint8_t (**out)[16], size_t *n, char *err, size_t errlen);
-
 /* Appends {"message": binary, ["lock-token": uuid]} for a stored message to an
  * open list, encoded as a receiver would get it (broker annotations, header
  * delivery count, x-opt-message-state, absolute-expiry-time outside the
@@ -117,5 +107,13 @@ enum {
     MGMT_ENTRY_OMIT_BODY = 4,  /* peek's omit-message-body: no body sections */
 };
 int mgmt_put_message_entry(pn_data_t *list, const store_mgmt_msg *m, int subqueue, unsigned flags);
+
+/* Whole response bodies (into an empty pn_data), what the mgmt_reply_* above
+ * send. A message that cannot be encoded is logged (naming entity) and left
+ * out of the list. */
+void mgmt_body_value(pn_data_t *body, const char *key, pn_atom_t value);
+void mgmt_body_array(pn_data_t *body, const char *key, pn_type_t type, const int64_t *v, size_t n);
+void mgmt_body_messages(pn_data_t *body, const store_mgmt_msg *msgs, size_t n, int subqueue, unsigned flags,
+                        const char *entity);
 
 #endif

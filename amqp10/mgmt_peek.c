@@ -5,36 +5,13 @@
  * messages of the queue are not shown (see store_peek). `omit-message-body`
  * (boolean, newer SDKs) leaves the body sections out. A session receiver's
  * peek names its `session-id`: only that session's messages. */
-#include "ent_log.h"
 #include "mgmt_internal.h"
 
 static void on_peeked(void *ctx, sb_status st, const store_mgmt_msg *msgs, size_t n)
 {
     mgmt_req *r = ctx;
-    if (st != SB_OK) {
-        mgmt_respond_error(r, st, "The emulator's store could not read the messages; retry.");
-        return;
-    }
-    if (n == 0) {
-        mgmt_send(r, mgmt_response(r, SB_NO_CONTENT));
-        return;
-    }
-    pn_message_t *resp = mgmt_response(r, SB_OK);
-    if (resp) {
-        pn_data_t *b = pn_message_body(resp);
-        pn_data_put_map(b);
-        pn_data_enter(b);
-        mgmt_put_string(b, "messages");
-        pn_data_put_list(b);
-        pn_data_enter(b);
-        for (size_t i = 0; i < n; i++)
-            if (mgmt_put_message_entry(b, &msgs[i], r->lk->subqueue, r->flags))
-                LOG_ERROR("queue '%s': stored message %lld cannot be encoded; left out of the peek",
-                          r->lk->entity.name, (long long)msgs[i].sequence_number);
-        pn_data_exit(b);
-        pn_data_exit(b);
-    }
-    mgmt_send(r, resp);
+    if (!mgmt_reply_failed_or_empty(r, st, n, "The emulator's store could not read the messages; retry."))
+        mgmt_reply_messages(r, msgs, n, r->flags);
 }
 
 void mgmt_peek(mgmt_req *r)

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "ent_alloc.h"
-#include "ent_log.h"
 #include "ent_queue.h"
 #include "ent_message_rules.h"
 #include "mgmt_internal.h"
@@ -37,22 +36,7 @@ static void on_received(void *ctx, sb_status st, int64_t missing, const store_mg
         mgmt_respond_error(r, st, "The emulator's store could not take the deferred messages; retry.");
         return;
     }
-    pn_message_t *resp = mgmt_response(r, SB_OK);
-    if (resp) {
-        pn_data_t *b = pn_message_body(resp);
-        pn_data_put_map(b);
-        pn_data_enter(b);
-        mgmt_put_string(b, "messages");
-        pn_data_put_list(b);
-        pn_data_enter(b);
-        for (size_t i = 0; i < n; i++)
-            if (mgmt_put_message_entry(b, &msgs[i], r->lk->subqueue, lock ? MGMT_ENTRY_LOCK_TOKEN : 0))
-                LOG_ERROR("queue '%s': stored message %lld cannot be encoded; left out of the response",
-                          r->lk->entity.name, (long long)msgs[i].sequence_number);
-        pn_data_exit(b);
-        pn_data_exit(b);
-    }
-    mgmt_send(r, resp);
+    mgmt_reply_messages(r, msgs, n, lock ? MGMT_ENTRY_LOCK_TOKEN : 0);
 }
 
 void mgmt_receive_by_seq(mgmt_req *r)

@@ -12,24 +12,14 @@ static void on_renewed(void *ctx, sb_status st, const int64_t *until, size_t n)
 {
     mgmt_req *r = ctx;
     if (st == SB_ERR_LOCK_LOST) {
-        mgmt_respond_error(r, st,
-                           "The lock supplied is invalid. Either the lock expired, or the message has already been "
-                           "removed from the queue.");
+        mgmt_respond_lock_lost(r);
         return;
     }
     if (st != SB_OK) {
         mgmt_respond_error(r, st, "The emulator's store could not renew the lock; retry.");
         return;
     }
-    pn_message_t *resp = mgmt_response(r, SB_OK);
-    if (resp) {
-        pn_data_t *b = pn_message_body(resp);
-        pn_data_put_map(b);
-        pn_data_enter(b);
-        mgmt_put_array(b, "expirations", PN_TIMESTAMP, until, n);
-        pn_data_exit(b);
-    }
-    mgmt_send(r, resp);
+    mgmt_reply_array(r, "expirations", PN_TIMESTAMP, until, n);
 }
 
 void mgmt_renew_lock(mgmt_req *r)

@@ -169,14 +169,8 @@ void mgmt_remove_rule(mgmt_req *r)
 static void on_listed(void *ctx, sb_status st, const store_rule *rules, size_t n)
 {
     mgmt_req *r = ctx;
-    if (st != SB_OK) {
-        mgmt_respond_error(r, st, "The emulator's store could not read the rules; retry.");
+    if (mgmt_reply_failed_or_empty(r, st, n, "The emulator's store could not read the rules; retry."))
         return;
-    }
-    if (n == 0) {
-        mgmt_send(r, mgmt_response(r, SB_NO_CONTENT));
-        return;
-    }
     pn_message_t *resp = mgmt_response(r, SB_OK);
     char err[512];
     if (resp && mgmt_rules_encode(pn_message_body(resp), rules, n, err, sizeof err)) {

@@ -47,15 +47,7 @@ static void on_scheduled(void *ctx, sb_status st, const int64_t *seqs, size_t n)
         mgmt_respond_error(r, st, "The emulator's store could not schedule the messages; retry.");
         return;
     }
-    pn_message_t *resp = mgmt_response(r, SB_OK);
-    if (resp) {
-        pn_data_t *b = pn_message_body(resp);
-        pn_data_put_map(b);
-        pn_data_enter(b);
-        mgmt_put_array(b, "sequence-numbers", PN_LONG, seqs, n);
-        pn_data_exit(b);
-    }
-    mgmt_send(r, resp);
+    mgmt_reply_array(r, "sequence-numbers", PN_LONG, seqs, n);
 }
 
 /* The string under the cursor (truncated to buflen - 1), or NULL if it is none. */
@@ -167,20 +159,9 @@ void mgmt_schedule(mgmt_req *r)
     if (refuse_target(r))
         return;
     pn_data_t *d = r->body;
-    if (!mgmt_map_find(d, "messages")) {
-        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body has no 'messages' (expected a list of maps).");
-        return;
-    }
-    pn_type_t t = pn_data_type(d);
-    size_t count = t == PN_LIST ? pn_data_get_list(d) : t == PN_ARRAY ? pn_data_get_array(d) : 0;
-    if (t != PN_LIST && t != PN_ARRAY) {
-        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body's 'messages' must be a list of maps, not %s.",
-                           mgmt_type_name(t));
-        return;
-    }
-    if (count == 0 || count > MGMT_ITEMS_MAX) {
-        mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body's 'messages' must hold 1 to %d messages, not %zu.",
-                           MGMT_ITEMS_MAX, count);
+    size_t count;
+    if (mgmt_arg_sequence(d, "messages", "a list of maps", "messages", &count, err, sizeof err)) {
+        mgmt_respond_error(r, SB_ERR_ARGUMENT, "%s", err);
         return;
     }
     sched_entry *entries = ent_calloc(count, sizeof *entries);
@@ -191,7 +172,6 @@ void mgmt_schedule(mgmt_req *r)
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
         return;
     }
-    pn_data_enter(d);
     size_t n = 0;
     sb_status st = SB_OK;
     uint32_t max = r->lk->conn->srv->settings->max_message_size;

@@ -68,16 +68,7 @@ static void on_renewed(void *ctx, sb_status st, int64_t until_ms)
         amqp_link *h = amqp_session_holder(r->lk->conn, r->lk->entity.id, x->sid);
         if (h)
             h->session_until_ms = until_ms;
-        pn_message_t *resp = mgmt_response(r, SB_OK);
-        if (resp) {
-            pn_data_t *b = pn_message_body(resp);
-            pn_data_put_map(b);
-            pn_data_enter(b);
-            mgmt_put_string(b, "expiration");
-            pn_data_put_timestamp(b, until_ms);
-            pn_data_exit(b);
-        }
-        mgmt_send(r, resp);
+        mgmt_reply_value(r, "expiration", (pn_atom_t){.type = PN_TIMESTAMP, .u.as_timestamp = until_ms});
     }
     ent_free(x);
 }
@@ -109,19 +100,10 @@ static void on_state(void *ctx, sb_status st, const uint8_t *state, size_t len)
         lost_or_failed(r, st);
         return;
     }
-    pn_message_t *resp = mgmt_response(r, SB_OK);
-    if (resp) {
-        pn_data_t *b = pn_message_body(resp);
-        pn_data_put_map(b);
-        pn_data_enter(b);
-        mgmt_put_string(b, "session-state");
-        if (state)
-            pn_data_put_binary(b, pn_bytes(len, (const char *)state));
-        else
-            pn_data_put_null(b);
-        pn_data_exit(b);
-    }
-    mgmt_send(r, resp);
+    pn_atom_t v = {.type = PN_NULL};
+    if (state)
+        v = (pn_atom_t){.type = PN_BINARY, .u.as_bytes = pn_bytes(len, (const char *)state)};
+    mgmt_reply_value(r, "session-state", v);
 }
 
 void mgmt_get_session_state(mgmt_req *r)
@@ -179,29 +161,26 @@ static void on_listed(void *ctx, sb_status st, const char *const *ids, size_t n)
 {
     list_ctx *x = ctx;
     mgmt_req *r = x->r;
-    if (st != SB_OK) {
-        mgmt_respond_error(r, st, "The emulator's store could not list the sessions; retry.");
-    } else if (n == 0) {
-        mgmt_send(r, mgmt_response(r, SB_NO_CONTENT));
-    } else {
-        pn_message_t *resp = mgmt_response(r, SB_OK);
-        if (resp) {
-            pn_data_t *b = pn_message_body(resp);
-            pn_data_put_map(b);
-            pn_data_enter(b);
-            mgmt_put_string(b, "skip");
-            pn_data_put_int(b, (int32_t)(x->skip + (int64_t)n));
-            mgmt_put_string(b, "sessions-ids");
-            pn_data_put_array(b, false, PN_STRING);
-            pn_data_enter(b);
-            for (size_t i = 0; i < n; i++)
-                mgmt_put_string(b, ids[i]);
-            pn_data_exit(b);
-            pn_data_exit(b);
-        }
-        mgmt_send(r, resp);
-    }
+    int64_t skip = x->skip;
     ent_free(x);
+    if (mgmt_reply_failed_or_empty(r, st, n, "The emulator's store could not list the sessions; retry."))
+        return;
+    pn_message_t *resp = mgmt_response(r, SB_OK);
+    if (resp) {
+        pn_data_t *b = pn_message_body(resp);
+        pn_data_put_map(b);
+        pn_data_enter(b);
+        mgmt_put_string(b, "skip");
+        pn_data_put_int(b, (int32_t)(skip + (int64_t)n));
+        mgmt_put_string(b, "sessions-ids");
+        pn_data_put_array(b, false, PN_STRING);
+        pn_data_enter(b);
+        for (size_t i = 0; i < n; i++)
+            mgmt_put_string(b, ids[i]);
+        pn_data_exit(b);
+        pn_data_exit(b);
+    }
+    mgmt_send(r, resp);
 }
 
 void mgmt_get_message_sessions(mgmt_req *r)

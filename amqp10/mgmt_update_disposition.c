@@ -103,9 +103,7 @@ static void on_settled(void *ctx, sb_status st)
         mgmt_respond_error(r, SB_ERR_SESSION_LOCK_LOST,
                            "The session lock has expired on the MessageSession '%s'. Accept a new session.", sid);
     } else if (worst == SB_ERR_LOCK_LOST) {
-        mgmt_respond_error(r, worst,
-                           "The lock supplied is invalid. Either the lock expired, or the message has already been "
-                           "removed from the queue.");
+        mgmt_respond_lock_lost(r);
     } else if (worst == SB_ERR_ARGUMENT) {
         mgmt_respond_error(r, worst,
                            "'properties-to-modify' could not be applied: it must be a map with string keys.");
