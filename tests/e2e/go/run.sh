@@ -53,6 +53,8 @@ go build -o "$RUN_DIR/tally" ./internal/tally || fail "building the tally failed
 echo "go e2e: ${#pkgs[@]} packages: ${pkgs[*]#sbemu/tests/e2e/go/}"
 start=$(date +%s)
 # -p 1: one package (one emulator) at a time on this 2-core machine; -count=1: never cached.
+# the file exists before tail opens it: the background job creates it only once forked
+: >"$RUN_DIR/test.json"
 timeout -k 10 900 go test -p 1 -count=1 -timeout 300s -json "${pkgs[@]}" >"$RUN_DIR/test.json" 2>"$RUN_DIR/test.stderr" &
 gopid=$!
 # Show progress while it runs, then the tally.
