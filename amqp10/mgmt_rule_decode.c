@@ -21,21 +21,9 @@
 
 /* The correlation-filter map's keys, in ent_filter_correlation's order
  * (.NET ManagementConstants.Properties; JS managementClient.addRule). */
-static const char *const correlation_keys[MGMT_RULE_CORRELATION_FIELDS] = {
+static const char *const correlation_keys[BROKER_RULE_CORRELATION_FIELDS] = {
     "correlation-id", "message-id", "to", "reply-to", "label", "session-id", "reply-to-session-id", "content-type",
 };
-
-/* Bytes of the first max_chars characters of UTF-8 text s (all of it when
- * shorter), so that a name quoted in an error stays UTF-8. */
-static int utf8_prefix(const char *s, size_t max_chars)
-{
-    size_t i = 0;
-    for (size_t n = 0; s[i] && n < max_chars; n++)
-        do
-            i++;
-        while (((unsigned char)s[i] & 0xc0) == 0x80);
-    return (int)i;
-}
 
 /* ---- reading the request ---- */
 
@@ -148,16 +136,6 @@ static int take_value(pn_data_t *d, ent_filter_value *v, char *err, size_t errle
     }
 }
 
-static void props_free(ent_filter_prop *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        ent_free((char *)p[i].name);
-        if (p[i].value.type == ENT_FV_STRING)
-            ent_free((char *)p[i].value.u.s.ptr);
-    }
-    ent_free(p);
-}
-
 /* The map at the current node as named values ({name: value}). *out and *n
  * always describe what was read so far, so props_free releases it. */
 static int take_props(pn_data_t *d, const char *what, ent_filter_prop **out, size_t *n, char *err, size_t errlen)
@@ -180,7 +158,7 @@ static int take_props(pn_data_t *d, const char *what, ent_filter_prop **out, siz
             return -1;
         p->value = ent_fv_null();
         *n = i + 1;
-        snprintf(item, sizeof item, "The value of '%.*s' in %s", utf8_prefix(p->name, ITEM_NAME_CHARS), p->name,
+        snprintf(item, sizeof item, "The value of '%.*s' in %s", ent_utf8_prefix(p->name, ITEM_NAME_CHARS), p->name,
                  what);
         if (!pn_data_next(d) || take_value(d, &p->value, err, errlen, item))
             return -1;
@@ -212,110 +190,12 @@ static int take_expression(pn_data_t *d, pn_handle_t h, const char *what, char *
     return 0;
 }
 
-int mgmt_rule_name_check(const char *name, size_t len, sb_status *st, char *err, size_t errlen)
-{
-    *st = SB_ERR_ARGUMENT;
-    long chars = ent_utf8_length_n(name, len);
-    bool blank = true;
-    for (size_t i = 0; i < len && blank; i++)
-        blank = name[i] == ' ' || (name[i] >= '\t' && name[i] <= '\r');
-    if (blank) {
-        snprintf(err, errlen, "The rule name is empty; a rule needs a name.");
-        return -1;
-    }
-    if (chars < 0) {
-        snprintf(err, errlen, "The rule name is not UTF-8 text.");
-        return -1;
-    }
-    if (chars > ENT_RULE_NAME_MAX) {
-        *st = SB_ERR_ARGUMENT_RANGE;
-        snprintf(err, errlen, "The rule name '%.*s...' is %ld characters long; the limit is %d.",
-                 utf8_prefix(name, ENT_RULE_NAME_MAX), name, chars, ENT_RULE_NAME_MAX);
-        return -1;
-    }
-    size_t bad = strcspn(name, ENT_CHILD_NAME_FORBIDDEN_CHARS);
-    if (bad < len) {
-        snprintf(err, errlen, "The rule name '%s' contains '%c', which a rule name may not hold (%s).", name, name[bad],
-                 ENT_CHILD_NAME_FORBIDDEN_CHARS);
-        return -1;
-    }
-    return 0;
-}
-
-static const char *filter_type_name(ent_filter_kind k)
-{
-    switch (k) {
-    case ENT_FILTER_KIND_SQL: return "Sql";
-    case ENT_FILTER_KIND_CORRELATION: return "Correlation";
-    case ENT_FILTER_KIND_FALSE: return "False";
-    default: return "True";
-    }
-}
-
-/* Parses what was read with the rule language: the service refuses a rule
- * whose filter or action does not compile, with the parser's position. */
-static int compile(mgmt_rule_def *o, sb_status *st, char *err, size_t errlen)
-{
-    ent_filter_error fe = {0};
-    ent_filter *f = NULL;
-    int rc = 0;
-    if (o->kind == ENT_FILTER_KIND_SQL) {
-        rc = ent_filter_parse(o->sql, strlen(o->sql), o->filter_params, o->nfilter_params, &f, &fe);
-        if (rc)
-            snprintf(err, errlen, "The SQL filter of rule '%s' is invalid: %s.", o->name, fe.message);
-    } else if (o->kind == ENT_FILTER_KIND_CORRELATION) {
-        char **c = o->correlation_fields;
-        ent_filter_correlation spec = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-                                       o->correlation_props, o->ncorrelation_props};
-        rc = ent_filter_new_correlation(&spec, &f, &fe);
-        if (rc)
-            snprintf(err, errlen, "The correlation filter of rule '%s' is invalid: %s.", o->name, fe.message);
-    }
-    ent_filter_free(f);
-    if (!rc && o->action) {
-        ent_filter_action *a = NULL;
-        rc = ent_filter_action_parse(o->action, strlen(o->action), o->action_params, o->naction_params, &a, &fe);
-        if (rc)
-            snprintf(err, errlen, "The SQL action of rule '%s' is invalid: %s.", o->name, fe.message);
-        ent_filter_action_free(a);
-    }
-    if (rc)
-        *st = ent_filter_error_status(&fe);
-    return rc;
-}
-
-/* The JSON texts and the row the store is given. */
-static int make_row(mgmt_rule_def *o)
-{
-    if (o->kind == ENT_FILTER_KIND_CORRELATION) {
-        char **c = o->correlation_fields;
-        ent_filter_correlation spec = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-                                       o->correlation_props, o->ncorrelation_props};
-        if (!(o->correlation_json = store_rule_correlation_json(&spec)))
-            return -1;
-    }
-    if (o->nfilter_params && !(o->filter_params_json = store_rule_props_json(o->filter_params, o->nfilter_params)))
-        return -1;
-    if (o->naction_params && !(o->action_params_json = store_rule_props_json(o->action_params, o->naction_params)))
-        return -1;
-    o->row = (store_rule){
-        .name = o->name,
-        .filter_type = filter_type_name(o->kind),
-        .sql_expression = o->kind == ENT_FILTER_KIND_SQL ? o->sql : NULL,
-        .correlation = o->correlation_json,
-        .filter_parameters = o->filter_params_json,
-        .action_expression = o->action,
-        .action_parameters = o->action_params_json,
-    };
-    return 0;
-}
-
-int mgmt_rule_def_decode(pn_data_t *body, mgmt_rule_def *o, sb_status *st, char *err, size_t errlen)
+int mgmt_rule_def_decode(pn_data_t *body, broker_rule_def *o, sb_status *st, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     *st = SB_ERR_ARGUMENT;
     if (mgmt_arg_string(body, "rule-name", true, o->name, sizeof o->name, err, errlen) ||
-        mgmt_rule_name_check(o->name, strlen(o->name), st, err, errlen))
+        broker_rule_name_check(o->name, strlen(o->name), st, err, errlen))
         return -1;
     if (!mgmt_map_find(body, "rule-description") || pn_data_type(body) != PN_MAP) {
         snprintf(err, errlen, "The request body has no 'rule-description' map (it holds the rule's filter and action).");
@@ -340,7 +220,7 @@ int mgmt_rule_def_decode(pn_data_t *body, mgmt_rule_def *o, sb_status *st, char 
             return -1;
         }
         char what[96];
-        for (size_t i = 0; i < MGMT_RULE_CORRELATION_FIELDS; i++) {
+        for (size_t i = 0; i < BROKER_RULE_CORRELATION_FIELDS; i++) {
             snprintf(what, sizeof what, "The correlation-filter's '%s'", correlation_keys[i]);
             if (map_get(body, corr, correlation_keys[i]) &&
                 take_string(body, what, &o->correlation_fields[i], NULL, err, errlen))
@@ -354,33 +234,6 @@ int mgmt_rule_def_decode(pn_data_t *body, mgmt_rule_def *o, sb_status *st, char 
     if (action &&
         take_expression(body, action, "sql-rule-action", &o->action, &o->action_params, &o->naction_params, err, errlen))
         return -1;
-    return mgmt_rule_def_finish(o, st, err, errlen);
+    return broker_rule_def_finish(o, st, err, errlen);
 }
 
-int mgmt_rule_def_finish(mgmt_rule_def *o, sb_status *st, char *err, size_t errlen)
-{
-    if (mgmt_rule_name_check(o->name, strlen(o->name), st, err, errlen) || compile(o, st, err, errlen))
-        return -1;
-    if (make_row(o)) {
-        *st = SB_ERR_INTERNAL;
-        snprintf(err, errlen, "The emulator ran out of memory storing rule '%s'.", o->name);
-        return -1;
-    }
-    *st = SB_OK;
-    return 0;
-}
-
-void mgmt_rule_def_free(mgmt_rule_def *o)
-{
-    ent_free(o->sql);
-    ent_free(o->action);
-    for (size_t i = 0; i < MGMT_RULE_CORRELATION_FIELDS; i++)
-        ent_free(o->correlation_fields[i]);
-    props_free(o->correlation_props, o->ncorrelation_props);
-    props_free(o->filter_params, o->nfilter_params);
-    props_free(o->action_params, o->naction_params);
-    ent_free(o->correlation_json);
-    ent_free(o->filter_params_json);
-    ent_free(o->action_params_json);
-    memset(o, 0, sizeof *o);
-}

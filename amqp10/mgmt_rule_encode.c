@@ -73,9 +73,9 @@ static int put_correlation(pn_data_t *d, const store_rule *x, char *err, size_t 
         return -1;
     }
     described_begin(d, MGMT_DESC_CORRELATION_FILTER);
-    const char *fields[MGMT_RULE_CORRELATION_FIELDS] = {c.correlation_id, c.message_id, c.to, c.reply_to,
+    const char *fields[BROKER_RULE_CORRELATION_FIELDS] = {c.correlation_id, c.message_id, c.to, c.reply_to,
                                               c.label, c.session_id, c.reply_to_session_id, c.content_type};
-    for (size_t i = 0; i < MGMT_RULE_CORRELATION_FIELDS; i++)
+    for (size_t i = 0; i < BROKER_RULE_CORRELATION_FIELDS; i++)
         put_string_or_null(d, fields[i]);
     pn_data_put_map(d);
     pn_data_enter(d);

@@ -40,7 +40,7 @@ static bool on_subscription(mgmt_req *r)
 typedef struct rule_call {
     mgmt_req *r;
     bool correlation;
-    char name[MGMT_RULE_NAME_BYTES_MAX];
+    char name[BROKER_RULE_NAME_BYTES_MAX];
 } rule_call;
 
 static rule_call *rule_call_new(mgmt_req *r, const char *name)
@@ -97,8 +97,8 @@ static void on_added(void *ctx, sb_status st, int64_t count)
                            "The topic of subscription '%s' already has %lld %s filters over its subscriptions; the "
                            "limit is %d per topic.",
                            sub, (long long)count, c->correlation ? "correlation" : "SQL",
-                           c->correlation ? MGMT_RULES_CORRELATION_FILTERS_PER_TOPIC
-                                          : MGMT_RULES_SQL_FILTERS_PER_TOPIC);
+                           c->correlation ? BROKER_RULES_CORRELATION_FILTERS_PER_TOPIC
+                                          : BROKER_RULES_SQL_FILTERS_PER_TOPIC);
         break;
     default:
         mgmt_respond_error(r, st, "The emulator's store could not add rule '%s'; retry.", c->name);
@@ -111,25 +111,25 @@ void mgmt_add_rule(mgmt_req *r)
 {
     if (!on_subscription(r))
         return;
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st;
     char err[1024];
     if (mgmt_rule_def_decode(r->body, &def, &st, err, sizeof err)) {
-        mgmt_rule_def_free(&def);
+        broker_rule_def_free(&def);
         mgmt_respond_error(r, st, "%s", err);
         return;
     }
     rule_call *c = rule_call_new(r, def.name);
     if (!c) {
-        mgmt_rule_def_free(&def);
+        broker_rule_def_free(&def);
         return;
     }
     c->correlation = def.kind == ENT_FILTER_KIND_CORRELATION;
     mgmt_hold(r);
     store_rule_add(r->lk->conn->srv->store, r->lk->entity.id, &def.row,
-                   c->correlation ? MGMT_RULES_CORRELATION_FILTERS_PER_TOPIC : MGMT_RULES_SQL_FILTERS_PER_TOPIC,
+                   c->correlation ? BROKER_RULES_CORRELATION_FILTERS_PER_TOPIC : BROKER_RULES_SQL_FILTERS_PER_TOPIC,
                    r->now_ms, on_added, c); /* the store copied the row's texts */
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
 }
 
 static void on_removed(void *ctx, sb_status st)
@@ -154,7 +154,7 @@ void mgmt_remove_rule(mgmt_req *r)
 {
     if (!on_subscription(r))
         return;
-    char name[MGMT_RULE_NAME_BYTES_MAX], err[256];
+    char name[BROKER_RULE_NAME_BYTES_MAX], err[256];
     if (mgmt_arg_string(r->body, "rule-name", true, name, sizeof name, err, sizeof err)) {
         mgmt_respond_error(r, SB_ERR_ARGUMENT, "%s", err);
         return;

@@ -87,6 +87,16 @@ long ent_utf8_length_n(const char *s, size_t len)
     return n;
 }
 
+int ent_utf8_prefix(const char *s, size_t max_chars)
+{
+    size_t i = 0;
+    for (size_t n = 0; s[i] && n < max_chars; n++)
+        do
+            i++;
+        while (((unsigned char)s[i] & 0xc0) == 0x80);
+    return (int)i;
+}
+
 /* Copies src into a fixed buffer of dstsize bytes; the callers have checked
  * the length in characters, which bounds the bytes. */
 static void copy_text(char *dst, size_t dstsize, const char *src)

@@ -285,5 +285,8 @@ sb_status ent_check_child_name(const char *kind, const char *name, size_t max_ch
 long ent_utf8_length(const char *s);
 /* The same for len bytes that need not end in a NUL (a span of the wire). */
 long ent_utf8_length_n(const char *s, size_t len);
+/* Bytes of the first max_chars characters of UTF-8 text s (all of it when
+ * shorter), so that a name quoted in an error stays UTF-8. */
+int ent_utf8_prefix(const char *s, size_t max_chars);
 
 #endif

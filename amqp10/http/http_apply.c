@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,8 +199,8 @@ sb_status http_apply_subscription(ent_subscription_props *s, const http_xml_entr
 
 /* ---- rules ---- */
 
-/* The correlation filter's elements, in mgmt_rule_def's field order. */
-static const char *const correlation_elements[MGMT_RULE_CORRELATION_FIELDS] = {
+/* The correlation filter's elements, in broker_rule_def's field order. */
+static const char *const correlation_elements[BROKER_RULE_CORRELATION_FIELDS] = {
     "CorrelationId", "MessageId", "To", "ReplyTo", "Label", "SessionId", "ReplyToSessionId", "ContentType",
 };
 
@@ -280,7 +281,7 @@ bad:
 }
 
 /* Appends a key-value item to a props array (names and strings malloc'd, as
- * mgmt_rule_def_free releases them). */
+ * broker_rule_def_free releases them). */
 static sb_status add_item(ent_filter_prop **v, size_t *n, const http_xml_prop *p, const char *what, char *err,
                           size_t errlen)
 {
@@ -353,7 +354,7 @@ static sb_status copy_text(char **dst, const http_xml_prop *p, const char *what,
 }
 
 /* Filter.* and Action.* children, each checked against what its type has. */
-static sb_status rule_child(mgmt_rule_def *d, const http_xml_prop *p, const char *rel, bool sql_action, char *err,
+static sb_status rule_child(broker_rule_def *d, const http_xml_prop *p, const char *rel, bool sql_action, char *err,
                             size_t errlen)
 {
     bool in_filter = !strncmp(rel, "Filter.", 7);
@@ -362,7 +363,7 @@ static sb_status rule_child(mgmt_rule_def *d, const http_xml_prop *p, const char
     if (!strcmp(name, "CompatibilityLevel") || !strcmp(name, "RequiresPreprocessing"))
         return SB_OK;
     if (in_filter && d->kind == ENT_FILTER_KIND_CORRELATION) {
-        for (size_t k = 0; k < MGMT_RULE_CORRELATION_FIELDS; k++)
+        for (size_t k = 0; k < BROKER_RULE_CORRELATION_FIELDS; k++)
             if (!strcmp(name, correlation_elements[k]))
                 return copy_text(&d->correlation_fields[k], p, correlation_elements[k], err, errlen);
         if (!strcmp(name, "Properties"))
@@ -391,7 +392,7 @@ static sb_status rule_child(mgmt_rule_def *d, const http_xml_prop *p, const char
                   p->line);
 }
 
-sb_status http_apply_rule(mgmt_rule_def *d, const http_xml_entry *e, const char *prefix, const char *name, char *err,
+sb_status http_apply_rule(broker_rule_def *d, const http_xml_entry *e, const char *prefix, const char *name, char *err,
                           size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -443,7 +444,7 @@ sb_status http_apply_rule(mgmt_rule_def *d, const http_xml_entry *e, const char 
     if (sql_action && !d->action)
         return refuse(SB_ERR_ARGUMENT, err, errlen, "%s: a SqlRuleAction needs its SqlExpression", HTTP_APPLY_RULE);
     sb_status st;
-    if (mgmt_rule_def_finish(d, &st, err, errlen))
+    if (broker_rule_def_finish(d, &st, err, errlen))
         return st;
     return SB_OK;
 }

@@ -1,6 +1,6 @@
 /* A PUT body (http_xml_parse_entry's properties) turned into what the store
  * keeps: entity properties through the ent_*_set setters of entities/ (the
- * same rules and texts as Config.json), a rule through mgmt_rule_def (the
+ * same rules and texts as Config.json), a rule through broker_rule_def (the
  * same checks as $management's add-rule). Pure: cmocka drives it.
  *
  * Every property of the body must be one the description has. Some are taken
@@ -19,7 +19,7 @@
 #include "ent_queue.h"
 #include "ent_status.h"
 #include "http_xml.h"
-#include "mgmt_rules.h"
+#include "broker_rule.h"
 
 /* The description each resource takes. */
 #define HTTP_APPLY_QUEUE "QueueDescription"
@@ -41,10 +41,10 @@ sb_status http_apply_topic(ent_topic_props *t, const http_xml_entry *e, int64_t 
 sb_status http_apply_subscription(ent_subscription_props *s, const http_xml_entry *e, bool *has_rule, char *err,
                                   size_t errlen);
 
-/* Fills d (free it with mgmt_rule_def_free in every case) from the rule
+/* Fills d (free it with broker_rule_def_free in every case) from the rule
  * description at prefix ("" for a RuleDescription body); name is the rule's
  * name from the URL, or NULL to take the body's <Name> ($Default if none). */
-sb_status http_apply_rule(mgmt_rule_def *d, const http_xml_entry *e, const char *prefix, const char *name, char *err,
+sb_status http_apply_rule(broker_rule_def *d, const http_xml_entry *e, const char *prefix, const char *name, char *err,
                           size_t errlen);
 
 /* A ForwardTo value as the SDKs send it (sb://host/target, or a bare name)

@@ -18,13 +18,13 @@ typedef enum rule_step { STEP_GET, STEP_PUT, STEP_DELETE, STEP_LIST } rule_step;
 typedef struct rule_work {
     rule_step step;
     int64_t sub_id;
-    mgmt_rule_def def; /* PUT */
+    broker_rule_def def; /* PUT */
 } rule_work;
 
 static void work_free(void *p)
 {
     rule_work *w = p;
-    mgmt_rule_def_free(&w->def);
+    broker_rule_def_free(&w->def);
     ent_free(w);
 }
 
@@ -88,7 +88,7 @@ static void on_rule_added(void *ctx, sb_status st, int64_t count)
     if (st == SB_ERR_QUOTA_EXCEEDED)
         http_respond_error(r, st, "Topic '%s' already has %lld %s filters over its subscriptions; the limit is %d.",
                            r->entity, (long long)count, correlation ? "correlation" : "SQL",
-                           correlation ? MGMT_RULES_CORRELATION_FILTERS_PER_TOPIC : MGMT_RULES_SQL_FILTERS_PER_TOPIC);
+                           correlation ? BROKER_RULES_CORRELATION_FILTERS_PER_TOPIC : BROKER_RULES_SQL_FILTERS_PER_TOPIC);
     else if (st != SB_OK)
         http_respond_store_error(r, st, rule_path(r, path, sizeof path));
     else /* the row as stored (its created time) */
@@ -154,8 +154,8 @@ static void on_subscription(void *ctx, sb_status st, const store_admin_subscript
             store_admin_update_rule(s, w->sub_id, &w->def.row, r->now_ms, on_rule_changed, r);
         else
             store_rule_add(s, w->sub_id, &w->def.row,
-                           w->def.kind == ENT_FILTER_KIND_CORRELATION ? MGMT_RULES_CORRELATION_FILTERS_PER_TOPIC
-                                                                      : MGMT_RULES_SQL_FILTERS_PER_TOPIC,
+                           w->def.kind == ENT_FILTER_KIND_CORRELATION ? BROKER_RULES_CORRELATION_FILTERS_PER_TOPIC
+                                                                      : BROKER_RULES_SQL_FILTERS_PER_TOPIC,
                            r->now_ms, on_rule_added, r);
         break;
     }

@@ -88,7 +88,7 @@ static void on_put(void *ctx, sb_status st, const store_admin_subscription *rows
 
 static void rule_free(void *p)
 {
-    mgmt_rule_def_free(p);
+    broker_rule_def_free(p);
     ent_free(p);
 }
 
@@ -109,7 +109,7 @@ void http_subscription_put(http_req *r, const char *topic, const char *name)
         st = SB_ERR_ARGUMENT,
         snprintf(err, sizeof err, "%s: %s is taken only when the subscription is created; change its rules through "
                  "/%s/Subscriptions/%s/Rules", HTTP_APPLY_SUBSCRIPTION, HTTP_APPLY_DEFAULT_RULE, topic, name);
-    mgmt_rule_def *rule = NULL;
+    broker_rule_def *rule = NULL;
     if (st == SB_OK && has_rule) {
         /* the definition (its texts) must live until the store has copied them */
         if (!(rule = ent_calloc(1, sizeof *rule)))

@@ -36,14 +36,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool has_rule = false;
     if (ent_subscription_props_init(&s, "t", "s", err, sizeof err) == SB_OK &&
         http_apply_subscription(&s, &e, &has_rule, err, sizeof err) == SB_OK && has_rule) {
-        mgmt_rule_def d;
+        broker_rule_def d;
         http_apply_rule(&d, &e, HTTP_APPLY_DEFAULT_RULE, NULL, err, sizeof err);
-        mgmt_rule_def_free(&d);
+        broker_rule_def_free(&d);
     }
-    mgmt_rule_def d;
+    broker_rule_def d;
     if (http_apply_rule(&d, &e, "", "r", err, sizeof err) == SB_OK)
         CHECK(d.row.name && d.row.filter_type);
-    mgmt_rule_def_free(&d);
+    broker_rule_def_free(&d);
     http_xml_entry_free(&e);
     return 0;
 }

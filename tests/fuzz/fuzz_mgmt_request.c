@@ -23,12 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     pn_data_t *body = pn_data(16);
     if (pn_data_decode(body, (const char *)data, size) > 0) {
-        mgmt_rule_def def;
+        broker_rule_def def;
         sb_status st = SB_OK;
         char err[512];
         if (!mgmt_rule_def_decode(body, &def, &st, err, sizeof err))
-            CHECK(!mgmt_rule_name_check(def.name, strlen(def.name), &st, err, sizeof err));
-        mgmt_rule_def_free(&def);
+            CHECK(!broker_rule_name_check(def.name, strlen(def.name), &st, err, sizeof err));
+        broker_rule_def_free(&def);
     }
     pn_data_free(body);
 

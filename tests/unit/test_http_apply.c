@@ -105,7 +105,7 @@ static void test_subscription_with_rule(void **state)
     assert_int_equal(http_apply_subscription(&s, &e, &has_rule, err, sizeof err), SB_OK);
     assert_true(has_rule);
     assert_int_equal(s.lock_duration_ms, 20000);
-    mgmt_rule_def d;
+    broker_rule_def d;
     assert_int_equal(http_apply_rule(&d, &e, HTTP_APPLY_DEFAULT_RULE, NULL, err, sizeof err), SB_OK);
     assert_string_equal(d.name, "Mine");
     assert_int_equal(d.kind, ENT_FILTER_KIND_SQL);
@@ -113,7 +113,7 @@ static void test_subscription_with_rule(void **state)
     assert_string_equal(d.row.sql_expression, "a = @p");
     assert_string_equal(d.row.action_expression, "SET b = 1");
     assert_string_equal(d.row.filter_parameters, "{\"@p\":{\"type\":\"timestamp\",\"value\":\"2000-01-01T00:00:00.000Z\"}}");
-    mgmt_rule_def_free(&d);
+    broker_rule_def_free(&d);
     http_xml_entry_free(&e);
 }
 
@@ -135,10 +135,10 @@ static void test_true_filter_as_java_writes_it(void **state)
         http_xml_entry e;
         char err[512];
         assert_int_equal(http_xml_parse_entry(body, strlen(body), &e, err, sizeof err), 0);
-        mgmt_rule_def d;
+        broker_rule_def d;
         assert_int_equal(http_apply_rule(&d, &e, "", "r", err, sizeof err), SB_OK);
         assert_int_equal(d.kind, i == 0 ? ENT_FILTER_KIND_TRUE : ENT_FILTER_KIND_FALSE);
-        mgmt_rule_def_free(&d);
+        broker_rule_def_free(&d);
         http_xml_entry_free(&e);
     }
     const char *body = wrap("RuleDescription",
@@ -149,7 +149,7 @@ static void test_true_filter_as_java_writes_it(void **state)
     http_xml_entry e;
     char err[512];
     assert_int_equal(http_xml_parse_entry(body, strlen(body), &e, err, sizeof err), 0);
-    mgmt_rule_def d;
+    broker_rule_def d;
     assert_int_equal(http_apply_rule(&d, &e, "", "r", err, sizeof err), SB_ERR_ARGUMENT);
     assert_non_null(strstr(err, "Parameters"));
     http_xml_entry_free(&e);
@@ -182,7 +182,7 @@ static void test_correlation_rule_types(void **state)
     http_xml_entry e;
     char err[512];
     assert_int_equal(http_xml_parse_entry(body, strlen(body), &e, err, sizeof err), 0);
-    mgmt_rule_def d;
+    broker_rule_def d;
     assert_int_equal(http_apply_rule(&d, &e, "", "r1", err, sizeof err), SB_OK);
     assert_string_equal(d.name, "r1"); /* the URL's name wins */
     assert_int_equal(d.kind, ENT_FILTER_KIND_CORRELATION);
@@ -210,7 +210,7 @@ static void test_correlation_rule_types(void **state)
     assert_non_null(strstr(xml, "<Action i:type=\"EmptyRuleAction\"/><CreatedAt>1970-01-01T00:00:00.000Z</CreatedAt>"
                                 "<Name>r1</Name></RuleDescription>"));
     free(xml);
-    mgmt_rule_def_free(&d);
+    broker_rule_def_free(&d);
     http_xml_entry_free(&e);
 }
 

@@ -84,14 +84,14 @@ static void sql_action(pn_data_t *d, const char *expr)
 /* Decodes and expects failure with st and a description containing want. */
 static void expect_refused(pn_data_t *d, sb_status want_st, const char *want)
 {
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st = SB_OK;
     char err[1024] = "";
     assert_int_equal(mgmt_rule_def_decode(d, &def, &st, err, sizeof err), -1);
     if (st != want_st || !strstr(err, want))
         fail_msg("status %d (expected %d), description \"%s\" (expected it to contain \"%s\")", (int)st,
                  (int)want_st, err, want);
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
     pn_data_free(d);
 }
 
@@ -105,7 +105,7 @@ static void test_sql_filter_and_action(void **state)
     sql_action(d, "SET sys.Label = 'big'");
     kv(d, "rule-name", "Big-Red"); /* .NET repeats the name inside the description */
     request_end(d);
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st;
     char err[512];
     assert_int_equal(mgmt_rule_def_decode(d, &def, &st, err, sizeof err), 0);
@@ -117,7 +117,7 @@ static void test_sql_filter_and_action(void **state)
     assert_null(def.row.correlation);
     assert_null(def.row.filter_parameters);
     assert_null(def.row.action_parameters);
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
     pn_data_free(d);
 }
 
@@ -130,14 +130,14 @@ static void test_null_action_and_true_as_sql(void **state)
     str(d, "sql-rule-action");
     pn_data_put_null(d);
     request_end(d);
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st;
     char err[512];
     assert_int_equal(mgmt_rule_def_decode(d, &def, &st, err, sizeof err), 0);
     assert_string_equal(def.row.filter_type, "Sql");
     assert_string_equal(def.row.sql_expression, "1=1");
     assert_null(def.row.action_expression);
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
     pn_data_free(d);
 }
 
@@ -147,13 +147,13 @@ static void test_no_filter_is_true(void **state)
     (void)state;
     pn_data_t *d = request("everything");
     request_end(d);
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st;
     char err[512];
     assert_int_equal(mgmt_rule_def_decode(d, &def, &st, err, sizeof err), 0);
     assert_string_equal(def.row.filter_type, "True");
     assert_null(def.row.sql_expression);
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
     pn_data_free(d);
 }
 
@@ -182,14 +182,14 @@ static void test_parameters(void **state)
     end(d);
     end(d);
     request_end(d);
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st;
     char err[512];
     assert_int_equal(mgmt_rule_def_decode(d, &def, &st, err, sizeof err), 0);
     assert_string_equal(def.row.filter_parameters, "{\"@color\":\"red\",\"@min\":5}");
     assert_string_equal(def.row.action_parameters,
                         "{\"@note\":{\"type\":\"timestamp\",\"value\":\"2024-05-01T12:00:00.250Z\"}}");
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
     pn_data_free(d);
 }
 
@@ -250,7 +250,7 @@ static void test_correlation(void **state)
     end(d);
     request_end(d);
 
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st;
     char err[512];
     assert_int_equal(mgmt_rule_def_decode(d, &def, &st, err, sizeof err), 0);
@@ -304,7 +304,7 @@ static void test_correlation(void **state)
     }
     free(storage);
     store_rule_props_free(&props);
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
     pn_data_free(d);
 }
 
@@ -393,24 +393,24 @@ static void test_rule_names(void **state)
     char name[256] = "";
     for (int i = 0; i < ENT_RULE_NAME_MAX; i++)
         strcat(name, "\xc3\xa9");
-    assert_int_equal(mgmt_rule_name_check(name, strlen(name), &st, err, sizeof err), 0);
+    assert_int_equal(broker_rule_name_check(name, strlen(name), &st, err, sizeof err), 0);
     strcat(name, "\xc3\xa9");
-    assert_int_equal(mgmt_rule_name_check(name, strlen(name), &st, err, sizeof err), -1);
+    assert_int_equal(broker_rule_name_check(name, strlen(name), &st, err, sizeof err), -1);
     assert_int_equal(st, SB_ERR_ARGUMENT_RANGE);
     assert_non_null(strstr(err, "51 characters long; the limit is 50"));
-    assert_int_equal(mgmt_rule_name_check("$Default", 8, &st, err, sizeof err), 0);
-    assert_int_equal(mgmt_rule_name_check("  \t", 3, &st, err, sizeof err), -1);
+    assert_int_equal(broker_rule_name_check("$Default", 8, &st, err, sizeof err), 0);
+    assert_int_equal(broker_rule_name_check("  \t", 3, &st, err, sizeof err), -1);
     assert_int_equal(st, SB_ERR_ARGUMENT);
-    assert_int_equal(mgmt_rule_name_check("", 0, &st, err, sizeof err), -1);
+    assert_int_equal(broker_rule_name_check("", 0, &st, err, sizeof err), -1);
     for (const char *c = ENT_CHILD_NAME_FORBIDDEN_CHARS; *c; c++) {
         char bad[8];
         snprintf(bad, sizeof bad, "a%cb", *c);
-        assert_int_equal(mgmt_rule_name_check(bad, 3, &st, err, sizeof err), -1);
+        assert_int_equal(broker_rule_name_check(bad, 3, &st, err, sizeof err), -1);
         assert_int_equal(st, SB_ERR_ARGUMENT);
     }
-    assert_int_equal(mgmt_rule_name_check("a\xff", 2, &st, err, sizeof err), -1);
+    assert_int_equal(broker_rule_name_check("a\xff", 2, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "UTF-8"));
-    assert_int_equal(mgmt_rule_name_check("a\xc3", 2, &st, err, sizeof err), -1); /* cut short */
+    assert_int_equal(broker_rule_name_check("a\xc3", 2, &st, err, sizeof err), -1); /* cut short */
 
     pn_data_t *d = request("a*b");
     request_end(d);
@@ -652,7 +652,7 @@ static void test_decode_then_encode(void **state)
     end(d);
     end(d);
     request_end(d);
-    mgmt_rule_def def;
+    broker_rule_def def;
     sb_status st;
     char err[256];
     assert_int_equal(mgmt_rule_def_decode(d, &def, &st, err, sizeof err), 0);
@@ -680,7 +680,7 @@ static void test_decode_then_encode(void **state)
     assert_int_equal(pn_data_get_long(back), 200);
     pn_data_free(back);
     pn_data_free(out);
-    mgmt_rule_def_free(&def);
+    broker_rule_def_free(&def);
     pn_data_free(d);
 }
 
