@@ -292,30 +292,6 @@ typedef struct amqp_after_release {
 amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id);
 void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d);
 
-/* settle_modify.c */
-/* The first buffer amqp_data_encode tries; it doubles until the tree fits. */
-#define AMQP_DATA_ENCODE_FIRST 1024
-/* The whole of data encoded (Proton encodes whole trees only), malloc'd, with
- * *len its length (or Proton's negative error); NULL when out of memory. */
-char *amqp_data_encode(pn_data_t *data, ssize_t *len);
-/* properties-to-modify: a copy of the stored message whose application-properties
- * hold the entries of mods (an encoded AMQP map with string keys) in place of
- * any with the same key; the section is added when the message has none.
- * Appends to out; 0 or -1 (malformed message or map). */
-int amqp_apply_properties(const uint8_t *stored, size_t len, const uint8_t *mods, size_t modslen, amqp_buf *out);
-/* The entries of a map (an outcome's message-annotations or error info) as an
- * encoded map with string keys (a symbol key becomes a string), leaving out
- * the keys in skip. *out is malloc'd. 0; 1 when there is no entry left (no
- * map, empty, all skipped); -1 when a key is not a string or symbol. */
-int amqp_properties_from_map(pn_data_t *map, const char *const *skip, size_t nskip, uint8_t **out, size_t *outlen);
-/* Settles the message a live lock holds after merging mods into its
- * application-properties: read under the lock, rewritten, replaced, then
- * store_settle. SB_ERR_LOCK_LOST as store_settle; SB_ERR_ARGUMENT when mods
- * cannot be applied. Copies reason, description and mods. */
-void amqp_settle_modifying(store *s, int64_t entity_id, const uint8_t token[16], store_settle_kind kind,
-                           const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
-                           const uint8_t *mods, size_t modslen, store_status_cb cb, void *ctx);
-
 /* mgmt_node.c */
 void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len);
 

@@ -11,6 +11,7 @@
 #include "amqp_internal.h"
 #include "amqp_wire_forms.h"
 #include "amqp_message.h"
+#include "amqp_props.h"
 #include "amqp_reply.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
@@ -185,9 +186,7 @@ static void on_settled(void *ctx, sb_status st)
     settle_req *req = ctx;
     amqp_conn *c = req->lk->conn;
     if (st == SB_OK) {
-        pn_delivery_update(req->d, req->outcome);
-        broker_after_settle(c->srv->broker, req->lk->entity.id, req->lk->route.dead_letter_target_id,
-                                 (ent_settle_kind)req->kind);
+        pn_delivery_update(req->d, req->outcome); /* what follows was done (broker_settle) */
     } else if (ent_session_settle_failure(st, req->lk->session,
                                           ent_session_lock_live(req->lk->session_held, req->lk->session_until_ms,
                                                                 ent_clock_now_ms())) == SB_ERR_SESSION_LOCK_LOST) {
@@ -250,7 +249,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
             ds = description;
         }
     }
-    /* properties to modify, carried in the outcome (settle_modify.c); not
+    /* properties to modify, carried in the outcome (codec/amqp_props.h); not
      * looked for inside a transactional-state */
     uint8_t *mods = NULL;
     size_t modslen = 0;
@@ -310,11 +309,8 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
     req->kind = kind;
     pn_delivery_set_context(d, req);
     amqp_link_hold(lk);
-    if (has_mods == 0)
-        amqp_settle_modifying(lk->conn->srv->store, lk->entity.id, token, kind, r, ds,
-                              lk->route.dead_letter_target_id, ent_clock_now_ms(), mods, modslen, on_settled, req);
-    else
-        store_settle(lk->conn->srv->store, lk->entity.id, token, kind, r, ds, lk->route.dead_letter_target_id,
-                     ent_clock_now_ms(), on_settled, req);
+    broker_settlement x = {lk->entity.id, lk->route.dead_letter_target_id, (ent_settle_kind)kind, r, ds,
+                           has_mods == 0 ? mods : NULL, modslen, ent_clock_now_ms()};
+    broker_settle(lk->conn->srv->broker, &x, (const uint8_t(*)[16])token, 1, on_settled, req); /* copies */
     ent_free(mods);
 }

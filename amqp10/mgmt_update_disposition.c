@@ -3,16 +3,17 @@
  * delivery; the SDKs also fall back to it when the receive link is gone).
  * `lock-tokens` (array of uuid), `disposition-status` completed / abandoned /
  * suspended (dead-letter, with optional `deadletter-reason` and
- * `deadletter-description`) / defered (sic). Each token settles through
- * store_settle exactly as a link disposition would; any lost lock answers 410
- * message-lock-lost.
+ * `deadletter-description`) / defered (sic). The tokens settle through
+ * broker_settle, the path a link disposition takes; any lost lock answers
+ * 410 message-lock-lost.
  *
  * `properties-to-modify` (a map; abandon, defer and dead-letter) is merged
  * into the message's application-properties before it is settled
- * (amqp_settle_modifying, settle_modify.c). */
+ * (codec/amqp_props.h). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_props.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_dead_letter.h"
@@ -68,30 +69,11 @@ static int properties_to_modify(pn_data_t *body, uint8_t **out, size_t *outlen)
 
 /* ---- the request ---- */
 
-typedef struct disp_req {
-    mgmt_req *r;
-    size_t pending;  /* settlements still in the store */
-    sb_status worst; /* first failure, lock-lost preferred */
-    store_settle_kind kind;
-    char *reason, *description; /* NULL: none */
-    uint8_t *mods;              /* properties-to-modify, encoded; NULL: none */
-    size_t modslen;
-} disp_req;
-
-static void on_settled(void *ctx, sb_status st)
+/* worst: SB_OK, or the first failure of the request's settlements (a lost
+ * lock preferred; broker_settle). What follows a settlement was done. */
+static void on_settled(void *ctx, sb_status worst)
 {
-    disp_req *q = ctx;
-    if (st != SB_OK && (q->worst == SB_OK || st == SB_ERR_LOCK_LOST))
-        q->worst = st;
-    if (--q->pending)
-        return;
-    mgmt_req *r = q->r;
-    sb_status worst = q->worst;
-    store_settle_kind kind = q->kind;
-    ent_free(q->reason);
-    ent_free(q->description);
-    ent_free(q->mods);
-    ent_free(q);
+    mgmt_req *r = ctx;
     char sid[ENT_SESSION_ID_SIZE], err[64];
     bool in_session = r->lk->entity.requires_session && !r->lk->subqueue &&
                       mgmt_arg_string(r->body, "session-id", false, sid, sizeof sid, err, sizeof err) == 0;
@@ -110,18 +92,8 @@ static void on_settled(void *ctx, sb_status st)
     } else if (worst != SB_OK) {
         mgmt_respond_error(r, worst, "The emulator's store could not settle the message; retry.");
     } else {
-        broker_after_settle(r->lk->conn->srv->broker, r->lk->entity.id, r->lk->route.dead_letter_target_id,
-                                 (ent_settle_kind)kind);
         mgmt_send(r, mgmt_response(r, SB_OK));
     }
-}
-
-static void settle_token(disp_req *q, const uint8_t token[16])
-{
-    mgmt_req *r = q->r;
-    store_settle(r->lk->conn->srv->store, r->lk->entity.id, token, q->kind, q->reason, q->description,
-                 r->lk->route.dead_letter_target_id, r->now_ms,
-                 on_settled, q);
 }
 
 /* In a transaction: the settlements join it (one operation each) and take
@@ -207,46 +179,20 @@ void mgmt_update_disposition(mgmt_req *r)
         ent_free(tokens);
         return;
     }
-    disp_req *q = ent_calloc(1, sizeof *q);
-    int mods = q ? properties_to_modify(r->body, &q->mods, &q->modslen) : 0;
-    if (q && mods < 0) {
+    uint8_t *mods = NULL;
+    size_t modslen = 0;
+    if (properties_to_modify(r->body, &mods, &modslen) < 0) {
         ent_free(tokens);
-        ent_free(q);
         mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request body's 'properties-to-modify' must be a map.");
         return;
     }
-    if (q && has_reason == 0)
-        q->reason = ent_strdup(reason);
-    if (q && has_description == 0)
-        q->description = ent_strdup(description);
-    if (!q || (has_reason == 0 && !q->reason) || (has_description == 0 && !q->description)) {
-        ent_free(tokens);
-        if (q) {
-            ent_free(q->reason);
-            ent_free(q->description);
-            ent_free(q->mods);
-        }
-        ent_free(q);
-        mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
-        return;
-    }
-    q->r = r;
-    q->pending = n + 1; /* one for this function: a store that fails at once cannot end q early */
-    q->worst = SB_OK;
-    q->kind = kind;
     mgmt_hold(r);
-    store *s = r->lk->conn->srv->store;
     /* the activity stamp goes first so that it normally joins the same commit */
-    store_touch_queue(s, r->lk->entity.id, r->now_ms, NULL, NULL);
-    /* a completed message is gone: there is nothing to modify */
-    bool modify = q->mods && kind != STORE_SETTLE_COMPLETE;
-    for (size_t i = 0; i < n; i++) {
-        if (modify)
-            amqp_settle_modifying(s, r->lk->entity.id, tokens[i], q->kind, q->reason, q->description,
-                                  r->lk->route.dead_letter_target_id, r->now_ms, q->mods, q->modslen, on_settled, q);
-        else
-            settle_token(q, tokens[i]);
-    }
+    store_touch_queue(r->lk->conn->srv->store, r->lk->entity.id, r->now_ms, NULL, NULL);
+    broker_settlement x = {r->lk->entity.id, r->lk->route.dead_letter_target_id, (ent_settle_kind)kind,
+                           has_reason == 0 ? reason : NULL, has_description == 0 ? description : NULL,
+                           mods, modslen, r->now_ms};
+    broker_settle(r->lk->conn->srv->broker, &x, (const uint8_t(*)[16])tokens, n, on_settled, r); /* copies */
+    ent_free(mods);
     ent_free(tokens);
-    on_settled(q, SB_OK);
 }

@@ -94,7 +94,27 @@ void broker_topic_pump(broker *b, int64_t topic_id);
  * Runs the background sweep now (after the clock moved). */
 void broker_sweep_now(broker *b);
 
-/* ---- after a commit (broker.c) ---- */
+/* ---- settling (broker_settle.c) ---- */
+
+/* What one settlement call says of its locks. Borrowed for the call. */
+typedef struct broker_settlement {
+    int64_t entity_id;
+    int64_t dead_letter_target; /* where the entity's dead letters go (0: its own subqueue) */
+    ent_settle_kind kind;
+    const char *reason, *description; /* a dead letter's (NULL: none) */
+    const uint8_t *mods;              /* properties to modify, an encoded map with string keys (NULL: none) */
+    size_t modslen;
+    int64_t now_ms;
+} broker_settlement;
+
+/* Settles the n messages whose locks are tokens as x says, and once all
+ * have, carries out what must follow (broker_after_settle) and calls cb with
+ * SB_OK or the first failure (SB_ERR_LOCK_LOST preferred; SB_ERR_ARGUMENT
+ * when the properties cannot be applied). Everything is copied. */
+void broker_settle(broker *b, const broker_settlement *x, const uint8_t (*tokens)[16], size_t n, store_status_cb cb,
+                   void *ctx);
+
+/* ---- after a commit (broker_after.c) ---- */
 /* Messages arrived in entity_id (0: anywhere): its receivers claim again. */
 void broker_wake(broker *b, int64_t entity_id);
 /* Messages of entity_id were unlocked: its receivers look from the start. */

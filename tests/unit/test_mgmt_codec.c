@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amqp_props.h"
 #include "mgmt_internal.h"
 #include "store_arrays.h"
 

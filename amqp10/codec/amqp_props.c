@@ -1,20 +1,11 @@
-/* Settling with properties to modify. Abandon, defer and dead-letter may carry
- * properties that Service Bus merges into the message's application-properties
- * before it settles it. They arrive two ways: `properties-to-modify` in
- * com.microsoft:update-disposition (mgmt_update_disposition.c), and on the
- * receive link inside the outcome itself, where the Java and .NET SDKs put
- * them: modified.message-annotations for abandon and defer, and the rejected
- * error's info map beside DeadLetterReason and DeadLetterErrorDescription for
- * dead-letter (azure-messaging-servicebus MessageUtils.getDeliveryState; .NET
- * AmqpReceiver GetModifiedOutcome / GetRejectedOutcome). Both end here: the
- * stored bytes are read under the lock, rewritten, replaced, then settled. */
-#include <proton/codec.h>
+/* Properties to modify (see amqp_props.h): read from an outcome's map and
+ * merged into a stored message's application-properties. */
+#include "amqp_props.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "amqp_internal.h"
 #include "ent_alloc.h"
-#include "store_mgmt.h"
 
 static bool same_string(const amqp_val *a, const amqp_val *b)
 {
@@ -162,87 +153,4 @@ int amqp_properties_from_map(pn_data_t *map, const char *const *skip, size_t nsk
     *out = b.data; /* the buffer's allocation becomes the caller's */
     *outlen = b.len;
     return 0;
-}
-
-/* One settlement on its way through read → rewrite → replace → settle. */
-typedef struct modify_req {
-    store *s;
-    int64_t entity_id, dead_letter_target, now_ms;
-    uint8_t token[16];
-    store_settle_kind kind;
-    char *reason, *description; /* NULL: none */
-    uint8_t *mods;
-    size_t modslen;
-    store_status_cb cb;
-    void *ctx;
-} modify_req;
-
-static void modify_free(modify_req *q)
-{
-    ent_free(q->reason);
-    ent_free(q->description);
-    ent_free(q->mods);
-    ent_free(q);
-}
-
-static void on_replaced(void *ctx, sb_status st)
-{
-    modify_req *q = ctx;
-    if (st == SB_OK) /* store_settle copies reason and description */
-        store_settle(q->s, q->entity_id, q->token, q->kind, q->reason, q->description, q->dead_letter_target,
-                     q->now_ms, q->cb, q->ctx);
-    else
-        q->cb(q->ctx, st);
-    modify_free(q);
-}
-
-static void on_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
-{
-    modify_req *q = ctx;
-    amqp_buf out = {0};
-    if (st == SB_OK && amqp_apply_properties(bytes, len, q->mods, q->modslen, &out))
-        st = SB_ERR_ARGUMENT;
-    if (st != SB_OK) {
-        amqp_buf_free(&out);
-        q->cb(q->ctx, st);
-        modify_free(q);
-        return;
-    }
-    store_replace_locked_message(q->s, q->entity_id, q->token, q->now_ms, out.data, out.len, on_replaced,
-                                 q); /* copies the bytes */
-    amqp_buf_free(&out);
-}
-
-static char *dup_or_null(const char *s, bool *failed)
-{
-    char *d = s ? ent_strdup(s) : NULL;
-    if (s && !d)
-        *failed = true;
-    return d;
-}
-
-void amqp_settle_modifying(store *s, int64_t entity_id, const uint8_t token[16], store_settle_kind kind,
-                           const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
-                           const uint8_t *mods, size_t modslen, store_status_cb cb, void *ctx)
-{
-    modify_req *q = ent_calloc(1, sizeof *q);
-    bool failed = !q;
-    if (q) {
-        *q = (modify_req){s, entity_id, dead_letter_target, now_ms, {0}, kind, NULL, NULL, NULL, modslen, cb, ctx};
-        memcpy(q->token, token, 16);
-        q->reason = dup_or_null(reason, &failed);
-        q->description = dup_or_null(description, &failed);
-        q->mods = ent_malloc(modslen ? modslen : 1);
-        if (q->mods)
-            memcpy(q->mods, mods, modslen);
-        else
-            failed = true;
-    }
-    if (failed) {
-        if (q)
-            modify_free(q);
-        cb(ctx, SB_ERR_INTERNAL);
-        return;
-    }
-    store_read_locked_message(s, entity_id, q->token, now_ms, on_read, q);
 }
