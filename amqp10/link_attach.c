@@ -14,7 +14,7 @@
 #include "amqp_internal.h"
 #include "ent_alloc.h"
 #include "ent_log.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 static const char *host_of(const amqp_conn *c)
 {

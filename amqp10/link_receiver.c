@@ -12,7 +12,7 @@
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "ent_message_rules.h"
 #include "ent_send.h"
 #include "store_fate.h"

@@ -17,7 +17,7 @@
 #include "ent_clock.h"
 #include "ent_dead_letter.h"
 #include "ent_log.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "ent_message_rules.h"
 
 typedef struct claim_req {

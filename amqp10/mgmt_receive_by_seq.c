@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ent_alloc.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "ent_message_rules.h"
 #include "mgmt_internal.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "ent_alloc.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "mgmt_rules.h"
 #include "store_rule_json.h"
 

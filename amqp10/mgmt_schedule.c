@@ -17,7 +17,7 @@
 #include "amqp_message.h"
 #include "ent_alloc.h"
 #include "ent_message_rules.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "ent_session.h"
 #include "ent_send.h"
 #include "ent_txn.h"

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "ent_queue.h"
+#include "ent_props.h"
 
 #define ENT_CONFIG_DEFAULT_NAMESPACE "sbemulatorns"
 

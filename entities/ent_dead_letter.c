@@ -2,7 +2,7 @@
 
 #include <stdio.h>
 
-#include "ent_queue.h"
+#include "ent_props.h"
 
 sb_status ent_dead_letter_text_check(const char *what, const char *text, char *err, size_t errlen)
 {

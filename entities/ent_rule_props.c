@@ -1,7 +1,7 @@
-/* Rule properties (declared in ent_queue.h): the filter, its correlation
+/* Rule properties (declared in ent_props.h): the filter, its correlation
  * fields and user properties, the action. Unlike the other props, rules own
  * heap strings, hence init/free/copy. */
-#include "ent_queue.h"
+#include "ent_props.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
 
 #include "ent_dead_letter.h"
 #include "ent_message_rules.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 ent_send_fate ent_send_decide(const ent_route *route, int64_t message_ttl_ms, int64_t scheduled_ms, int64_t now_ms)
 {

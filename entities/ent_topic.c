@@ -9,7 +9,7 @@
 #include "ent_alloc.h"
 #include "ent_dead_letter.h"
 #include "ent_message_rules.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 static ent_topic_copy *push(ent_topic_copies *l)
 {

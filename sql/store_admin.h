@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "ent_status.h"
 #include "store.h"
 #include "store_queue.h"

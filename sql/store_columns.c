@@ -9,7 +9,7 @@
 
 #include "ent_cache.h"
 #include "ent_duration.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 #define FIELD(type, field) offsetof(type, field), sizeof(((type *)0)->field)
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

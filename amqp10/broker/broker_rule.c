@@ -8,7 +8,7 @@
 
 #include "broker_rule.h"
 #include "ent_alloc.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "store_rule_json.h"
 
 void broker_rule_props_free(ent_filter_prop *p, size_t n)

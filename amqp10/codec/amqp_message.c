@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ent_queue.h"
+#include "ent_props.h"
 
 static void set_err(char *err, size_t errlen, const char *msg)
 {

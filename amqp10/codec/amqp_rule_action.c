@@ -13,7 +13,7 @@
 #include "ent_alloc.h"
 #include "ent_duration.h"
 #include "ent_message_rules.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 #define OVERLAY_INITIAL_CAP 8
 /* How the .NET SDK sends a TimeSpan application property (AmqpMessageConverter). */

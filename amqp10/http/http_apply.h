@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "ent_status.h"
 #include "http_xml.h"
 #include "broker_rule.h"

@@ -20,7 +20,7 @@
 
 #include "http_api.h"
 #include "ent_address.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "ent_status.h"
 #include "http_xml.h"
 #include "store_admin.h"

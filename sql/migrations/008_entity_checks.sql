@@ -2,7 +2,7 @@
 --
 -- A row written with plain SQL takes effect at once (migrations 005 and 006
 -- NOTIFY every emulator), so the tables themselves must refuse what Config.json
--- and the management plane refuse: the limits of entities/ent_queue.h and
+-- and the management plane refuse: the limits of entities/ent_props.h and
 -- entities/ent_rule_props.c, with the same boundaries. Each constraint is named
 -- for the rule it guards, so that the error a user sees says which rule
 -- (`new row for relation "queues" violates check constraint

@@ -10,7 +10,7 @@
 
 #include "ent_cache.h"
 #include "ent_dead_letter.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 static ent_entity q(int64_t id, const char *name, const char *forward_to, const char *status)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "ent_dead_letter.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 /* n copies of unit, NUL-terminated; the caller frees. */
 static char *repeat(const char *unit, size_t n)

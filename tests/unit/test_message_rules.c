@@ -13,7 +13,7 @@
 #include "amqp_sas.h"
 #include "ent_address.h"
 #include "ent_message_rules.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 
 static void test_ttl_cap(void **state)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "mgmt_rules.h"
 #include "store_rule_json.h"
 

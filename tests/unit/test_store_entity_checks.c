@@ -2,7 +2,7 @@
  * on a real PostgreSQL (store_fixture.h; never skipped).
  *
  * Every limit is tried at its boundaries, computed from the C constants of
- * entities/ent_queue.h: just inside must pass both, just outside must be
+ * entities/ent_props.h: just inside must pass both, just outside must be
  * refused by both, and the table's refusal must name the constraint of that
  * rule. Name rules are swept over every ASCII character. So a limit changed
  * in C and not in SQL (or the other way) fails here, not in a user's psql.
@@ -23,7 +23,7 @@
 #include "emu_config_json.h"
 #include "emu_default_config.h"
 #include "ent_filter.h"
-#include "ent_queue.h"
+#include "ent_props.h"
 #include "mgmt_rules.h"
 #include "store_config.h"
 #include "store_fixture.h"

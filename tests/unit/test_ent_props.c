@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "ent_queue.h"
+#include "ent_props.h"
 
 static char err[1024];
 

@@ -16,8 +16,8 @@
  * Error texts name the entity and the property, e.g.
  *   queue "orders": LockDuration "PT2S" is below the minimum PT5S
  * and a subscription is named by its path, "events/Subscriptions/audit". */
-#ifndef ENT_QUEUE_H
-#define ENT_QUEUE_H
+#ifndef ENT_PROPS_H
+#define ENT_PROPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
