@@ -18,15 +18,6 @@
  * this bounds that memory, and costs nothing for small messages (512 ops of
  * 1 KiB stay under it). */
 #define STORE_BATCH_MAX_BYTES (2u * 1024 * 1024)
-/* The channel on which commits announce entities that got messages. */
-#define STORE_NOTIFY_CHANNEL "sbemu_messages"
-/* The channel that carries the namespace clock's offset (migration 004). */
-#define STORE_CLOCK_CHANNEL "sbemu_clock"
-/* The channel the entity tables' triggers notify (migration 001). */
-#define STORE_ENTITIES_CHANNEL "sbemu_entities"
-/* How long a (re)connect may wait for an unreachable server, unless the
- * conninfo says otherwise: libpq's keyword takes seconds, as text. */
-#define STORE_CONNECT_TIMEOUT_S "5"
 /* Queue ids one notification carries; beyond this, receivers poll. */
 #define STORE_NOTIFY_MAX_ENTITIES 64
 
@@ -228,65 +219,16 @@ int store_op_answered(const store_op *op) { return op->merge ? op->merge->answer
 
 /* ---- connection ---- */
 
-/* PostgreSQL's notices and asynchronous errors (a server shutting down says
- * so before it hangs up) go to our log, not raw to stderr. */
-static void notice_to_log(void *arg, const char *message)
-{
-    (void)arg;
-    int n = (int)strcspn(message, "\n");
-    LOG_WARN("PostgreSQL: %.*s", n, message);
-}
-
-PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen)
-{
-    /* Our connect_timeout comes first, so one in the user's conninfo wins: a
-     * reconnect to an unreachable host must not wait forever. */
-    const char *keys[] = {"connect_timeout", "dbname", NULL};
-    const char *values[] = {STORE_CONNECT_TIMEOUT_S, conninfo, NULL};
-    PGconn *conn = PQconnectdbParams(keys, values, 1);
-    if (PQstatus(conn) != CONNECTION_OK) {
-        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
-        err[strcspn(err, "\n")] = 0;
-        PQfinish(conn);
-        return NULL;
-    }
-    PQsetNoticeProcessor(conn, notice_to_log, NULL);
-    /* The plans test_store_plans checks, and no planning per execution: a
-     * custom plan would be re-planned from statistics that may be missing or
-     * stale (right after a bulk send), which is what made drains slow. */
-    PQclear(PQexec(conn, "SET plan_cache_mode = force_generic_plan"));
-    PQclear(PQexec(conn, "LISTEN " STORE_NOTIFY_CHANNEL));
-    PQclear(PQexec(conn, "LISTEN " STORE_CLOCK_CHANNEL));
-    PQclear(PQexec(conn, "LISTEN " STORE_ENTITIES_CHANNEL));
-    if (clock_offset_ms)
-        store_clock_read(conn, clock_offset_ms);
-    err[0] = 0;
-    if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
-        store_admin_statements_prepare(conn, err, errlen) || PQsetnonblocking(conn, 1) ||
-        !PQenterPipelineMode(conn)) {
-        if (!err[0])
-            snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(conn));
-        PQfinish(conn);
-        return NULL;
-    }
-    return conn;
-}
-
 void store_connection_free(PGconn *conn) { PQfinish(conn); }
 int store_connection_socket(const PGconn *conn) { return PQsocket(conn); }
 
-store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen)
+store *store_new(PGconn *conn, const store_hooks *hooks)
 {
     store *s = ent_calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
+    if (!s)
         return NULL;
-    }
     s->hooks = *hooks;
-    if (!(s->conn = store_connect(conninfo, NULL, err, errlen))) {
-        ent_free(s);
-        return NULL;
-    }
+    s->conn = conn;
     return s;
 }
 

@@ -53,7 +53,11 @@ typedef struct store_hooks {
 
 /* Connects (blocking; done once at start), prepares the statements and enters
  * pipeline mode. NULL with a message in err on failure. */
+struct pg_conn;
 store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen);
+/* The store over a connection store_connect made (store_open does both;
+ * store_connect.c). NULL when out of memory (conn is then the caller's). */
+store *store_new(struct pg_conn *conn, const store_hooks *hooks);
 void store_close(store *s); /* fails what is still pending with SB_ERR_INTERNAL */
 
 /* A connection ready for store_resume: connected, statements prepared, in

@@ -16,6 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The channel on which commits announce entities that got messages. */
+#define STORE_NOTIFY_CHANNEL "sbemu_messages"
+/* The channel that carries the namespace clock's offset (migration 004). */
+#define STORE_CLOCK_CHANNEL "sbemu_clock"
+/* The channel the entity tables' triggers notify (migration 001). */
+#define STORE_ENTITIES_CHANNEL "sbemu_entities"
+
 struct pg_conn;
 
 /* While waiting for PostgreSQL at start, say so every this many tries (one a second). */

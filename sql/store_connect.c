@@ -1,0 +1,73 @@
+/* Opening the store: a connection made ready (the session settings, LISTEN
+ * on the channels, the clock read, every statement of sql/ prepared, pipeline
+ * mode), then the store over it. Above store.c and the statement files, so
+ * that the engine calls no statement file by name. */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ent_log.h"
+#include "store.h"
+#include "store_setup.h"
+#include "store_statements.h"
+
+/* How long a (re)connect may wait for an unreachable server, unless the
+ * conninfo says otherwise: libpq's keyword takes seconds, as text. */
+#define STORE_CONNECT_TIMEOUT_S "5"
+
+/* PostgreSQL's notices and asynchronous errors (a server shutting down says
+ * so before it hangs up) go to our log, not raw to stderr. */
+static void notice_to_log(void *arg, const char *message)
+{
+    (void)arg;
+    int n = (int)strcspn(message, "\n");
+    LOG_WARN("PostgreSQL: %.*s", n, message);
+}
+
+PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen)
+{
+    /* Our connect_timeout comes first, so one in the user's conninfo wins: a
+     * reconnect to an unreachable host must not wait forever. */
+    const char *keys[] = {"connect_timeout", "dbname", NULL};
+    const char *values[] = {STORE_CONNECT_TIMEOUT_S, conninfo, NULL};
+    PGconn *conn = PQconnectdbParams(keys, values, 1);
+    if (PQstatus(conn) != CONNECTION_OK) {
+        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
+        err[strcspn(err, "\n")] = 0;
+        PQfinish(conn);
+        return NULL;
+    }
+    PQsetNoticeProcessor(conn, notice_to_log, NULL);
+    /* The plans test_store_plans checks, and no planning per execution: a
+     * custom plan would be re-planned from statistics that may be missing or
+     * stale (right after a bulk send), which is what made drains slow. */
+    PQclear(PQexec(conn, "SET plan_cache_mode = force_generic_plan"));
+    PQclear(PQexec(conn, "LISTEN " STORE_NOTIFY_CHANNEL));
+    PQclear(PQexec(conn, "LISTEN " STORE_CLOCK_CHANNEL));
+    PQclear(PQexec(conn, "LISTEN " STORE_ENTITIES_CHANNEL));
+    if (clock_offset_ms)
+        store_clock_read(conn, clock_offset_ms);
+    err[0] = 0;
+    if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
+        store_admin_statements_prepare(conn, err, errlen) || PQsetnonblocking(conn, 1) ||
+        !PQenterPipelineMode(conn)) {
+        if (!err[0])
+            snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(conn));
+        PQfinish(conn);
+        return NULL;
+    }
+    return conn;
+}
+
+store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen)
+{
+    PGconn *conn = store_connect(conninfo, NULL, err, errlen);
+    if (!conn)
+        return NULL;
+    store *s = store_new(conn, hooks);
+    if (!s) {
+        PQfinish(conn);
+        snprintf(err, errlen, "out of memory");
+    }
+    return s;
+}
