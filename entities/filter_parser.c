@@ -35,14 +35,6 @@ void ent_filter_set_limits(const ent_filter_limits *l)
 
 ent_filter_limits ent_filter_get_limits(void) { return limits; }
 
-void fprog_free(fprog *prog)
-{
-    ent_free(prog->text);
-    ent_free(prog->nodes);
-    ent_free(prog->pool);
-    memset(prog, 0, sizeof *prog);
-}
-
 /* ---- errors and tokens ------------------------------------------------------ */
 
 static void parse_verror(fparser *p, ent_filter_err_kind kind, size_t pos, const char *fmt, va_list ap)
