@@ -46,7 +46,7 @@ typedef struct ent_dead_letter_reason {
  * This is what the message then says. */
 ent_dead_letter_reason ent_dead_letter_max_delivery(void);
 /* A message that expired in an entity that dead-letters on expiration (which
- * entities do is decided from the cache: amqp_sweep.c). */
+ * entities do is decided from the cache: ent_sweep.c). */
 ent_dead_letter_reason ent_dead_letter_expired(void);
 /* What a settlement of `kind` carries into the store: a dead-letter, the
  * client's reason and description; an abandon, MaxDeliveryCount's (the store

@@ -53,7 +53,7 @@ static store_op *publish_op(int64_t topic_id, const store_copy *rows, size_t n, 
     store_op *op = store_op_new_merged(&publish_set, topic_id, (int)n, done, ctx);
     if (!op)
         return NULL;
-    /* receivers of every subscription of the topic are woken (amqp_server_wake) */
+    /* receivers of every subscription of the topic are woken (broker_wake) */
     store_op_set_notify(op, topic_id);
     size_t first = 0; /* the row that starts the current message */
     for (size_t i = 0; i < n; i++) {

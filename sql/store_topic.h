@@ -1,6 +1,6 @@
 /* Publishing to a topic: every copy of every message of one delivery, as
  * rows of one merged statement per topic per commit (STMT_PUBLISH_SET). Which
- * copies exist is decided in C (entities/ent_topic.h, amqp10/amqp_publish.c);
+ * copies exist is decided in C (entities/ent_topic.h, amqp10/broker/broker_route.c);
  * the store only guards what must be atomic: the topic's size limit and
  * duplicate window, its sequence numbers, and all copies or none. */
 #ifndef STORE_TOPIC_H
