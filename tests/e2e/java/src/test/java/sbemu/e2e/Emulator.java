@@ -139,7 +139,7 @@ public final class Emulator {
             HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + httpPort + path).toURL()
                 .openConnection();
             c.setConnectTimeout(1000);
-            c.setReadTimeout(10000); // generous: a loaded 2-core machine answered a clock GET after 2 s once
+            c.setReadTimeout(HTTP_READ_TIMEOUT_MS);
             status[0] = c.getResponseCode();
             try (var in = status[0] < 400 ? c.getInputStream() : c.getErrorStream()) {
                 return in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
@@ -150,6 +150,14 @@ public final class Emulator {
         }
     }
 
+    /**
+     * How long an answer on the HTTP port may take. Generous on purpose: the tests check what the
+     * answer says, not how fast it came, and a loaded 2-core machine (three e2e runs beside
+     * stress-ng --cpu 2) answered a clock GET after 2 s and a clock advance (a PostgreSQL commit)
+     * after more than 5 s. A hang still fails, only later.
+     */
+    static final int HTTP_READ_TIMEOUT_MS = 30000;
+
     /** POST on the HTTP port (e.g. the clock), returns "status body". */
     public String httpPost(String path) throws IOException {
         HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + httpPort + path).toURL()
@@ -157,7 +165,7 @@ public final class Emulator {
         c.setRequestMethod("POST");
         // No body and so no Content-Length, as a plain HttpURLConnection POST goes.
         c.setConnectTimeout(1000);
-        c.setReadTimeout(5000);
+        c.setReadTimeout(HTTP_READ_TIMEOUT_MS);
         int st = c.getResponseCode();
         try (var in = st < 400 ? c.getInputStream() : c.getErrorStream()) {
             return st + " " + (in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8));
