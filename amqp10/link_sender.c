@@ -193,9 +193,7 @@ static void on_settled(void *ctx, sb_status st)
         amqp_delivery_reject(req->d, SB_ERR_SESSION_LOCK_LOST,
                              "The session lock has expired on the MessageSession. Accept a new session.");
     } else if (st == SB_ERR_LOCK_LOST) {
-        amqp_delivery_reject(req->d, st,
-                             "The lock supplied is invalid. Either the lock expired, or the message has already "
-                             "been removed from the queue.");
+        amqp_delivery_reject(req->d, st, SB_TEXT_LOCK_LOST);
     } else {
         amqp_delivery_reject(req->d, st, "The emulator's store could not settle the message; retry.");
     }

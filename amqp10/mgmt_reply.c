@@ -281,7 +281,5 @@ bool mgmt_reply_failed_or_empty(mgmt_req *r, sb_status st, size_t n, const char 
 
 void mgmt_respond_lock_lost(mgmt_req *r)
 {
-    mgmt_respond_error(r, SB_ERR_LOCK_LOST,
-                       "The lock supplied is invalid. Either the lock expired, or the message has already been "
-                       "removed from the queue.");
+    mgmt_respond_error(r, SB_ERR_LOCK_LOST, "%s", SB_TEXT_LOCK_LOST);
 }

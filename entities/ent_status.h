@@ -45,6 +45,11 @@ int sb_status_cbs_code(sb_status st);
 /* A short name for logs ("lock-lost"). */
 const char *sb_status_name(sb_status st);
 
+/* The description Service Bus gives a settlement or renewal whose message
+ * lock is gone, whichever way it came (a link's disposition, $management). */
+#define SB_TEXT_LOCK_LOST                                                                                              \
+    "The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue."
+
 /* Writes a refusal's text into err (when err and errlen are given) and
  * answers -1: the shape of every "int f(..., char *err, size_t errlen)" that
  * says why it refused. */
