@@ -108,7 +108,7 @@ counted faults timeout -k 10 600 bash tests/faults/run.sh 6
 ASAN_E2E="errors handshake raw_oversize garbage cbs_audience settle batch pg_outage websockets admin_raw sessions"
 section "asan: build-asan, ctest, e2e ($ASAN_E2E)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
-if cmake -S . -B build-asan -DSBEMU_SANITIZE=ON > "$LOGDIR/asan-build.log" 2>&1 &&
+if cmake -S . -B build-asan -DSBEMU_SANITIZE=ON -DSBEMU_TESTS=ON > "$LOGDIR/asan-build.log" 2>&1 &&
   cmake --build build-asan -j2 >> "$LOGDIR/asan-build.log" 2>&1; then
   add asan/build 1 0
   ctest --test-dir build-asan --output-on-failure < /dev/null 2>&1 | tee "$LOGDIR/asan-ctest.log"
