@@ -217,12 +217,12 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         r = reason[0] ? reason : NULL;
         ds = description[0] ? description : NULL;
     }
-    store_settle_kind kind;
+    ent_outcome o;
     switch (outcome) {
-    case PN_ACCEPTED: kind = STORE_SETTLE_COMPLETE; break;
-    case PN_REJECTED: kind = STORE_SETTLE_DEADLETTER; break;
-    case PN_RELEASED: kind = STORE_SETTLE_RELEASE; break;
-    case PN_MODIFIED: kind = undeliverable ? STORE_SETTLE_DEFER : STORE_SETTLE_ABANDON; break;
+    case PN_ACCEPTED: o = ENT_OUTCOME_ACCEPTED; break;
+    case PN_REJECTED: o = ENT_OUTCOME_REJECTED; break;
+    case PN_RELEASED: o = ENT_OUTCOME_RELEASED; break;
+    case PN_MODIFIED: o = ENT_OUTCOME_MODIFIED; break;
     default:
         if (in_txn) {
             amqp_delivery_reject(d, SB_ERR_ARGUMENT, "The transactional-state carries no outcome.");
@@ -230,6 +230,7 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         }
         return; /* no terminal outcome yet */
     }
+    store_settle_kind kind = (store_settle_kind)ent_settle_kind_of_outcome(o, undeliverable); /* Service Bus's reading */
     pn_delivery_tag_t tag = pn_delivery_tag(d);
     if (tag.size != 16) {
         amqp_delivery_reject(d, SB_ERR_LOCK_LOST, "The delivery tag is not a lock token.");

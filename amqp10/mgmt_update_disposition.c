@@ -123,31 +123,13 @@ static void settle_in_txn(mgmt_req *r, store_settle_kind kind, const uint8_t (*t
     mgmt_send(r, mgmt_response(r, SB_OK));
 }
 
-static int kind_of(const char *status, store_settle_kind *kind)
-{
-    static const struct {
-        const char *name;
-        store_settle_kind kind;
-    } map[] = {
-        {"completed", STORE_SETTLE_COMPLETE}, {"abandoned", STORE_SETTLE_ABANDON},
-        {"suspended", STORE_SETTLE_DEADLETTER}, {"defered", STORE_SETTLE_DEFER},
-        {"deferred", STORE_SETTLE_DEFER}, /* the correct spelling, in case a client uses it */
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(map[i].name, status)) {
-            *kind = map[i].kind;
-            return 0;
-        }
-    return -1;
-}
-
 void mgmt_update_disposition(mgmt_req *r)
 {
     char err[256], status[32];
     char reason[ENT_DEAD_LETTER_TEXT_SIZE], description[ENT_DEAD_LETTER_TEXT_SIZE];
     uint8_t (*tokens)[16] = NULL;
     size_t n = 0;
-    store_settle_kind kind;
+    ent_settle_kind kind;
     int has_reason, has_description;
     if (mgmt_arg_string(r->body, "disposition-status", true, status, sizeof status, err, sizeof err) ||
         (has_reason = mgmt_arg_string(r->body, "deadletter-reason", false, reason, sizeof reason, err, sizeof err)) < 0 ||
@@ -166,7 +148,7 @@ void mgmt_update_disposition(mgmt_req *r)
         mgmt_respond_error(r, st, "%s", err);
         return;
     }
-    if (kind_of(status, &kind)) {
+    if (ent_settle_kind_of_status(status, &kind)) {
         ent_free(tokens);
         mgmt_respond_error(r, SB_ERR_ARGUMENT,
                            "The request body's 'disposition-status' must be completed, abandoned, suspended or "
@@ -175,7 +157,7 @@ void mgmt_update_disposition(mgmt_req *r)
         return;
     }
     if (r->txn) {
-        settle_in_txn(r, kind, tokens, n, has_reason == 0 ? reason : NULL, has_description == 0 ? description : NULL);
+        settle_in_txn(r, (store_settle_kind)kind, tokens, n, has_reason == 0 ? reason : NULL, has_description == 0 ? description : NULL);
         ent_free(tokens);
         return;
     }
@@ -189,7 +171,7 @@ void mgmt_update_disposition(mgmt_req *r)
     mgmt_hold(r);
     /* the activity stamp goes first so that it normally joins the same commit */
     store_touch_queue(r->lk->conn->srv->store, r->lk->entity.id, r->now_ms, NULL, NULL);
-    broker_settlement x = {r->lk->entity.id, r->lk->route.dead_letter_target_id, (ent_settle_kind)kind,
+    broker_settlement x = {r->lk->entity.id, r->lk->route.dead_letter_target_id, kind,
                            has_reason == 0 ? reason : NULL, has_description == 0 ? description : NULL,
                            mods, modslen, r->now_ms};
     broker_settle(r->lk->conn->srv->broker, &x, (const uint8_t(*)[16])tokens, n, on_settled, r); /* copies */

@@ -29,4 +29,15 @@ typedef struct ent_settle_after {
 
 ent_settle_after ent_settle_after_commit(ent_settle_kind kind);
 
+/* The terminal outcomes of an AMQP disposition (the wire reads Proton's). */
+typedef enum ent_outcome { ENT_OUTCOME_ACCEPTED, ENT_OUTCOME_REJECTED, ENT_OUTCOME_RELEASED, ENT_OUTCOME_MODIFIED } ent_outcome;
+/* What a client's outcome means to Service Bus: accepted completes, rejected
+ * dead-letters, released gives back uncounted, modified abandons, or defers
+ * when it says undeliverable-here (the SDKs' defer). */
+ent_settle_kind ent_settle_kind_of_outcome(ent_outcome o, bool undeliverable_here);
+/* $management update-disposition's disposition-status ("completed",
+ * "abandoned", "suspended", "defered" as the SDKs spell it, or "deferred"):
+ * 0 and *kind, or -1 for any other text. */
+int ent_settle_kind_of_status(const char *status, ent_settle_kind *kind);
+
 #endif

@@ -42,11 +42,28 @@ static void test_store_kinds_are_the_same_codes(void **state)
     assert_int_equal(STORE_SETTLE_RELEASE, 4);
 }
 
+static void test_outcomes_and_statuses(void **state)
+{
+    (void)state;
+    assert_int_equal(ent_settle_kind_of_outcome(ENT_OUTCOME_ACCEPTED, false), ENT_SETTLE_COMPLETE);
+    assert_int_equal(ent_settle_kind_of_outcome(ENT_OUTCOME_REJECTED, false), ENT_SETTLE_DEADLETTER);
+    assert_int_equal(ent_settle_kind_of_outcome(ENT_OUTCOME_RELEASED, false), ENT_SETTLE_RELEASE);
+    assert_int_equal(ent_settle_kind_of_outcome(ENT_OUTCOME_MODIFIED, false), ENT_SETTLE_ABANDON);
+    assert_int_equal(ent_settle_kind_of_outcome(ENT_OUTCOME_MODIFIED, true), ENT_SETTLE_DEFER);
+    ent_settle_kind k;
+    assert_int_equal(ent_settle_kind_of_status("suspended", &k), 0);
+    assert_int_equal(k, ENT_SETTLE_DEADLETTER);
+    assert_int_equal(ent_settle_kind_of_status("defered", &k), 0); /* as the SDKs spell it */
+    assert_int_equal(k, ENT_SETTLE_DEFER);
+    assert_int_equal(ent_settle_kind_of_status("Completed", &k), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_outcome),
         cmocka_unit_test(test_store_kinds_are_the_same_codes),
+        cmocka_unit_test(test_outcomes_and_statuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
