@@ -26,6 +26,10 @@
 
 /* Bytes written per WRITEABLE callback, so one busy connection cannot starve the loop. */
 #define AMQP_WRITE_CHUNK (64 * 1024)
+/* Bytes written before they are taken off the front of Proton's output
+ * buffer: each pop moves what remains to the front, so popping every chunk
+ * moved the whole buffer once per 64 KiB written. */
+#define AMQP_WRITE_POP_AT (1024 * 1024)
 
 static uint64_t next_conn_id = 1;
 
@@ -230,8 +234,11 @@ void amqp_conn_pump(amqp_conn *c)
     c->pumping = false;
     if (!c->wsi)
         return;
-    if (pn_connection_driver_write_buffer(&c->driver).size || pn_connection_driver_write_closed(&c->driver) ||
-        c->hang_up)
+    pn_bytes_t wb = pn_connection_driver_write_buffer(&c->driver);
+    if (c->out_written > wb.size)
+        c->out_written = 0; /* Proton dropped its output (its head closed) */
+    c->out_ahead = wb.size - c->out_written;
+    if (c->out_ahead || pn_connection_driver_write_closed(&c->driver) || c->hang_up)
         lws_callback_on_writable(c->wsi);
     /* Heartbeats and the idle timeout. The server's poll timer pumps every
      * connection each AMQP_POLL_INTERVAL_MS, which is soon enough for any
@@ -316,20 +323,46 @@ static int conn_bytes(amqp_conn *c, const uint8_t *in, size_t len)
     return 0;
 }
 
+bool amqp_conn_output_full(amqp_conn *c, amqp_link *lk, size_t *room)
+{
+    if (c->out_ahead >= AMQP_OUTPUT_AHEAD_MAX) {
+        lk->waiting_output = true;
+        c->out_waiters = true;
+        return true;
+    }
+    *room = AMQP_OUTPUT_AHEAD_MAX - c->out_ahead;
+    return false;
+}
+
+/* Writes the next chunk of Proton's output from where the last one ended,
+ * and pops what was written only every AMQP_WRITE_POP_AT bytes, or once all
+ * of it went. */
 static int conn_writeable(amqp_conn *c)
 {
     pn_bytes_t wb = pn_connection_driver_write_buffer(&c->driver);
-    if (wb.size) {
-        size_t n = wb.size < AMQP_WRITE_CHUNK ? wb.size : AMQP_WRITE_CHUNK;
+    if (c->out_written > wb.size)
+        c->out_written = 0; /* Proton dropped its output (its head closed) */
+    if (wb.size > c->out_written) {
+        size_t left = wb.size - c->out_written;
+        size_t n = left < AMQP_WRITE_CHUNK ? left : AMQP_WRITE_CHUNK;
         unsigned char *buf = ent_malloc(LWS_PRE + n);
         if (!buf)
             return -1;
-        memcpy(buf + LWS_PRE, wb.start, n);
+        memcpy(buf + LWS_PRE, wb.start + c->out_written, n);
         int w = lws_write(c->wsi, buf + LWS_PRE, n, c->write_mode);
         ent_free(buf);
         if (w < 0)
             return -1;
-        pn_connection_driver_write_done(&c->driver, n);
+        c->out_written += n;
+        if (c->out_written == wb.size || c->out_written >= AMQP_WRITE_POP_AT) {
+            pn_connection_driver_write_done(&c->driver, c->out_written);
+            c->out_written = 0;
+        }
+        c->out_ahead = left - n;
+        if (c->out_waiters && c->out_ahead < AMQP_OUTPUT_AHEAD_MAX / 2) {
+            c->out_waiters = false;
+            c->srv->events->output_drained(c);
+        }
         amqp_conn_pump(c);
         return 0;
     }

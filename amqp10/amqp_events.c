@@ -136,4 +136,14 @@ static void conn_closed(amqp_conn *c)
     amqp_txn_free_all(c);
 }
 
-const amqp_conn_events amqp_events = {link_event, link_closed, conn_closed};
+/* Receivers that held back a claim for the socket claim again. */
+static void output_drained(amqp_conn *c)
+{
+    for (amqp_link *lk = c->links; lk; lk = lk->next)
+        if (lk->waiting_output) {
+            lk->waiting_output = false;
+            amqp_link_pump(lk);
+        }
+}
+
+const amqp_conn_events amqp_events = {link_event, link_closed, conn_closed, output_drained};

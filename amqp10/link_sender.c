@@ -56,6 +56,7 @@ static void deliver(amqp_link *lk, const store_claimed *m)
     }
     pn_delivery_t *d = pn_delivery(lk->pn, pn_dtag((const char *)tag, 16));
     pn_link_send(lk->pn, (const char *)out.data, out.len);
+    lk->conn->out_ahead += out.len; /* until the next pump counts Proton's buffer again */
     pn_link_advance(lk->pn);
     if (lk->receive_and_delete)
         pn_delivery_settle(d);
@@ -108,8 +109,13 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
     } else {
-        for (size_t i = 0; i < n; i++)
+        size_t bytes = 0;
+        for (size_t i = 0; i < n; i++) {
             deliver(lk, &msgs[i]);
+            bytes += msgs[i].len;
+        }
+        if (n)
+            lk->msg_bytes = bytes / n > 0 ? bytes / n : 1;
         /* what it took is locked or gone: the next claim starts past it
          * (msgs come in sequence order; the dead-letter subqueue gets old
          * sequence numbers, so its links always look from the start) */
@@ -149,6 +155,14 @@ void amqp_link_pump(amqp_link *lk)
             pn_link_drained(lk->pn);
         return;
     }
+    size_t room;
+    if (amqp_conn_output_full(lk->conn, lk, &room))
+        return; /* claimed again once the socket has taken some (output_drained) */
+    int asked = credit < AMQP_CLAIM_MAX ? credit : AMQP_CLAIM_MAX;
+    if (!lk->msg_bytes && asked > AMQP_CLAIM_FIRST_MAX)
+        asked = AMQP_CLAIM_FIRST_MAX;
+    else if (lk->msg_bytes && (size_t)asked > room / lk->msg_bytes)
+        asked = room / lk->msg_bytes > 0 ? (int)(room / lk->msg_bytes) : 1;
     claim_req *req = ent_malloc(sizeof *req);
     if (!req) {
         /* without a claim the credit would wait forever: end the link, the SDK attaches again */
@@ -157,7 +171,7 @@ void amqp_link_pump(amqp_link *lk)
     }
     bool is_activity = !lk->parked; /* a parked link re-polling is not a new receive */
     req->lk = lk;
-    req->asked = credit < AMQP_CLAIM_MAX ? credit : AMQP_CLAIM_MAX;
+    req->asked = asked;
     lk->claiming = true;
     lk->parked = false;
     int64_t now = ent_clock_now_ms();

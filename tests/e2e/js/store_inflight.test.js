@@ -6,6 +6,7 @@
 
 const assert = require("node:assert/strict");
 const crypto = require("node:crypto");
+const fs = require("node:fs");
 const { emulatorSuite } = require("../harness");
 const { PEEK_LOCK, receiveExact } = require("./util");
 
@@ -52,7 +53,7 @@ async function drainAndCheck(sb, queue, prefix, count, size) {
 
 emulatorSuite(
   "js store with megabytes in flight",
-  { queues: ["big", "many", "huge"], args: ["--max-message-size", String(MAX_MESSAGE_SIZE)] },
+  { queues: ["big", "many", "huge", "credit"], args: ["--max-message-size", String(MAX_MESSAGE_SIZE)] },
   (ctx) => {
     for (const [count, size, window] of [
       [40, 100 * 1024, 10],
@@ -70,6 +71,40 @@ emulatorSuite(
         await drainAndCheck(sb, queue, prefix, count, size);
       }, 90000);
     }
+
+    // What a receiver's credit asks for is claimed only as fast as the socket
+    // takes it (AMQP_OUTPUT_AHEAD_MAX): with credit for 600 x 64 KiB (39 MB)
+    // the emulator once held all of it in Proton's output buffer and its
+    // delivery copies at once (peak RSS +180 MB at credit 1000), and moved
+    // the rest of that buffer on every 64 KiB written (receives ran 7 times
+    // slower than with credit 10).
+    ctx.test("a receiver with credit for 600 x 64 KiB does not make the emulator hold them all", async () => {
+      const sb = ctx.client();
+      const sender = sb.createSender("credit");
+      const count = 600, size = 64 * 1024;
+      await sendWindowed(sender, "credit", count, size, 20);
+      await sender.close();
+      const pid = ctx.emu.proc.pid;
+      const status = () => fs.readFileSync(`/proc/${pid}/status`, "utf8");
+      const kb = (field) => parseInt(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status())[1], 10);
+      fs.writeFileSync(`/proc/${pid}/clear_refs`, "5"); // VmHWM starts again from VmRSS
+      const before = kb("VmRSS");
+      const receiver = sb.createReceiver("credit", { receiveMode: "receiveAndDelete" });
+      const seen = new Set();
+      const deadline = Date.now() + 60000;
+      while (seen.size < count && Date.now() < deadline) {
+        // one call asks for everything left: that much credit at once
+        for (const m of await receiver.receiveMessages(count - seen.size, { maxWaitTimeInMs: 5000 })) {
+          assert.equal(m.body.length, size);
+          seen.add(m.messageId);
+        }
+      }
+      await receiver.close();
+      assert.equal(seen.size, count, `received ${seen.size} of ${count}`);
+      const grew = kb("VmHWM") - before;
+      console.log(`  emulator peak RSS grew ${grew} kB while ${count} x 64 KiB were received with credit ${count}`);
+      assert.ok(grew < (count * size) / 1024 / 2, `peak RSS grew by ${grew} kB: the emulator held what the receiver's credit asked for`);
+    }, 90000);
 
     ctx.test("a 5 MB message under a raised --max-message-size is stored and received", async () => {
       const sb = ctx.client();
