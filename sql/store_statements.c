@@ -75,15 +75,20 @@ static stmt_def stmt_defs[] = {
      * sequence number) per message stored. Where a forwarded message goes
      * when its destination refuses it is decided in C (ent_forward_diverts). */
     {STMT_SEND_SET,
-     "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::text[],"
-     "  $8::text[], $9::bytea[], $10::int8[], $11::text[], $12::text[]) WITH ORDINALITY"
-     "  AS i(state, now, avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, ord)),"
+     /* The bodies ($9) stay in their array until the INSERT takes each by
+      * its ordinal: a CTE that carried them copied every body into its
+      * tuplestore, and a window over it sorted them (64 KiB sends spent a
+      * sixth of PostgreSQL's time moving bytes between those). */
+     "WITH i AS (SELECT *, octet_length(($9::bytea[])[ord::int]) AS len FROM unnest($2::int8[], $3::int8[],"
+     "  $4::int8[], $5::int8[], $6::int8[], $7::text[], $8::text[], $10::int8[], $11::text[], $12::text[])"
+     "  WITH ORDINALITY AS i(state, now, avail, expires, ttl, message_id, session_id, subqueue, reason, description,"
+     "  ord)),"
      " e AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
      "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes"
      "  FROM entities q JOIN entity_runtime r ON r.entity_id = q.id WHERE q.id = $1 FOR UPDATE OF r),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
-     "  WHEN (SELECT size_in_bytes FROM e) + (SELECT sum(octet_length(message)) FROM i) > (SELECT max_bytes FROM e)"
+     "  WHEN (SELECT size_in_bytes FROM e) + (SELECT sum(len) FROM i) > (SELECT max_bytes FROM e)"
      "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
      "  ELSE true END AS ok),"
      " first AS (SELECT DISTINCT ON (message_id) message_id, now, ord FROM i"
@@ -96,7 +101,7 @@ static stmt_def stmt_defs[] = {
      "  WHERE NOT (SELECT dd FROM e) OR i.message_id IS NULL"
      "  OR i.ord IN (SELECT f.ord FROM first f JOIN dup d ON d.message_id = f.message_id)),"
      " s AS (UPDATE entity_runtime SET next_sequence_number = next_sequence_number + (SELECT count(*) FROM keep),"
-     "  size_in_bytes = size_in_bytes + (SELECT coalesce(sum(octet_length(message)), 0) FROM keep),"
+     "  size_in_bytes = size_in_bytes + (SELECT coalesce(sum(len), 0) FROM keep),"
      "  accessed_at = greatest(accessed_at, (SELECT sbemu_ts(max(now)) FROM i))"
      "  WHERE entity_id = $1 AND (SELECT ok FROM chk)"
      "  RETURNING next_sequence_number - (SELECT count(*) FROM keep) AS first_seq),"
@@ -107,7 +112,7 @@ static stmt_def stmt_defs[] = {
      "  sbemu_ts(keep.expires), keep.ttl,"
      /* Service Bus stamps a MessageId on messages sent without one */
      "  coalesce(keep.message_id, replace(gen_random_uuid()::text, '-', '')), keep.session_id, keep.reason,"
-     "  keep.description, keep.message FROM s, keep RETURNING 1)"
+     "  keep.description, ($9::bytea[])[keep.ord::int] FROM s, keep RETURNING 1)"
      " SELECT keep.ord, s.first_seq + keep.k - 1 FROM s, keep WHERE (SELECT count(*) FROM ins) >= 0",
      12, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY}},
     /* Every publish of a commit to one topic, as one statement (merged: $1
@@ -120,14 +125,18 @@ static stmt_def stmt_defs[] = {
      * that were routed (consume: their lock tokens). A copy forwarded to
      * another queue or topic takes that entity's next sequence number. */
     {STMT_PUBLISH_SET,
+     /* The bodies ($12, on each message's first row) stay in their array
+      * until an INSERT takes them: a copy's own (rule actions changed it) or
+      * its message's, at ordinal k. CTEs that carried them copied every body
+      * into a tuplestore, once per copy. */
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
-     "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
+     "  $8::int8[], $9::int8[], $10::text[], $11::text[], $13::int8[], $14::text[], $15::text[],"
      "  $16::uuid[], $17::int8[], $18::int8[], $19::text[]) WITH ORDINALITY AS i(width, slot, target, state, now,"
-     "  avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, consume, size, back,"
+     "  avail, expires, ttl, message_id, session_id, subqueue, reason, description, consume, size, back,"
      "  source, ord)),"
      /* k names a message by the ordinal of its first row (back: how far before this row it is) */
      " n AS MATERIALIZED (SELECT i.*, i.ord - i.back AS k FROM i),"
-     " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
+     " b AS MATERIALIZED (SELECT k, width, message_id AS mid, now AS mnow, consume AS tok, ord,"
      /* Service Bus stamps a MessageId on messages sent without one: one per message, every copy the same */
      "  coalesce(message_id, replace(gen_random_uuid()::text, '-', '')) AS gid FROM n WHERE width > 0),"
      " e AS (SELECT t.requires_duplicate_detection AS dd, t.duplicate_detection_history_time_window AS win,"
@@ -154,13 +163,13 @@ static stmt_def stmt_defs[] = {
      "  SELECT $1, f.mid, sbemu_ts(f.mnow) FROM first f, chk WHERE chk.ok"
      "  ON CONFLICT (entity_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
      "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM e) RETURNING message_id),"
-     " keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width,"
+     " keep AS MATERIALIZED (SELECT b.k, b.gid, b.ord, b.width,"
      "  coalesce(sum(b.width) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS base"
      "  FROM b WHERE CASE WHEN b.tok IS NOT NULL THEN b.k IN (SELECT k FROM src)"
      "  WHEN NOT (SELECT dd FROM e) OR b.mid IS NULL THEN true"
      "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
      " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
-     "  n.reason, n.description, n.source, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid,"
+     "  n.reason, n.description, n.source, n.ord, n.size, n.k, keep.gid,"
      "  keep.base"
      "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg)),"
      /* each entity_runtime row is written by one CTE only (two would race within
@@ -177,7 +186,7 @@ static stmt_def stmt_defs[] = {
      "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
      "  dead_letter_source, message)"
      "  SELECT c.target, s.first_seq + c.base + c.slot, c.subqueue, c.state, sbemu_ts(c.avail), sbemu_ts(c.avail),"
-     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.source, c.message"
+     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.source, coalesce(($12::bytea[])[c.ord::int], ($12::bytea[])[c.k::int])"
      "  FROM c, s WHERE c.slot >= 0 RETURNING 1),"
      /* copies forwarded out of the topic: their destination's next numbers */
      " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt,"
@@ -189,7 +198,7 @@ static stmt_def stmt_defs[] = {
      "  dead_letter_source, message)"
      "  SELECT c.target, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1, c.subqueue,"
      "  c.state, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason,"
-     "  c.description, c.source, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
+     "  c.description, c.source, coalesce(($12::bytea[])[c.ord::int], ($12::bytea[])[c.k::int]) FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
      "  FROM (SELECT target, sum(size) AS n FROM c WHERE slot >= 0 AND target <> $1 GROUP BY target) g"
      "  WHERE r.entity_id = g.target)"
