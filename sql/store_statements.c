@@ -267,9 +267,25 @@ static stmt_def stmt_defs[] = {
      " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
      "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
      "  FROM t JOIN messages x ON x.lock_token = t.token AND x.entity_id IS NOT DISTINCT FROM t.entity"
-     "  AND x.locked_until > sbemu_ts(t.now) JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x)"
-     " SELECT ord FROM m WHERE sbemu_settle(kind, entity_id, sequence_number, exhausted, target, reason,"
-     "  description, sbemu_ts(now))",
+     "  AND x.locked_until > sbemu_ts(t.now) JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x),"
+     /* dl: the settlement dead-letters (asked to, or an abandon past MaxDeliveryCount) */
+     " d AS (SELECT m.*, m.kind = 2 OR (m.kind = 1 AND m.exhausted) AS dl,"
+     "  m.target IS NOT NULL AND m.target IS DISTINCT FROM m.entity_id AS away FROM m),"
+     /* Every one that stays in its entity, as one UPDATE (it was a plpgsql
+      * call per row): an abandon or release unlocks (a release as if never
+      * delivered), a defer sets it aside, a dead letter moves to the subqueue. */
+     " here AS (UPDATE messages x SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts(d.now),"
+     "  subqueue = CASE WHEN d.dl THEN 1 ELSE x.subqueue END,"
+     "  state = CASE WHEN d.dl THEN 0 WHEN d.kind = 3 THEN 1 ELSE x.state END,"
+     "  delivery_count = CASE WHEN d.kind = 4 THEN greatest(x.delivery_count - 1, 0) ELSE x.delivery_count END,"
+     "  dead_letter_reason = CASE WHEN d.dl THEN d.reason ELSE x.dead_letter_reason END,"
+     "  dead_letter_error_description = CASE WHEN d.dl THEN d.description ELSE x.dead_letter_error_description END"
+     "  FROM d WHERE x.entity_id = d.entity_id AND x.sequence_number = d.sequence_number AND NOT (d.dl AND d.away)"
+     "  RETURNING d.ord)"
+     /* Dead letters forwarded elsewhere (ForwardDeadLetteredMessagesTo) take
+      * their target's next sequence number: rare, one call each. */
+     " SELECT ord FROM here UNION ALL SELECT ord FROM d WHERE d.dl AND d.away"
+     "  AND sbemu_dead_letter(entity_id, sequence_number, target, reason, description, sbemu_ts(now))",
      8, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
     /* A Service Bus transaction's settlements must all find their locks, or
      * none takes effect: this runs first in the commit and raises SBL01
