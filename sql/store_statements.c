@@ -125,18 +125,14 @@ static stmt_def stmt_defs[] = {
      * that were routed (consume: their lock tokens). A copy forwarded to
      * another queue or topic takes that entity's next sequence number. */
     {STMT_PUBLISH_SET,
-     /* The bodies ($12, on each message's first row) stay in their array
-      * until an INSERT takes them: a copy's own (rule actions changed it) or
-      * its message's, at ordinal k. CTEs that carried them copied every body
-      * into a tuplestore, once per copy. */
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
-     "  $8::int8[], $9::int8[], $10::text[], $11::text[], $13::int8[], $14::text[], $15::text[],"
+     "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
      "  $16::uuid[], $17::int8[], $18::int8[], $19::text[]) WITH ORDINALITY AS i(width, slot, target, state, now,"
-     "  avail, expires, ttl, message_id, session_id, subqueue, reason, description, consume, size, back,"
+     "  avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, consume, size, back,"
      "  source, ord)),"
      /* k names a message by the ordinal of its first row (back: how far before this row it is) */
      " n AS MATERIALIZED (SELECT i.*, i.ord - i.back AS k FROM i),"
-     " b AS MATERIALIZED (SELECT k, width, message_id AS mid, now AS mnow, consume AS tok, ord,"
+     " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
      /* Service Bus stamps a MessageId on messages sent without one: one per message, every copy the same */
      "  coalesce(message_id, replace(gen_random_uuid()::text, '-', '')) AS gid FROM n WHERE width > 0),"
      " e AS (SELECT t.requires_duplicate_detection AS dd, t.duplicate_detection_history_time_window AS win,"
@@ -163,13 +159,13 @@ static stmt_def stmt_defs[] = {
      "  SELECT $1, f.mid, sbemu_ts(f.mnow) FROM first f, chk WHERE chk.ok"
      "  ON CONFLICT (entity_id, message_id) DO UPDATE SET seen_at = EXCLUDED.seen_at"
      "  WHERE duplicate_detection.seen_at <= EXCLUDED.seen_at - (SELECT win FROM e) RETURNING message_id),"
-     " keep AS MATERIALIZED (SELECT b.k, b.gid, b.ord, b.width,"
+     " keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width,"
      "  coalesce(sum(b.width) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS base"
      "  FROM b WHERE CASE WHEN b.tok IS NOT NULL THEN b.k IN (SELECT k FROM src)"
      "  WHEN NOT (SELECT dd FROM e) OR b.mid IS NULL THEN true"
      "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
      " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
-     "  n.reason, n.description, n.source, n.ord, n.size, n.k, keep.gid,"
+     "  n.reason, n.description, n.source, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid,"
      "  keep.base"
      "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg)),"
      /* each entity_runtime row is written by one CTE only (two would race within
@@ -186,7 +182,7 @@ static stmt_def stmt_defs[] = {
      "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
      "  dead_letter_source, message)"
      "  SELECT c.target, s.first_seq + c.base + c.slot, c.subqueue, c.state, sbemu_ts(c.avail), sbemu_ts(c.avail),"
-     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.source, coalesce(($12::bytea[])[c.ord::int], ($12::bytea[])[c.k::int])"
+     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.source, c.message"
      "  FROM c, s WHERE c.slot >= 0 RETURNING 1),"
      /* copies forwarded out of the topic: their destination's next numbers */
      " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt,"
@@ -198,7 +194,7 @@ static stmt_def stmt_defs[] = {
      "  dead_letter_source, message)"
      "  SELECT c.target, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1, c.subqueue,"
      "  c.state, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason,"
-     "  c.description, c.source, coalesce(($12::bytea[])[c.ord::int], ($12::bytea[])[c.k::int]) FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
+     "  c.description, c.source, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
      "  FROM (SELECT target, sum(size) AS n FROM c WHERE slot >= 0 AND target <> $1 GROUP BY target) g"
      "  WHERE r.entity_id = g.target)"
