@@ -301,6 +301,8 @@ typedef struct commit_req {
     pn_delivery_t *d;
     int64_t *targets;
     size_t ntargets;
+    int64_t *resting; /* topics its copies rest in: routed once it committed */
+    size_t nresting;
     settled_in_txn *settled;
     size_t nsettled;
 } commit_req;
@@ -317,6 +319,8 @@ static void on_committed(void *ctx, sb_status st)
             broker_rewind(c->srv->broker, q->targets[i]);
             broker_wake(c->srv->broker, q->targets[i]);
         }
+        for (size_t i = 0; i < q->nresting; i++)
+            broker_topic_pump(c->srv->broker, q->resting[i]);
         /* and each settlement is followed up as outside a transaction */
         for (size_t i = 0; i < q->nsettled; i++)
             broker_after_settle(c->srv->broker, q->settled[i].entity_id, q->settled[i].dead_letter_target,
@@ -335,6 +339,7 @@ static void on_committed(void *ctx, sb_status st)
     amqp_conn_pump(c);
     amqp_link_drop(q->lk);
     ent_free(q->targets);
+    ent_free(q->resting);
     ent_free(q->settled);
     ent_free(q);
 }
@@ -365,6 +370,10 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
     size_t n = store_txn_targets(t->work, &ids);
     if (q && n && (q->targets = ent_malloc(n * sizeof *ids)))
         memcpy(q->targets, ids, n * sizeof *ids), q->ntargets = n;
+    const int64_t *rest;
+    size_t nr = store_txn_resting(t->work, &rest);
+    if (q && nr && (q->resting = ent_malloc(nr * sizeof *rest)))
+        memcpy(q->resting, rest, nr * sizeof *rest), q->nresting = nr;
     const store_settlement *xs;
     size_t ns = store_txn_settlements(t->work, &xs);
     if (q && ns && (q->settled = ent_malloc(ns * sizeof *q->settled))) {
@@ -372,9 +381,12 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
             q->settled[i] = (settled_in_txn){xs[i].entity_id, xs[i].dead_letter_target, (ent_settle_kind)xs[i].kind};
         q->nsettled = ns;
     }
-    if (!q || (n && !q->targets) || (ns && !q->settled)) {
-        if (q)
+    if (!q || (n && !q->targets) || (nr && !q->resting) || (ns && !q->settled)) {
+        if (q) {
             ent_free(q->targets);
+            ent_free(q->resting);
+            ent_free(q->settled);
+        }
         ent_free(q);
         txn_unlink_free(t);
         refuse(d, sb_status_condition(SB_ERR_INTERNAL), "out of memory");

@@ -20,6 +20,8 @@ struct store_txn {
     size_t nsettles, capsettles;
     int64_t *targets;
     size_t ntargets, captargets;
+    int64_t *resting; /* topics copies rest in (store_txn_rest) */
+    size_t nresting, capresting;
     struct pending { int64_t entity_id; char *seqs; } *pending; /* seqs: text int8[] */
     size_t npending, cappending;
 };
@@ -46,6 +48,7 @@ void store_txn_free(store_txn *t)
     ent_free(t->rows);
     ent_free(t->settles);
     ent_free(t->targets);
+    ent_free(t->resting);
     ent_free(t);
 }
 
@@ -62,15 +65,32 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
+/* Adds id to a set kept as an array (a transaction names a few entities). */
+static int add_id(int64_t **ids, size_t *n, size_t *cap, int64_t id)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*ids)[i] == id)
+            return 0;
+    if (grow((void **)ids, cap, *n, sizeof **ids))
+        return -1;
+    (*ids)[(*n)++] = id;
+    return 0;
+}
+
 static int add_target(store_txn *t, int64_t entity_id)
 {
-    for (size_t i = 0; i < t->ntargets; i++)
-        if (t->targets[i] == entity_id)
-            return 0;
-    if (grow((void **)&t->targets, &t->captargets, t->ntargets, sizeof *t->targets))
-        return -1;
-    t->targets[t->ntargets++] = entity_id;
-    return 0;
+    return add_id(&t->targets, &t->ntargets, &t->captargets, entity_id);
+}
+
+int store_txn_rest(store_txn *t, int64_t topic_id)
+{
+    return add_id(&t->resting, &t->nresting, &t->capresting, topic_id);
+}
+
+size_t store_txn_resting(const store_txn *t, const int64_t **ids)
+{
+    *ids = t->resting;
+    return t->nresting;
 }
 
 static int add_rows(store_txn *t, int64_t entity_id, store_op *op)

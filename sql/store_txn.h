@@ -43,6 +43,10 @@ void store_txn_discard(store *s, store_txn *t);
 /* Entities the commit adds messages to or settles messages of (their
  * receivers are rewound and woken after). */
 size_t store_txn_targets(const store_txn *t, const int64_t **ids);
+/* Topics the commit leaves copies at rest in (a copy forwarded into another
+ * topic): the broker routes them once it has committed. -1: out of memory. */
+int store_txn_rest(store_txn *t, int64_t topic_id);
+size_t store_txn_resting(const store_txn *t, const int64_t **ids);
 void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb, void *ctx);
 
 #endif

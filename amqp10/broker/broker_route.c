@@ -231,6 +231,8 @@ int broker_publish_txn(broker *br, int64_t topic_id, const store_new_message *ms
     for (size_t i = 0; i < n && !rc; i++)
         rc = add_message(&b, br->cache, t, &msgs[i], &parsed[i], NULL);
     rc = rc ? rc : store_txn_publish(txn, t->id, b.rows, b.n); /* copies the rows */
+    for (size_t i = 0; i < b.npump && !rc; i++)
+        rc = store_txn_rest(txn, b.pump[i]); /* routed after the discharge commits */
     build_free(&b);
     return rc;
 }
