@@ -248,6 +248,8 @@ uint64_t amqp_txn_outcome(pn_delivery_t *d, bool *undeliverable, char *reason, c
 sb_status amqp_txn_admit_op(amqp_txn *txn, char *err, size_t errlen);
 /* Its work, to add sends and settlements to. */
 store_txn *amqp_txn_work(amqp_txn *txn);
+/* What its work will do to messages, counted when it commits (broker_figures.h). */
+broker_counts *amqp_txn_tally(amqp_txn *txn);
 /* Answers d with transactional-state {txn, outcome} (outcome: the client's
  * own for a disposition, accepted for a transfer) and settles it. */
 void amqp_txn_answer(amqp_txn *txn, pn_delivery_t *d);
