@@ -99,7 +99,7 @@ typedef struct broker_door_figures {
     uint64_t connections_open;      /* connections whose protocol opened and that are not gone */
     uint64_t connections_opened;    /* all such so far */
     uint64_t links_open[BROKER_LINK_KINDS];
-    const char *const *op_names;    /* its operations' names (nops of them, at most BROKER_DOOR_OPS_MAX) */
+    const char *op_names[BROKER_DOOR_OPS_MAX]; /* its operations' names (static texts), nops of them */
     size_t nops;
     uint64_t op_requests[BROKER_DOOR_OPS_MAX + 1]; /* per operation; [nops]: one it does not know */
     uint64_t cbs_put_tokens;        /* $cbs put-token requests */
