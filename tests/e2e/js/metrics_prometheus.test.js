@@ -212,12 +212,16 @@ emulatorSuite("js metrics scraped by Prometheus", { queues, topics }, (ctx) => {
     await prom.expect(`sbemu_entity_dead_letter_messages${sel("ttl")}`, 1);
   }, 60000);
 
-  ctx.test("a real scrape passes promtool's checks (names, units, HELP and TYPE)", async () => {
+  ctx.test("a real scrape passes promtool's checks (names, units, HELP and TYPE), on either port", async () => {
     const r = await request(ctx.emu.httpPort, "GET", "/metrics");
     assert.equal(r.status, 200);
     assert.equal(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
     const check = spawnSync(PROMTOOL, ["check", "metrics"], { input: r.body, encoding: "utf8" });
     assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
+    // the AMQP port's HTTP plane answers it too
+    const viaAmqp = await request(ctx.emu.amqpPort, "GET", "/metrics");
+    assert.equal(viaAmqp.status, 200);
+    assert.match(viaAmqp.body, /^# HELP sbemu_messages_in_total /);
   });
 
   ctx.test("bad input: other methods get 405 naming what /metrics takes; a queue named metrics is still the queue's", async () => {
