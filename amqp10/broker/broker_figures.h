@@ -32,10 +32,10 @@ typedef enum broker_event {
 
 /* A dead-letter reason is a label value: at most this many bytes of it are
  * kept (cut on a UTF-8 boundary), and an entity keeps at most this many
- * distinct reasons (the last of them BROKER_REASON_OTHER, which counts every
- * reason that came after the others), so a
- * client inventing reasons cannot grow the process (or Prometheus) without
- * end. A dead letter with no reason is counted under BROKER_REASON_NONE. */
+ * distinct reasons, the last of them BROKER_REASON_OTHER, which counts every
+ * reason that came after the others: a client inventing reasons cannot grow
+ * the process (or Prometheus) without end. A dead letter with no reason is
+ * counted under BROKER_REASON_NONE. */
 #define BROKER_REASON_LABEL_MAX 128
 #define BROKER_REASONS_MAX 16
 #define BROKER_REASON_OTHER "(other)"
