@@ -65,6 +65,7 @@ static bool body_string(pn_message_t *m, char *buf, size_t buflen)
 static void respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *description)
 {
     int code = sb_status_cbs_code(st);
+    amqp_count_refusal(lk->conn->srv, st);
     pn_message_t *r = amqp_reply_begin(req);
     if (!r)
         return;
@@ -140,6 +141,8 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
     const char *operation = amqp_request_app_string(req, "operation", op, sizeof op);
     const char *ttype = amqp_request_app_string(req, "type", type, sizeof type);
     const char *audience = amqp_request_app_string(req, "name", name, sizeof name);
+    if (operation && !strcmp(operation, "put-token"))
+        c->srv->figures.cbs_put_tokens++;
     if (!operation || strcmp(operation, "put-token")) {
         respond(lk, req, SB_ERR_ARGUMENT, "The $cbs node supports only the put-token operation.");
     } else if (!ttype || (strcmp(ttype, "servicebus.windows.net:sastoken") && strcmp(ttype, "jwt"))) {

@@ -73,6 +73,8 @@ static void conn_destroy(amqp_conn *c)
             break;
         }
     srv->nconns--;
+    if (c->opened)
+        srv->figures.connections_open--;
     lws_sul_cancel(&c->tick_timer);
     srv->events->conn_closed(c); /* done already when the socket closed first */
     pn_connection_driver_destroy(&c->driver);
@@ -82,6 +84,7 @@ static void conn_destroy(amqp_conn *c)
          * lws's timer list: freed with it scheduled, the next timer insert
          * walks freed memory (a client gone mid-wait crashed sbemu) */
         lws_sul_cancel(&lk->session_timer);
+        amqp_link_uncount(lk);
         ent_free(lk);
     }
     LOG_DEBUG("conn %llu: freed", (unsigned long long)c->id);
@@ -110,6 +113,7 @@ static void link_free(amqp_link *lk)
             break;
         }
     lws_sul_cancel(&lk->session_timer);
+    amqp_link_uncount(lk);
     pn_link_set_context(lk->pn, NULL);
     pn_link_free(lk->pn);
     ent_free(lk);
@@ -137,6 +141,7 @@ static void on_link_closed(pn_link_t *l)
     if (lk) {
         lk->closed = true;
         lk->parked = false;
+        amqp_link_uncount(lk);
         lk->conn->srv->events->link_closed(lk);
     }
     if (!(pn_link_state(l) & PN_LOCAL_CLOSED))
@@ -179,6 +184,10 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
         if (theirs && theirs < pn_transport_get_max_frame(t))
             pn_transport_set_max_frame(t, theirs);
         pn_connection_open(pn_event_connection(e));
+        if (!c->opened) {
+            c->srv->figures.connections_open++;
+            c->srv->figures.connections_opened++;
+        }
         c->opened = true;
         if (c->wsi)
             lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0); /* the handshake is over */

@@ -42,6 +42,7 @@ static void discard_oversized(amqp_conn *c, amqp_link *lk, pn_delivery_t *d)
     snprintf(desc, sizeof desc,
              "The message exceeds the maximum message size of %u bytes (--max-message-size); the link is closed.",
              max);
+    amqp_count_refusal(c->srv, SB_ERR_MESSAGE_SIZE_EXCEEDED);
     amqp_link_refuse(l, sb_status_condition(SB_ERR_MESSAGE_SIZE_EXCEEDED), desc);
 }
 

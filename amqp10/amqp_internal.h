@@ -107,6 +107,7 @@ struct amqp_link {
     amqp_link_role role;
     ent_address address;
     bool open;            /* attach answered with a live link */
+    bool counted;         /* in the server's open-links gauge (amqp_link_count) */
     bool closed;          /* detached by either side */
     ent_entity entity;    /* for entity links: from the entity cache, refreshed with it */
     ent_route route;      /* where its sends and dead letters go, likewise */
@@ -159,6 +160,7 @@ struct amqp_server {
     int nconns;
     lws_sorted_usec_list_t poll_timer;
     int64_t rewound_ms;       /* when every link last forgot how far it had claimed */
+    broker_door_figures figures; /* what the wire counts about itself (GET /metrics) */
 };
 
 struct amqp_conn {
@@ -248,6 +250,8 @@ uint64_t amqp_txn_outcome(pn_delivery_t *d, bool *undeliverable, char *reason, c
 sb_status amqp_txn_admit_op(amqp_txn *txn, char *err, size_t errlen);
 /* Its work, to add sends and settlements to. */
 store_txn *amqp_txn_work(amqp_txn *txn);
+/* What its work will do to messages, counted when it commits (broker_figures.h). */
+broker_counts *amqp_txn_tally(amqp_txn *txn);
 /* Answers d with transactional-state {txn, outcome} (outcome: the client's
  * own for a disposition, accepted for a transfer) and settles it. */
 void amqp_txn_answer(amqp_txn *txn, pn_delivery_t *d);
@@ -255,6 +259,17 @@ void amqp_txn_answer(amqp_txn *txn, pn_delivery_t *d);
 bool amqp_txn_alive(const amqp_conn *c, const amqp_txn *txn);
 /* The connection ended: its transactions roll back. */
 void amqp_txn_free_all(amqp_conn *c);
+
+/* What the wire counts (GET /metrics; amqp_server.c): a link in or out of
+ * the open-links gauge (each idempotent), and a request refused with st. */
+void amqp_link_count(amqp_link *lk);
+void amqp_link_uncount(amqp_link *lk);
+void amqp_count_refusal(amqp_server *srv, sb_status st);
+/* Names what the server's figures count (its $management operations). */
+void amqp_figures_init(amqp_server *srv);
+/* mgmt_node.c: the $management operations, for the wire's figures to name. */
+size_t amqp_mgmt_operation_names(const char **names, size_t max);
+/* amqp_mgmt_on_request counts each request under its operation. */
 
 /* amqp_sasl.c */
 void amqp_sasl_install(pn_transport_t *t);

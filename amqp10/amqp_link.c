@@ -31,21 +31,28 @@ void amqp_link_refuse(pn_link_t *l, const char *condition, const char *descripti
     amqp_condition_set(cond, condition, description);
     pn_link_close(l);
     amqp_link *lk = amqp_link_of(l);
-    if (lk)
+    if (lk) {
         lk->closed = true;
+        amqp_link_uncount(lk);
+    }
 }
 
 void amqp_link_detach_error(amqp_link *lk, sb_status st, const char *description)
 {
     LOG_INFO("conn %llu: link '%s' closed: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);
+    amqp_count_refusal(lk->conn->srv, st);
     pn_condition_t *cond = pn_link_condition(lk->pn);
     amqp_condition_set(cond, sb_status_condition(st), description);
     pn_link_close(lk->pn);
     lk->closed = true;
+    amqp_link_uncount(lk);
 }
 
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description)
 {
+    amqp_link *lk = amqp_link_of(pn_delivery_link(d));
+    if (lk)
+        amqp_count_refusal(lk->conn->srv, st);
     pn_condition_t *cond = pn_disposition_condition(pn_delivery_local(d));
     amqp_condition_set(cond, sb_status_condition(st), description);
     pn_delivery_update(d, PN_REJECTED);
@@ -83,6 +90,7 @@ void amqp_link_accept(amqp_link *lk)
     }
     pn_link_open(l);
     lk->open = true;
+    amqp_link_count(lk);
     if (pn_link_is_receiver(l))
         pn_link_flow(l, AMQP_INBOUND_CREDIT);
 }

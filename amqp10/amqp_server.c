@@ -148,6 +148,7 @@ amqp_server *amqp_server_new(broker *b, const amqp_settings *settings)
     srv->store = broker_store(b);
     srv->settings = broker_settings_of(b);
     srv->wire = *settings;
+    amqp_figures_init(srv);
     broker_set_receivers(b, &(broker_receivers){srv, on_wake, on_rewind, on_refreshed});
     return srv;
 }

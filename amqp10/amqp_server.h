@@ -36,4 +36,7 @@ void amqp_server_protocols(amqp_server *srv, struct lws_protocols *raw, struct l
 /* Closes every connection (amqp:connection:forced) as the process stops. */
 void amqp_server_close_all(amqp_server *srv);
 int amqp_server_connection_count(const amqp_server *srv);
+/* What the wire counts about itself (connections, links, $management
+ * requests, $cbs tokens, refusals), for GET /metrics; lives as long as srv. */
+const broker_door_figures *amqp_server_figures(const amqp_server *srv);
 #endif

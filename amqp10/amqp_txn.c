@@ -44,6 +44,7 @@ struct amqp_txn {
     uint8_t id[TXN_ID_LEN];
     ent_txn_state state;
     store_txn *work;
+    broker_counts tally; /* what its work will do to messages, counted once it commits (GET /metrics) */
 };
 
 static void txn_unlink_free(amqp_txn *t)
@@ -58,6 +59,7 @@ static void txn_unlink_free(amqp_txn *t)
     if (t->work) /* rolled back: what it scheduled goes */
         store_txn_discard(c->srv->store, t->work);
     store_txn_free(t->work);
+    broker_counts_free(&t->tally);
     ent_free(t);
 }
 
@@ -154,6 +156,8 @@ sb_status amqp_txn_admit_op(amqp_txn *txn, char *err, size_t errlen)
 }
 
 store_txn *amqp_txn_work(amqp_txn *txn) { return txn->work; }
+
+broker_counts *amqp_txn_tally(amqp_txn *txn) { return &txn->tally; }
 
 static void copy_text(pn_data_t *data, char *buf, size_t n)
 {
@@ -305,6 +309,7 @@ typedef struct commit_req {
     size_t nresting;
     settled_in_txn *settled;
     size_t nsettled;
+    broker_counts tally; /* the transaction's, with its settlements */
 } commit_req;
 
 static void on_committed(void *ctx, sb_status st)
@@ -325,6 +330,7 @@ static void on_committed(void *ctx, sb_status st)
         for (size_t i = 0; i < q->nsettled; i++)
             broker_after_settle(c->srv->broker, q->settled[i].entity_id, q->settled[i].dead_letter_target,
                                      q->settled[i].kind);
+        broker_count_tally(c->srv->broker, &q->tally);
     } else {
         const char *why = st == SB_ERR_LOCK_LOST
                               ? "The transaction was rolled back: a message it settles lost its lock (it expired, "
@@ -341,7 +347,21 @@ static void on_committed(void *ctx, sb_status st)
     ent_free(q->targets);
     ent_free(q->resting);
     ent_free(q->settled);
+    broker_counts_free(&q->tally);
     ent_free(q);
+}
+
+/* A settlement of the transaction, into its tally (what a link's settlement
+ * counts in broker_settle.c). */
+static void tally_settlement(broker_counts *tally, const store_settlement *x)
+{
+    switch (x->kind) {
+    case STORE_SETTLE_COMPLETE: broker_counts_add(tally, x->entity_id, BROKER_EV_COMPLETED, 1); break;
+    case STORE_SETTLE_ABANDON: broker_counts_add(tally, x->entity_id, BROKER_EV_ABANDONED, 1); break;
+    case STORE_SETTLE_DEFER: broker_counts_add(tally, x->entity_id, BROKER_EV_DEFERRED, 1); break;
+    case STORE_SETTLE_DEADLETTER: broker_counts_add_dead_letters(tally, x->entity_id, x->reason, 1); break;
+    case STORE_SETTLE_RELEASE: break;
+    }
 }
 
 static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
@@ -377,8 +397,10 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
     const store_settlement *xs;
     size_t ns = store_txn_settlements(t->work, &xs);
     if (q && ns && (q->settled = ent_malloc(ns * sizeof *q->settled))) {
-        for (size_t i = 0; i < ns; i++)
+        for (size_t i = 0; i < ns; i++) {
             q->settled[i] = (settled_in_txn){xs[i].entity_id, xs[i].dead_letter_target, (ent_settle_kind)xs[i].kind};
+            tally_settlement(&t->tally, &xs[i]);
+        }
         q->nsettled = ns;
     }
     if (!q || (n && !q->targets) || (nr && !q->resting) || (ns && !q->settled)) {
@@ -394,6 +416,8 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
     }
     q->lk = lk;
     q->d = d;
+    q->tally = t->tally; /* moves to the commit */
+    memset(&t->tally, 0, sizeof t->tally);
     store_txn *w = t->work;
     t->work = NULL;
     txn_unlink_free(t);

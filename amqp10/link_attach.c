@@ -25,6 +25,7 @@ static const char *host_of(const amqp_conn *c)
 static void refuse_status(amqp_link *lk, sb_status st, const char *description)
 {
     LOG_INFO("conn %llu: link '%s' refused: %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn), description);
+    amqp_count_refusal(lk->conn->srv, st);
     amqp_link_refuse(lk->pn, sb_status_condition(st), description);
 }
 

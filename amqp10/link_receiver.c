@@ -17,12 +17,49 @@
 #include "ent_send.h"
 #include "store_fate.h"
 
+/* What a send does to its target, counted once it committed (GET /metrics):
+ * one tally per delivery, made as it is handed to the store. The reason is a
+ * static text of entities/ (a send's dead letters all have one cause). */
+typedef struct send_tally {
+    int64_t target;
+    uint64_t n, scheduled, dead;
+    const char *reason;
+} send_tally;
+
+static send_tally tally_of(int64_t target, const store_new_message *msgs, size_t n)
+{
+    send_tally t = {target, n, 0, 0, NULL};
+    for (size_t i = 0; i < n; i++) {
+        t.scheduled += store_fate_is_scheduled(&msgs[i]);
+        if (msgs[i].subqueue) {
+            t.dead++;
+            t.reason = msgs[i].dead_letter_reason;
+        }
+    }
+    return t;
+}
+
+/* Into the broker's counters (committed), or a transaction's tally (added at its commit). */
+static void count_sent(broker *b, broker_counts *txn_tally, const send_tally *t)
+{
+    if (txn_tally) {
+        broker_counts_add(txn_tally, t->target, BROKER_EV_IN, t->n);
+        broker_counts_add(txn_tally, t->target, BROKER_EV_SCHEDULED, t->scheduled);
+        broker_counts_add_dead_letters(txn_tally, t->target, t->reason, t->dead);
+        return;
+    }
+    broker_count(b, t->target, BROKER_EV_IN, t->n);
+    broker_count(b, t->target, BROKER_EV_SCHEDULED, t->scheduled);
+    broker_count_dead_letters(b, t->target, t->reason, t->dead);
+}
+
 /* A delivery waiting for its commit; freed by on_sent. A forwarded send keeps
  * its messages (msgs point into buf): if the chain's end has no room, they are
  * dead-lettered in the entity the client sent to instead. */
 typedef struct pending_send {
     amqp_link *lk;
     pn_delivery_t *d;
+    send_tally tally;
     uint8_t *buf;            /* forwarded sends only, else NULL */
     store_new_message *msgs; /* forwarded sends only */
     amqp_msg *parsed;        /* forwarded sends only: the ids msgs point to */
@@ -50,6 +87,7 @@ static void on_sent(void *ctx, sb_status st)
     if (st == SB_OK) {
         /* receivers are woken once per commit, by its NOTIFY (store.c), not per message */
         pn_delivery_update(ps->d, PN_ACCEPTED);
+        count_sent(c->srv->broker, NULL, &ps->tally);
     } else {
         if (st == SB_ERR_QUOTA_EXCEEDED)
             snprintf(desc, sizeof desc,
@@ -95,6 +133,7 @@ static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf
     }
     ps->lk = lk;
     ps->d = d;
+    ps->tally = tally_of(target, msgs, n);
     bool keep = target != lk->entity.id;
     if (keep) {
         ps->buf = buf;
@@ -124,14 +163,17 @@ static void send_in_txn(amqp_link *lk, pn_delivery_t *d, amqp_txn *txn, int64_t 
     amqp_server *srv = lk->conn->srv;
     int rc;
     if (target == lk->route.send_target_id && lk->route.send_target_kind == ENT_KIND_TOPIC) {
-        rc = broker_publish_txn(srv->broker, target, msgs, parsed, n, amqp_txn_work(txn));
+        rc = broker_publish_txn(srv->broker, target, msgs, parsed, n, amqp_txn_work(txn), amqp_txn_tally(txn));
     } else {
         rc = store_txn_send(amqp_txn_work(txn), target, msgs, n);
     }
-    if (rc)
+    if (rc) {
         reject_now(lk, d, SB_ERR_INTERNAL, "The send could not join the transaction (out of memory).");
-    else
+    } else {
+        send_tally t = tally_of(target, msgs, n);
+        count_sent(srv->broker, amqp_txn_tally(txn), &t);
         amqp_txn_answer(txn, d);
+    }
 }
 
 /* What Service Bus does with a message its ForwardTo end will not take. */

@@ -116,6 +116,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         }
         if (n)
             lk->msg_bytes = bytes / n > 0 ? bytes / n : 1;
+        broker_count(c->srv->broker, lk->entity.id, BROKER_EV_OUT, n); /* GET /metrics */
         /* what it took is locked or gone: the next claim starts past it
          * (msgs come in sequence order; the dead-letter subqueue gets old
          * sequence numbers, so its links always look from the start) */

@@ -152,6 +152,7 @@ static void refuse(amqp_link *lk, sb_status st, const char *description)
 {
     LOG_INFO("conn %llu: session receiver '%s' on '%s': %s", (unsigned long long)lk->conn->id, pn_link_name(lk->pn),
              lk->entity.name, description);
+    amqp_count_refusal(lk->conn->srv, st);
     amqp_link_refuse(lk->pn, sb_status_condition(st), description);
 }
 

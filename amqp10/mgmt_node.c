@@ -35,6 +35,27 @@ static const struct {
     {"com.microsoft:get-message-sessions", mgmt_get_message_sessions},
 };
 
+#define NOPERATIONS (sizeof operations / sizeof operations[0])
+
+size_t amqp_mgmt_operation_names(const char **names, size_t max)
+{
+    size_t n = NOPERATIONS < max ? NOPERATIONS : max;
+    for (size_t i = 0; i < n; i++)
+        names[i] = operations[i].operation;
+    return n;
+}
+
+/* The request counted under its operation (GET /metrics); one it does not
+ * know under the figures' last place. */
+static void count_request(amqp_link *lk, const char *operation)
+{
+    broker_door_figures *f = &lk->conn->srv->figures;
+    size_t i = 0;
+    while (i < f->nops && (!operation || strcmp(operations[i].operation, operation)))
+        i++;
+    f->op_requests[i]++;
+}
+
 void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
 {
     pn_message_t *msg = amqp_request_decode(bytes, len);
@@ -67,12 +88,13 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
     r->now_ms = ent_clock_now_ms();
     r->txn = txn;
     r->operation = amqp_request_app_string(msg, "operation", r->op_buf, sizeof r->op_buf);
+    count_request(lk, r->operation);
     if (!r->operation) {
         r->operation = "(none)";
         mgmt_respond_error(r, SB_ERR_ARGUMENT, "The request has no 'operation' application property (a string).");
         return;
     }
-    for (size_t i = 0; i < sizeof operations / sizeof operations[0]; i++) {
+    for (size_t i = 0; i < NOPERATIONS; i++) {
         if (strcmp(operations[i].operation, r->operation))
             continue;
         pn_data_rewind(r->body);

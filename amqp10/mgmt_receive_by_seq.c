@@ -36,6 +36,7 @@ static void on_received(void *ctx, sb_status st, int64_t missing, const store_mg
         mgmt_respond_error(r, st, "The emulator's store could not take the deferred messages; retry.");
         return;
     }
+    broker_count(r->lk->conn->srv->broker, r->lk->entity.id, BROKER_EV_OUT, n);
     mgmt_reply_messages(r, msgs, n, lock ? MGMT_ENTRY_LOCK_TOKEN : 0);
 }
 

@@ -123,6 +123,7 @@ void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...)
     else
         LOG_INFO("conn %llu: %s on '%s' answered %d: %s", (unsigned long long)r->lk->conn->id, r->operation,
                  r->lk->entity.name, sb_status_mgmt_code(st), desc);
+    amqp_count_refusal(r->lk->conn->srv, st);
     mgmt_send(r, mgmt_build_response(r->msg, st, desc));
 }
 

@@ -112,12 +112,26 @@ static int read_entry(pn_data_t *d, size_t i, sched_entry *e, char *err, size_t 
     return 0;
 }
 
-/* ---- in a transaction: stored now, invisible, scheduled at the commit ---- */
-
+/* A schedule on its way to the store, and where it goes. */
 typedef struct txn_schedule {
     mgmt_req *r;
     int64_t target;
 } txn_schedule;
+
+/* Outside a transaction: committed now, and counted (GET /metrics). */
+static void on_scheduled_counted(void *ctx, sb_status st, const int64_t *seqs, size_t n)
+{
+    txn_schedule *x = ctx;
+    mgmt_req *r = x->r;
+    if (st == SB_OK) {
+        broker_count(r->lk->conn->srv->broker, x->target, BROKER_EV_IN, n);
+        broker_count(r->lk->conn->srv->broker, x->target, BROKER_EV_SCHEDULED, n);
+    }
+    ent_free(x);
+    on_scheduled(r, st, seqs, n);
+}
+
+/* ---- in a transaction: stored now, invisible, scheduled at the commit ---- */
 
 static void on_scheduled_in_txn(void *ctx, sb_status st, const int64_t *seqs, size_t n)
 {
@@ -129,8 +143,13 @@ static void on_scheduled_in_txn(void *ctx, sb_status st, const int64_t *seqs, si
         mgmt_respond_error(r, SB_ERR_NOT_FOUND, "The transaction ended while the messages were scheduled.");
     else if (st == SB_OK && store_txn_activate(amqp_txn_work(r->txn), target, seqs, n))
         mgmt_respond_error(r, SB_ERR_INTERNAL, "out of memory");
-    else
+    else {
+        if (st == SB_OK) { /* counted when the transaction commits */
+            broker_counts_add(amqp_txn_tally(r->txn), target, BROKER_EV_IN, n);
+            broker_counts_add(amqp_txn_tally(r->txn), target, BROKER_EV_SCHEDULED, n);
+        }
         on_scheduled(r, st, seqs, n);
+    }
 }
 
 static void schedule_in_txn(mgmt_req *r, int64_t target, store_new_message *msgs, size_t n)
@@ -229,10 +248,16 @@ void mgmt_schedule(mgmt_req *r)
     }
     int64_t target = diverted ? ent->id : route->send_target_id;
     mgmt_hold(r);
+    txn_schedule *x = r->txn ? NULL : ent_malloc(sizeof *x);
     if (r->txn)
         schedule_in_txn(r, target, msgs, n);
-    else
-        store_schedule(r->lk->conn->srv->store, target, msgs, n, r->now_ms, on_scheduled, r); /* copies the bytes */
+    else if (!x)
+        on_scheduled(r, SB_ERR_INTERNAL, NULL, 0);
+    else {
+        *x = (txn_schedule){r, target};
+        store_schedule(r->lk->conn->srv->store, target, msgs, n, r->now_ms, on_scheduled_counted,
+                       x); /* copies the bytes */
+    }
     ent_free(entries);
     ent_free(msgs);
 }

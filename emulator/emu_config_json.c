@@ -718,6 +718,11 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
 }
 
 /* Applies cfg (and frees it); source names it in the log and in errors. */
+/* What emu_config_namespace_name answers: set once, by the start-up's apply. */
+static char applied_namespace[sizeof(((ent_config *)0)->namespace_name)] = ENT_CONFIG_DEFAULT_NAMESPACE;
+
+const char *emu_config_namespace_name(void) { return applied_namespace; }
+
 static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
 {
     ent_config cfg = *cfg_in;
@@ -729,6 +734,8 @@ static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *pa
     }
     char why[MSG_SIZE];
     int rc = store_config_apply(conn, &cfg, why, sizeof why);
+    if (!rc && cfg.namespace_name[0])
+        snprintf(applied_namespace, sizeof applied_namespace, "%s", cfg.namespace_name);
     if (rc)
         snprintf(err, errlen, "%s: %s", path, why);
     else

@@ -58,5 +58,10 @@ struct pg_conn;
 int emu_config_load_and_apply(struct pg_conn *conn, const char *path, char *err, size_t errlen);
 /* The same for a Config.json held in memory; source names it (logs, errors). */
 int emu_config_parse_and_apply(struct pg_conn *conn, const char *text, const char *source, char *err, size_t errlen);
+/* The namespace name of the Config.json this process applied (its first
+ * namespace's Name, .NET Aspire's resource name for one), or
+ * ENT_CONFIG_DEFAULT_NAMESPACE when none named one: the namespace label of
+ * GET /metrics. A static text, set at start. */
+const char *emu_config_namespace_name(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emu_config_json.h"
 #include "ent_clock.h"
 #include "ent_log.h"
 
@@ -214,6 +215,10 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
     L->store = st;
     L->broker = b;
     L->http.broker = b;
+    L->http.wire = amqp_server_figures(srv);
+    L->http.figures.door = "http";
+    L->http.namespace_name = emu_config_namespace_name();
+    L->http.metrics_token_required = o->metrics_token_required;
     L->pg_protocols[0] = (struct lws_protocols){"sbemu-pg", pg_callback, 0, 0, 0, NULL, 0};
 
     lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_ours);

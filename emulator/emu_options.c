@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "emu_log.h"
 #include "ent_alloc.h"
@@ -21,6 +22,7 @@ typedef enum opt_type {
     OPT_SECONDS,    /* 0..EMU_SECONDS_MAX, 0 = never */
     OPT_LOG_LEVEL,  /* error|warn|info|debug */
     OPT_BIND,       /* "*" or "" = all interfaces (NULL), else an address or interface */
+    OPT_FLAG,       /* on when given alone; --flag=true|false (yes|no, 1|0) and the env likewise */
     OPT_HELP,       /* no value, no env */
 } opt_type;
 
@@ -70,6 +72,8 @@ static const opt_def opt_table[] = {
       "listen address or interface; * = all interfaces, IPv4 and IPv6", NULL },
     { "log-level", OPT_LOG_LEVEL, F(log_level), "LEVEL", "info",
       "error, warn, info or debug", NULL },
+    { "metrics-token-required", OPT_FLAG, F(metrics_token_required), NULL, "false",
+      "GET /metrics asks for a SAS token, as the management API does (default: none, as /health)", NULL },
     { "help", OPT_HELP, 0, NULL, NULL, "print this help and exit", NULL },
 };
 
@@ -193,6 +197,14 @@ static int apply(emu_options *o, const opt_def *d, const char *value, const char
             return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not a log level (error, warn, info, debug)",
                         from, value);
         return 0;
+    case OPT_FLAG:
+        if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1"))
+            *(int *)field = 1;
+        else if (!strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcmp(value, "0"))
+            *(int *)field = 0;
+        else
+            return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not true or false (yes/no, 1/0)", from, value);
+        return 0;
     case OPT_HELP:
         break;
     }
@@ -231,6 +243,8 @@ int emu_options_parse(emu_options *o, int argc, char **argv, char *err, size_t e
         const char *value;
         if (eq) {
             value = eq + 1;
+        } else if (d->type == OPT_FLAG) {
+            value = "true"; /* a flag alone turns it on; it takes no separate value */
         } else {
             /* "--config --postgres x" is a missing value, not a file named
              * "--postgres"; a value that starts with "--" needs --flag=value. */
@@ -288,6 +302,8 @@ void emu_options_usage(FILE *out)
         char lhs[64], env[64];
         if (d->metavar)
             snprintf(lhs, sizeof lhs, "--%s %s", d->name, d->metavar);
+        else if (d->type == OPT_FLAG)
+            snprintf(lhs, sizeof lhs, "--%s", d->name);
         else
             snprintf(lhs, sizeof lhs, "--%s, -h", d->name);
         fprintf(out, "  %-26s %s\n", lhs, d->help);

@@ -47,6 +47,7 @@ typedef struct emu_options {
     int handshake_timeout_s; /* --handshake-timeout: 0 = never */
     char *bind;              /* --bind: address or interface; NULL = all interfaces (IPv4 and IPv6) */
     ent_log_level log_level; /* --log-level */
+    int metrics_token_required; /* --metrics-token-required: GET /metrics asks for a SAS token (0/1) */
 } emu_options;
 
 /* Fills o from argv (argv[0] is skipped) and the environment.

@@ -16,6 +16,8 @@ PACKAGES=(
 )
 if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs); fi
 if ! command -v npm  >/dev/null 2>&1; then PACKAGES+=(npm); fi
+# The e2e test of GET /metrics scrapes with a real Prometheus (and promtool, same package).
+if ! command -v prometheus >/dev/null 2>&1; then PACKAGES+=(prometheus); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

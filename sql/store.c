@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ent_alloc.h"
 #include "ent_log.h"
+#include "store_figures.h"
 #include "store_setup.h"
 #include "store_statements.h"
 
@@ -90,6 +92,10 @@ struct store {
     bool result_taken;  /* the parse callback kept the result it was given */
     store_stats stats;
     bool batch_failed;
+    /* GET /metrics (store_figures.h): counted per commit */
+    store_figures figures;
+    struct timespec batch_sent; /* when the in-flight batch's Sync went out */
+    size_t batch_size;          /* its operations, a merged op's rows each */
 };
 
 store_op *store_op_new(int nstmt, store_parse_fn parse, store_done_fn done, void *ctx)
@@ -295,6 +301,8 @@ static void store_break(store *s, const char *why)
     s->conn = NULL;
     store_op *inflight = s->inflight, *pending = s->pending;
     s->inflight = s->pending = s->pending_tail = NULL;
+    if (inflight)
+        s->figures.commit_failures++; /* its fate is unknown: its clients retry it */
     fail_list(s, inflight, SB_ERR_SERVER_BUSY);
     fail_list(s, pending, SB_ERR_SERVER_BUSY);
     if (s->hooks.on_lost)
@@ -529,12 +537,13 @@ void store_flush(store *s)
     /* Take whole ops: a solo op goes alone, others up to the batch limit. */
     store_op *first = s->pending, *last = first;
     int n = 1;
-    size_t bytes = first->bytes;
+    size_t bytes = first->bytes, size = first->merge ? (size_t)first->merge->nrows : 1;
     if (!first->solo)
         while (last->next && !last->next->solo && n < STORE_BATCH_MAX_OPS &&
                bytes + last->next->bytes <= STORE_BATCH_MAX_BYTES) {
             last = last->next;
             bytes += last->bytes;
+            size += last->merge ? (size_t)last->merge->nrows : 1;
             n++;
         }
     s->pending = last->next;
@@ -563,6 +572,8 @@ void store_flush(store *s)
     }
     s->stats.batches++;
     s->stats.statements += (uint64_t)s->nslots;
+    s->batch_size = size;
+    clock_gettime(CLOCK_MONOTONIC, &s->batch_sent);
     flush_output(s);
     /* results libpq read while it flushed (it cannot hold this batch's Sync
      * yet, so this does not re-enter store_flush) */
@@ -588,11 +599,42 @@ void store_on_writable(store *s)
     process_input(s);
 }
 
+/* A batch ended: committed (its latency and size observed) or not. */
+static void count_commit(store *s, bool committed)
+{
+    if (!committed) {
+        s->figures.commit_failures++;
+        return;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double seconds = (double)(now.tv_sec - s->batch_sent.tv_sec) + (double)(now.tv_nsec - s->batch_sent.tv_nsec) / 1e9;
+    s->figures.commits++;
+    store_histogram_observe(&s->figures.commit_seconds, store_commit_seconds_bounds, STORE_COMMIT_SECONDS_NBOUNDS,
+                            seconds);
+    store_histogram_observe(&s->figures.batch_size, store_batch_size_bounds, STORE_BATCH_SIZE_NBOUNDS,
+                            (double)s->batch_size);
+}
+
+void store_get_figures(const store *s, store_figures *out)
+{
+    *out = s->figures;
+    out->pending_ops = out->inflight_ops = 0;
+    for (const store_op *op = s->pending; op; op = op->next)
+        out->pending_ops++;
+    for (const store_op *op = s->inflight; op; op = op->next)
+        out->inflight_ops++;
+    out->held_bytes = s->held_bytes;
+    out->up = store_healthy(s);
+}
+
 /* The batch is over: settle every op, or requeue them alone if it failed. */
 static void batch_complete(store *s)
 {
     store_op *ops = s->inflight;
     s->inflight = NULL;
+    if (ops)
+        count_commit(s, !s->batch_failed);
     if (s->batch_failed && ops && ops->next) {
         store_op *tail = ops;
         for (store_op *op = ops; op; op = op->next) {

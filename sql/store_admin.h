@@ -47,6 +47,7 @@
 #define STMT_ADMIN_RULE_GET "sb_admin_rule_get"
 #define STMT_ADMIN_RULE_UPDATE "sb_admin_rule_update"
 #define STMT_ADMIN_NAMESPACE "sb_admin_namespace"
+#define STMT_ADMIN_COUNTS "sb_admin_counts"
 
 /* Messages counted in one range (an entity's active, dead-lettered or
  * scheduled ones) at most: a count walks an index range, and this bounds what
@@ -127,6 +128,22 @@ void store_admin_get_rule(store *s, int64_t subscription_id, const char *name, s
  * there is none. */
 void store_admin_update_rule(store *s, int64_t subscription_id, const store_rule *rule, int64_t now_ms,
                              store_rule_status_cb cb, void *ctx);
+
+/* Every queue, topic and subscription with its counts, in one statement (GET
+ * /metrics reads them at each scrape: the database's figures, which every
+ * replica on it agrees on). The counts are the management API's (active holds
+ * deferred messages too; each count stops at STORE_ADMIN_COUNT_MAX), with the
+ * deferred ones also apart; a topic's size holds its subscriptions'.
+ * store_admin_counts.c. */
+typedef struct store_admin_counts_row {
+    int64_t id;
+    ent_kind kind;
+    char path[ENT_ENTITY_PATH_MAX + 1]; /* a subscription's: topic/Subscriptions/name */
+    int64_t size_in_bytes, active, dead_letter, scheduled, deferred;
+} store_admin_counts_row;
+/* rows belong to the store until cb returns. */
+typedef void (*store_admin_counts_cb)(void *ctx, sb_status st, const store_admin_counts_row *rows, size_t n);
+void store_admin_counts(store *s, store_admin_counts_cb cb, void *ctx);
 
 /* The namespace: when its database was made and when an entity last changed. */
 typedef void (*store_admin_namespace_cb)(void *ctx, sb_status st, int64_t created_ms, int64_t modified_ms);

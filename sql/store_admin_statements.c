@@ -135,6 +135,18 @@ static stmt_def admin_stmt_defs[] = {
      8, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT,
          STORE_OID_TEXT, STORE_OID_TEXT}},
 
+    /* Every entity's size and counts (store_admin_counts_row's columns), as
+     * the gets above count them, and its deferred messages apart; $1 the count
+     * cap. */
+    {STMT_ADMIN_COUNTS,
+     "SELECT e.id, e.kind, e.path, coalesce(r.size_in_bytes, 0) + CASE WHEN e.kind = 'topic' THEN"
+     " coalesce((SELECT sum(x.size_in_bytes) FROM subscriptions s JOIN entity_runtime x ON x.entity_id = s.id"
+     "  WHERE s.topic_id = e.id), 0)::int8 ELSE 0 END,"
+     COUNTS("e.id", "$1") ","
+     " " COUNT_IN(HELD, "e.id", "0", " AND m.state = 1", "$1")
+     " FROM entities e LEFT JOIN entity_runtime r ON r.entity_id = e.id ORDER BY lower(e.path), e.id",
+     1, {STORE_OID_INT8}},
+
     /* When the schema was first applied (the namespace's birth) and when an
      * entity last changed. */
     {STMT_ADMIN_NAMESPACE,

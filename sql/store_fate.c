@@ -21,6 +21,8 @@ void store_fate_apply(store_new_message *m, const ent_send_fate *f)
     place(m, f);
 }
 
+bool store_fate_is_scheduled(const store_new_message *m) { return m->state == FATE_STATE_SCHEDULED; }
+
 void store_fate_forward_failed(store_new_message *m)
 {
     ent_send_fate f = {.scheduled = m->state == FATE_STATE_SCHEDULED,

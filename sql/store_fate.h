@@ -11,5 +11,7 @@
 void store_fate_apply(store_new_message *m, const ent_send_fate *f);
 /* Changes m's resting place after forwarding failed (ent_send_forward_failed). */
 void store_fate_forward_failed(store_new_message *m);
+/* Whether m rests as scheduled (its state is the store's scheduled one). */
+bool store_fate_is_scheduled(const store_new_message *m);
 
 #endif

@@ -99,6 +99,12 @@ typedef enum store_settle_kind {
 void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
                   const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
                   store_status_cb cb, void *ctx);
+/* The same, telling cb also whether an abandon dead-lettered the message
+ * because it had exhausted MaxDeliveryCount (GET /metrics counts it). */
+typedef void (*store_settled_cb)(void *ctx, sb_status st, bool exhausted);
+void store_settle_counted(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
+                          const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
+                          store_settled_cb cb, void *ctx);
 
 /* One settlement, as store_settle takes it. */
 typedef struct store_settlement {
@@ -127,12 +133,21 @@ typedef void (*store_sweep_cb)(void *ctx, sb_status st, const int64_t *touched, 
 /* What the sweep does with what it finds, decided from the entity cache:
  * which entities dead-letter expired messages, and where each entity's dead
  * letters go (forward_from[i] -> forward_to[i]). Copied at submit. */
+/* What one sweep did to one entity's messages (GET /metrics): expired (of
+ * them, dead-lettered), and lapsed locks dead-lettered past MaxDeliveryCount. */
+typedef struct store_sweep_count {
+    int64_t entity;
+    uint64_t expired, expired_dead_lettered, exhausted;
+} store_sweep_count;
+/* Called (with the sweep's ctx) just before its cb, when it committed. */
+typedef void (*store_sweep_counts_cb)(void *ctx, const store_sweep_count *counts, size_t n);
 typedef struct store_sweep_policy {
     const int64_t *dead_letter_on_expiry;
     size_t n_dead_letter_on_expiry;
     const int64_t *forward_from, *forward_to;
     size_t n_forward;
     int64_t lapsed_since_ms; /* look at locks that lapsed after this (0: all) */
+    store_sweep_counts_cb counted; /* NULL: not told */
 } store_sweep_policy;
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx);
 

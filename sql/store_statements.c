@@ -255,7 +255,8 @@ static stmt_def stmt_defs[] = {
     /* Every abandon, dead-letter, defer and release of a commit, as one
      * statement (merged: $1 unused; kinds, tokens, entities, times, reasons,
      * descriptions, where dead letters go). Each message is found under its lock; the ordinals that
-     * come back are the settlements that took effect (no row: lock lost).
+     * come back are the settlements that took effect (no row: lock lost), with
+     * whether the message had exhausted MaxDeliveryCount (an abandon then dead-letters it).
      * The kind codes are store_settle_kind's (store_queue.h). */
     {STMT_SETTLE_SET,
      "WITH t AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[],"
@@ -277,10 +278,10 @@ static stmt_def stmt_defs[] = {
      "  dead_letter_reason = CASE WHEN d.dl THEN d.reason ELSE x.dead_letter_reason END,"
      "  dead_letter_error_description = CASE WHEN d.dl THEN d.description ELSE x.dead_letter_error_description END"
      "  FROM d WHERE x.entity_id = d.entity_id AND x.sequence_number = d.sequence_number AND NOT (d.dl AND d.away)"
-     "  RETURNING d.ord)"
+     "  RETURNING d.ord, d.exhausted)"
      /* Dead letters forwarded elsewhere (ForwardDeadLetteredMessagesTo) take
       * their target's next sequence number: rare, one call each. */
-     " SELECT ord FROM here UNION ALL SELECT ord FROM d WHERE d.dl AND d.away"
+     " SELECT ord, exhausted FROM here UNION ALL SELECT ord, exhausted FROM d WHERE d.dl AND d.away"
      "  AND sbemu_dead_letter(entity_id, sequence_number, target, reason, description, sbemu_ts(now))",
      8, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
     /* A Service Bus transaction's settlements must all find their locks, or
@@ -322,7 +323,8 @@ static stmt_def stmt_defs[] = {
      " UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      " FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id",
      1, {STORE_OID_INT8}},
-    /* Expired messages that nobody holds a lock on: dead-lettered or dropped. $2 reason, $3 description */
+    /* Expired messages that nobody holds a lock on: dead-lettered or dropped
+     * (answers each one's entity, and whether it was dead-lettered). $2 reason, $3 description */
     /* $4 the entities whose expired messages dead-letter
      * (DeadLetteringOnMessageExpiration), $5/$6 where each entity's dead
      * letters go (ForwardDeadLetteredMessagesTo): decided in C, from the
@@ -332,14 +334,15 @@ static stmt_def stmt_defs[] = {
      " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state NOT IN (1, 3)"
      " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))"
      " ORDER BY expires_at LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
-     " SELECT entity_id FROM x WHERE CASE WHEN entity_id = ANY($4)"
+     " SELECT entity_id, entity_id = ANY($4) FROM x WHERE CASE WHEN entity_id = ANY($4)"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($5::int8[], $6::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_delete_message(entity_id, sequence_number) END",
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
     /* Lapsed locks, across entities, from the oldest: dead-lettered past
      * MaxDeliveryCount (decided here, under the row lock: the delivery count
-     * is the row's, and every emulator delivers), else claimable again. $2
+     * is the row's, and every emulator delivers), else claimable again
+     * (answers each one's entity, and whether it was dead-lettered). $2
      * reason, $3 description (ent_dead_letter_max_delivery), $4/$5
      * where each entity's dead letters go (as in STMT_SWEEP_EXPIRED), $6 the
      * time from which to look: locks of completed messages leave their index
@@ -350,7 +353,7 @@ static stmt_def stmt_defs[] = {
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN entities q ON q.id = m.entity_id"
      " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.locked_until > sbemu_ts($6)"
      " ORDER BY m.locked_until LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE OF m SKIP LOCKED)"
-     " SELECT entity_id FROM x WHERE CASE WHEN exhausted"
+     " SELECT entity_id, exhausted FROM x WHERE CASE WHEN exhausted"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($4::int8[], $5::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($1)) END",

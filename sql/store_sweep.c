@@ -25,21 +25,57 @@ enum sweep_stmt {
     SWEEP_STATEMENTS
 };
 
+/* Who asked: the op's ctx, freed by sweep_done. */
+typedef struct sweep_caller {
+    store_sweep_cb cb;
+    store_sweep_counts_cb counted; /* the policy's */
+    void *ctx;
+} sweep_caller;
+
+/* What the statements answered; made by the first answer (a batch retried
+ * op by op starts it again). */
 typedef struct sweep_result {
     size_t n, cap;
     int64_t *queues;
+    store_sweep_count *counts; /* rows of one entity in a row merged */
+    size_t ncounts, counts_cap;
 } sweep_result;
 
 static void sweep_free(void *p)
 {
     sweep_result *r = p;
     ent_free(r->queues);
+    ent_free(r->counts);
     ent_free(r);
+}
+
+/* Counts one expired message or lapsed lock of entity (GET /metrics). */
+static void count_row(sweep_result *acc, int64_t entity, bool expired, bool dead_lettered)
+{
+    if (!expired && !dead_lettered)
+        return;
+    store_sweep_count *c = acc->ncounts ? &acc->counts[acc->ncounts - 1] : NULL;
+    if (!c || c->entity != entity) {
+        if (acc->ncounts == acc->counts_cap) {
+            size_t cap = acc->counts_cap ? acc->counts_cap * 2 : 8;
+            store_sweep_count *v = ent_realloc(acc->counts, cap * sizeof *v);
+            if (!v)
+                return; /* a count lost, never a message */
+            acc->counts = v;
+            acc->counts_cap = cap;
+        }
+        c = &acc->counts[acc->ncounts++];
+        *c = (store_sweep_count){entity, 0, 0, 0};
+    }
+    c->expired += expired;
+    c->expired_dead_lettered += expired && dead_lettered;
+    c->exhausted += !expired && dead_lettered;
 }
 
 static void sweep_parse(store_op *op, int stmt, const void *res)
 {
     const PGresult *r = res;
+    const sweep_caller *caller = store_op_ctx(op);
     sweep_result *acc = store_op_result(op);
     if (!acc) {
         acc = ent_calloc(1, sizeof *acc);
@@ -63,21 +99,28 @@ static void sweep_parse(store_op *op, int stmt, const void *res)
         acc->queues = q;
         acc->cap = cap;
     }
-    for (int i = 0; i < rows; i++)
+    for (int i = 0; i < rows; i++) {
         acc->queues[acc->n++] = col_i64(r, i, 0);
+        if (stmt != SWEEP_SCHEDULED && caller->counted)
+            count_row(acc, col_i64(r, i, 0), stmt == SWEEP_EXPIRED, col_bool(r, i, 1));
+    }
 }
 
 static void sweep_done(store_op *op, sb_status st)
 {
-    user_cb *u = store_op_ctx(op);
+    sweep_caller *caller = store_op_ctx(op);
     sweep_result *r = store_op_result(op);
-    ((store_sweep_cb)u->fn)(u->ctx, st, r ? r->queues : NULL, r ? r->n : 0);
-    ent_free(u);
+    if (st == SB_OK && r && r->ncounts && caller->counted)
+        caller->counted(caller->ctx, r->counts, r->ncounts);
+    caller->cb(caller->ctx, st, r ? r->queues : NULL, r ? r->n : 0);
+    ent_free(caller);
 }
 
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx)
 {
-    user_cb *u = user_new((void (*)(void))cb, ctx);
+    sweep_caller *u = ent_malloc(sizeof *u);
+    if (u)
+        *u = (sweep_caller){cb, policy->counted, ctx};
     store_op *op = u ? store_op_new(SWEEP_STATEMENTS, sweep_parse, sweep_done, u) : NULL;
     /* the policy travels as text-format int8[] literals ("{1,2}") */
     char *dl = store_int8_array_text(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);

@@ -21,6 +21,7 @@ void broker_free(broker *b)
     if (b) {
         broker_topic_pumps_free(b);
         broker_entities_free(b);
+        broker_counts_free(&b->counts);
     }
     ent_free(b);
 }
@@ -47,3 +48,17 @@ store *broker_store(const broker *b) { return b->store; }
 const broker_settings *broker_settings_of(const broker *b) { return &b->settings; }
 
 const ent_cache *broker_cache(const broker *b) { return b->cache; }
+
+void broker_count(broker *b, int64_t entity_id, broker_event ev, uint64_t n)
+{
+    broker_counts_add(&b->counts, entity_id, ev, n);
+}
+
+void broker_count_dead_letters(broker *b, int64_t entity_id, const char *reason, uint64_t n)
+{
+    broker_counts_add_dead_letters(&b->counts, entity_id, reason, n);
+}
+
+void broker_count_tally(broker *b, const broker_counts *tally) { broker_counts_merge(&b->counts, tally); }
+
+const broker_counts *broker_counts_of(const broker *b) { return &b->counts; }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "amqp_message.h"
+#include "broker_figures.h"
 #include "ent_cache.h"
 #include "ent_settle.h"
 #include "store.h"
@@ -84,9 +85,11 @@ void broker_refresh_entities(broker *b);
 void broker_publish(broker *b, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
                     const uint8_t (*consume)[16], store_status_cb cb, void *ctx);
 /* The same copies, added to a transaction's work instead (committed on its
- * discharge). 0, or -1 (the topic is gone, or out of memory). */
+ * discharge), and what they will do counted in tally (NULL: not counted),
+ * for the caller to add once the transaction commits. 0, or -1 (the topic is
+ * gone, or out of memory). */
 int broker_publish_txn(broker *b, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
-                       store_txn *txn);
+                       store_txn *txn, broker_counts *tally);
 /* Routes what rests in a topic now (0: every topic; broker_topic_pump.c). */
 void broker_topic_pump(broker *b, int64_t topic_id);
 
@@ -113,6 +116,17 @@ typedef struct broker_settlement {
  * when the properties cannot be applied). Everything is copied. */
 void broker_settle(broker *b, const broker_settlement *x, const uint8_t (*tokens)[16], size_t n, store_status_cb cb,
                    void *ctx);
+
+/* ---- figures (broker.c; see broker_figures.h) ----
+ * What committed work did to messages, counted once the store said it
+ * committed, once per delivery, commit or settlement call: n messages of
+ * entity_id had ev happen to them (a dead letter's reason: NULL for none). */
+void broker_count(broker *b, int64_t entity_id, broker_event ev, uint64_t n);
+void broker_count_dead_letters(broker *b, int64_t entity_id, const char *reason, uint64_t n);
+/* Adds a tally an operation made of what its commit did. */
+void broker_count_tally(broker *b, const broker_counts *tally);
+/* Every entity's counters so far (GET /metrics reads them). */
+const broker_counts *broker_counts_of(const broker *b);
 
 /* ---- after a commit (broker_after.c) ---- */
 /* Messages arrived in entity_id (0: anywhere): its receivers claim again. */

@@ -32,6 +32,8 @@ typedef struct entity_waiter {
 
 static void refill(broker *b);
 
+static int in_cache(void *ctx, int64_t id) { return ent_cache_get(ctx, id) != NULL; }
+
 static void answer(broker *b, const char *name, broker_entity_cb cb, void *ctx)
 {
     const ent_entity *e = b->cache ? ent_cache_find(b->cache, name) : NULL;
@@ -52,9 +54,11 @@ static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n,
     if (st != SB_OK || ent_cache_replace(b->cache, list, n, rules, nrules))
         LOG_WARN("entities: the cache could not be refilled (%s); links keep what they had",
                  sb_status_name(st == SB_OK ? SB_ERR_INTERNAL : st));
-    else
+    else {
         if (b->receivers.refreshed)
             b->receivers.refreshed(b->receivers.ctx, b->cache);
+        broker_counts_keep(&b->counts, in_cache, b->cache); /* a deleted entity's counters go with it */
+    }
     /* those who missed before this refill started look again, whatever it
      * found; later ones wait for the next (load_again is set for them) */
     entity_waiter *w = b->waiters, **keep = &b->waiters;

@@ -41,6 +41,7 @@ struct broker {
     bool load_again;               /* entities changed again while it was */
     struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
     struct topic_pump *pumps;      /* topics being routed now (broker_topic_pump.c) */
+    broker_counts counts;          /* what happened to each entity's messages (GET /metrics) */
 };
 
 /* Topics one publish may leave copies resting in, to be routed at once

@@ -31,13 +31,16 @@ typedef struct build {
     ent_topic_copies copies;
     int64_t pump[BROKER_ROUTE_RESTING_MAX]; /* topics that copies rest in: routed after the commit */
     size_t npump;
+    broker_counts tally; /* where the copies go, counted once they are committed */
 } build;
 
 typedef struct publish_ctx {
+    broker *b;
     broker_routed_cb cb;
     void *ctx;
     int64_t pump[BROKER_ROUTE_RESTING_MAX];
     size_t npump;
+    broker_counts tally; /* the build's */
 } publish_ctx;
 
 static store_copy *row(build *b)
@@ -76,6 +79,7 @@ static void build_free(build *b)
     ent_free(b->owned);
     ent_free(b->rows);
     ent_topic_copies_free(&b->copies);
+    broker_counts_free(&b->tally);
 }
 
 static void note_pump(build *b, int64_t topic)
@@ -124,10 +128,12 @@ static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *
     }
     r->m.ttl_ms = f.ttl_ms;
     r->m.expires_ms = f.expires_ms;
+    broker_counts_add(&b->tally, f.target->id, BROKER_EV_IN, 1);
     if (f.dead_letter) {
         r->m.subqueue = 1;
         r->m.dead_letter_reason = f.dead_letter_reason;
         r->m.dead_letter_description = f.dead_letter_description;
+        broker_counts_add_dead_letters(&b->tally, f.target->id, f.dead_letter_reason, 1);
     }
     return r;
 }
@@ -223,7 +229,7 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
 }
 
 int broker_publish_txn(broker *br, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
-                       store_txn *txn)
+                       store_txn *txn, broker_counts *tally)
 {
     build b = {0};
     const ent_entity *t = br->cache ? ent_cache_get(br->cache, topic_id) : NULL;
@@ -233,6 +239,8 @@ int broker_publish_txn(broker *br, int64_t topic_id, const store_new_message *ms
     rc = rc ? rc : store_txn_publish(txn, t->id, b.rows, b.n); /* copies the rows */
     for (size_t i = 0; i < b.npump && !rc; i++)
         rc = store_txn_rest(txn, b.pump[i]); /* routed after the discharge commits */
+    if (!rc && tally)
+        broker_counts_merge(tally, &b.tally);
     build_free(&b);
     return rc;
 }
@@ -240,6 +248,9 @@ int broker_publish_txn(broker *br, int64_t topic_id, const store_new_message *ms
 static void on_published(void *ctx, sb_status st)
 {
     publish_ctx *p = ctx;
+    if (st == SB_OK)
+        broker_count_tally(p->b, &p->tally);
+    broker_counts_free(&p->tally);
     p->cb(p->ctx, st, p->pump, st == SB_OK ? p->npump : 0);
     ent_free(p);
 }
@@ -259,10 +270,13 @@ void broker_route(broker *br, int64_t topic_id, const store_new_message *msgs, c
         cb(ctx, t ? SB_ERR_INTERNAL : SB_ERR_NOT_FOUND, NULL, 0);
         return;
     }
+    p->b = br;
     p->cb = cb;
     p->ctx = ctx;
     memcpy(p->pump, b.pump, sizeof p->pump);
     p->npump = b.npump;
+    p->tally = b.tally; /* moves to the callback */
+    memset(&b.tally, 0, sizeof b.tally);
     store_publish(br->store, t->id, b.rows, b.n, on_published, p); /* copies the rows */
     build_free(&b);
 }

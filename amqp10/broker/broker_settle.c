@@ -5,12 +5,14 @@
  * under the lock, rewritten and replaced before it settles; the rest go
  * straight to store_settle. Once every lock of a call has settled, what must
  * follow is carried out (broker_after_settle), once per call. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "amqp_props.h"
 #include "broker_internal.h"
 #include "ent_alloc.h"
+#include "ent_dead_letter.h"
 #include "store_mgmt.h"
 
 /* One settlement on its way through read → rewrite → replace → settle. */
@@ -22,7 +24,7 @@ typedef struct modify_req {
     char *reason, *description; /* NULL: none */
     uint8_t *mods;
     size_t modslen;
-    store_status_cb cb;
+    store_settled_cb cb;
     void *ctx;
 } modify_req;
 
@@ -38,10 +40,10 @@ static void on_replaced(void *ctx, sb_status st)
 {
     modify_req *q = ctx;
     if (st == SB_OK) /* store_settle copies reason and description */
-        store_settle(q->s, q->entity_id, q->token, q->kind, q->reason, q->description, q->dead_letter_target,
-                     q->now_ms, q->cb, q->ctx);
+        store_settle_counted(q->s, q->entity_id, q->token, q->kind, q->reason, q->description,
+                             q->dead_letter_target, q->now_ms, q->cb, q->ctx);
     else
-        q->cb(q->ctx, st);
+        q->cb(q->ctx, st, false);
     modify_free(q);
 }
 
@@ -53,7 +55,7 @@ static void on_read(void *ctx, sb_status st, const uint8_t *bytes, size_t len)
         st = SB_ERR_ARGUMENT;
     if (st != SB_OK) {
         amqp_buf_free(&out);
-        q->cb(q->ctx, st);
+        q->cb(q->ctx, st, false);
         modify_free(q);
         return;
     }
@@ -72,7 +74,7 @@ static char *dup_or_null(const char *s, bool *failed)
 
 static void settle_modifying(store *s, int64_t entity_id, const uint8_t token[16], store_settle_kind kind,
                              const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
-                             const uint8_t *mods, size_t modslen, store_status_cb cb, void *ctx)
+                             const uint8_t *mods, size_t modslen, store_settled_cb cb, void *ctx)
 {
     modify_req *q = ent_calloc(1, sizeof *q);
     bool failed = !q;
@@ -90,7 +92,7 @@ static void settle_modifying(store *s, int64_t entity_id, const uint8_t token[16
     if (failed) {
         if (q)
             modify_free(q);
-        cb(ctx, SB_ERR_INTERNAL);
+        cb(ctx, SB_ERR_INTERNAL, false);
         return;
     }
     store_read_locked_message(s, entity_id, q->token, now_ms, on_read, q);
@@ -102,18 +104,38 @@ typedef struct settle_call {
     int64_t entity_id, dead_letter_target;
     ent_settle_kind kind;
     size_t pending;
+    uint64_t settled;   /* locks that settled, counted once the call ends */
+    uint64_t exhausted; /* abandons that dead-lettered past MaxDeliveryCount */
+    char reason[BROKER_REASON_LABEL_MAX + 2]; /* a dead letter's, a byte past its label (cut there, on a UTF-8 boundary) */
     sb_status worst; /* the first failure, a lost lock preferred */
     store_status_cb cb;
     void *ctx;
 } settle_call;
 
-static void on_settled(void *ctx, sb_status st)
+/* What the settlements that took effect did, for GET /metrics. */
+static void count_settled(const settle_call *call)
+{
+    static const broker_event events[] = {[ENT_SETTLE_COMPLETE] = BROKER_EV_COMPLETED,
+                                          [ENT_SETTLE_ABANDON] = BROKER_EV_ABANDONED,
+                                          [ENT_SETTLE_DEFER] = BROKER_EV_DEFERRED};
+    broker_count_dead_letters(call->b, call->entity_id, ent_dead_letter_max_delivery().reason, call->exhausted);
+    if (call->kind == ENT_SETTLE_DEADLETTER)
+        broker_count_dead_letters(call->b, call->entity_id, call->reason, call->settled);
+    else if (call->kind == ENT_SETTLE_COMPLETE || call->kind == ENT_SETTLE_ABANDON || call->kind == ENT_SETTLE_DEFER)
+        broker_count(call->b, call->entity_id, events[call->kind], call->settled);
+}
+
+static void on_settled(void *ctx, sb_status st, bool exhausted)
 {
     settle_call *call = ctx;
     if (st != SB_OK && (call->worst == SB_OK || st == SB_ERR_LOCK_LOST))
         call->worst = st;
+    call->settled += st == SB_OK;
+    call->exhausted += exhausted && call->kind == ENT_SETTLE_ABANDON;
     if (--call->pending)
         return;
+    call->settled--; /* broker_settle's own pending */
+    count_settled(call);
     if (call->worst == SB_OK)
         broker_after_settle(call->b, call->entity_id, call->dead_letter_target, call->kind);
     call->cb(call->ctx, call->worst);
@@ -129,7 +151,9 @@ void broker_settle(broker *b, const broker_settlement *x, const uint8_t (*tokens
         return;
     }
     /* one pending for this function: a store that fails at once cannot end the call early */
-    *call = (settle_call){b, x->entity_id, x->dead_letter_target, x->kind, n + 1, SB_OK, cb, ctx};
+    *call = (settle_call){b, x->entity_id, x->dead_letter_target, x->kind, n + 1, 0, 0, "", SB_OK, cb, ctx};
+    if (x->kind == ENT_SETTLE_DEADLETTER && x->reason)
+        snprintf(call->reason, sizeof call->reason, "%s", x->reason); /* cut where the label is */
     /* a completed message is gone: there is nothing to modify */
     bool modify = x->mods && x->kind != ENT_SETTLE_COMPLETE;
     store_settle_kind kind = (store_settle_kind)x->kind; /* the same codes (test_ent_settle) */
@@ -138,8 +162,8 @@ void broker_settle(broker *b, const broker_settlement *x, const uint8_t (*tokens
             settle_modifying(b->store, x->entity_id, tokens[i], kind, x->reason, x->description, x->dead_letter_target,
                              x->now_ms, x->mods, x->modslen, on_settled, call);
         else
-            store_settle(b->store, x->entity_id, tokens[i], kind, x->reason, x->description, x->dead_letter_target,
-                         x->now_ms, on_settled, call);
+            store_settle_counted(b->store, x->entity_id, tokens[i], kind, x->reason, x->description,
+                                 x->dead_letter_target, x->now_ms, on_settled, call);
     }
-    on_settled(call, SB_OK);
+    on_settled(call, SB_OK, false);
 }

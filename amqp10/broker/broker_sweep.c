@@ -8,6 +8,7 @@
 #include "broker_internal.h"
 #include "ent_alloc.h"
 #include "ent_clock.h"
+#include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_sweep.h"
 
@@ -16,6 +17,18 @@ static void sweep_timer(lws_sorted_usec_list_t *sul);
 static void schedule(broker *b, int64_t ms)
 {
     lws_sul_schedule(b->lws, 0, &b->sweep_timer, sweep_timer, (lws_usec_t)ms * LWS_US_PER_MS);
+}
+
+/* What the sweep did to messages, for GET /metrics (once per entity a sweep touched). */
+static void on_counted(void *ctx, const store_sweep_count *counts, size_t n)
+{
+    broker *b = ctx;
+    for (size_t i = 0; i < n; i++) {
+        broker_count(b, counts[i].entity, BROKER_EV_EXPIRED, counts[i].expired);
+        broker_count_dead_letters(b, counts[i].entity, ent_dead_letter_expired().reason,
+                                  counts[i].expired_dead_lettered);
+        broker_count_dead_letters(b, counts[i].entity, ent_dead_letter_max_delivery().reason, counts[i].exhausted);
+    }
 }
 
 static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
@@ -65,7 +78,7 @@ void broker_sweep_now(broker *b)
     b->sweep_now_ms = ent_clock_now_ms();
     int64_t since = b->lapsed_swept_ms ? b->lapsed_swept_ms - BROKER_LAPSE_RECHECK_MS : 0;
     store_sweep_policy policy = {plan.dead_letter_on_expiry, plan.n_dead_letter_on_expiry, plan.forward_from,
-                                 plan.forward_to, plan.n_forward, since > 0 ? since : 0};
+                                 plan.forward_to, plan.n_forward, since > 0 ? since : 0, on_counted};
     store_sweep(b->store, b->sweep_now_ms, &policy, on_swept, b); /* copies the policy */
     ent_sweep_plan_free(&plan);
 }

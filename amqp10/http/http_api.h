@@ -18,6 +18,11 @@ struct lws_protocols;
 typedef struct http_plane {
     broker *broker;     /* borrowed */
     bool all_listening; /* every listener is up: /health may answer 200 */
+    /* GET /metrics (http_metrics.c) */
+    const broker_door_figures *wire; /* the AMQP wire's figures; borrowed, NULL: none */
+    broker_door_figures figures;     /* the HTTP plane's own (its refusals) */
+    const char *namespace_name;      /* every entity's namespace label (borrowed; NULL: the default) */
+    bool metrics_token_required;     /* /metrics asks for a SAS token, as the management API does */
 } http_plane;
 
 /* The HTTP protocol, with hp as its user (every request finds the plane there). */

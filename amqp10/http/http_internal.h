@@ -58,7 +58,7 @@ typedef struct http_arg {
 typedef struct http_req {
     struct lws *wsi;            /* NULL: the client closed; answering frees the request */
     broker *broker;             /* the plane's */
-    const http_plane *plane;
+    http_plane *plane;          /* NULL before the plane is set up; its figures count refusals */
     http_method method;
     char path[HTTP_ADMIN_PATH_MAX]; /* URL-decoded, without the leading '/' */
     char host[256];             /* the Host header, for the URLs the entries carry */
@@ -103,6 +103,8 @@ __attribute__((format(printf, 3, 4))) void http_respond_error(http_req *r, sb_st
 void http_respond_ok(http_req *r);
 /* A JSON body (the emulator's own resources: /health, the clock). */
 void http_respond_json(http_req *r, sb_status st, const char *json);
+/* Takes body (ent_malloc'd, NULL: out of memory) as the answer, of content_type (a static text). */
+void http_respond_text(http_req *r, sb_status st, const char *content_type, char *body, size_t len);
 /* True when the client is gone: the request is freed and must not be touched. */
 bool http_req_gone(http_req *r);
 

@@ -98,6 +98,8 @@ void http_respond_error(http_req *r, sb_status st, const char *fmt, ...)
         LOG_INFO("http: %s /%s: %d %s", r->method == HTTP_GET ? "GET" : r->method == HTTP_PUT ? "PUT"
                                          : r->method == HTTP_DELETE ? "DELETE" : "POST",
                  r->path, sb_status_http_code(st), detail);
+    if (r->plane)
+        broker_door_refused(&r->plane->figures, st);
     http_xml_buf b;
     http_xml_buf_init(&b);
     http_xml_error(&b, sb_status_http_code(st), detail);
@@ -108,6 +110,17 @@ void http_respond_error(http_req *r, sb_status st, const char *fmt, ...)
         return;
     }
     respond(r, sb_status_http_code(st), "application/xml; charset=utf-8", body, len);
+}
+
+void http_respond_text(http_req *r, sb_status st, const char *content_type, char *body, size_t len)
+{
+    if (!body) {
+        respond_oom(r);
+        return;
+    }
+    if (r->plane)
+        broker_door_refused(&r->plane->figures, st);
+    respond(r, sb_status_http_code(st), content_type, body, len);
 }
 
 void http_respond_ok(http_req *r) { respond(r, sb_status_http_code(SB_OK), "application/xml; charset=utf-8", NULL, 0); }

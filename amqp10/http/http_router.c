@@ -71,6 +71,13 @@ void http_route(http_req *r)
         http_clock(r);
         return;
     }
+    /* Prometheus scrapes without a token unless --metrics-token-required
+     * (http_metrics.c). Every SDK's management request carries api-version:
+     * with it, /metrics is still a queue or topic of that name. */
+    if ((!strcmp(r->path, "metrics") || !strcmp(r->path, "metrics/")) && !http_req_arg(r, "api-version")) {
+        http_metrics(r);
+        return;
+    }
     char why[512];
     if (http_auth_check(r, why, sizeof why) != SB_OK) {
         http_respond_error(r, SB_ERR_UNAUTHORIZED, "Unauthorized: %s.", why);

@@ -1,5 +1,5 @@
 /* Which resource a request names (http_router.c): the emulator's own
- * (/health, /$sbemu/clock), then, with a valid SAS token, the ATOM API's
+ * (/health, /$sbemu/clock, /metrics), then, with a valid SAS token, the ATOM API's
  * (wire-protocol §9.2), in any letter case as Service Bus paths are:
  *
  *   $namespaceinfo                                 GET
@@ -24,5 +24,7 @@ void http_route(http_req *r);
  * clock, GET /$sbemu/clock and POST /$sbemu/clock/advance?by=<duration>. */
 void http_health(http_req *r);
 void http_clock(http_req *r);
+/* http_metrics.c: GET /metrics, in Prometheus' text format. */
+void http_metrics(http_req *r);
 
 #endif

@@ -44,6 +44,7 @@ struct fop {
     const sb_status *errors; /* what it may fail with, ending in SB_OK */
     union {
         store_status_cb status;
+        store_settled_cb settled;
         store_entities_cb entities;
         store_claim_cb claim;
         store_sweep_cb sweep;
@@ -390,6 +391,20 @@ void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], sto
 {
     (void)lock_token, (void)kind, (void)reason, (void)description, (void)dead_letter_target, (void)now_ms;
     submit(s, finish_status, errs_lock, ctx, entity_id)->cb.status = cb;
+}
+
+static void finish_settled(store *s, fop *op, sb_status st)
+{
+    (void)s;
+    op->cb.settled(op->ctx, st, false);
+}
+
+void store_settle_counted(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,
+                          const char *reason, const char *description, int64_t dead_letter_target, int64_t now_ms,
+                          store_settled_cb cb, void *ctx)
+{
+    (void)lock_token, (void)kind, (void)reason, (void)description, (void)dead_letter_target, (void)now_ms;
+    submit(s, finish_settled, errs_lock, ctx, entity_id)->cb.settled = cb;
 }
 
 static void finish_sweep(store *s, fop *op, sb_status st)

@@ -63,6 +63,22 @@ render config-map --set config.existingConfigMap=my-entities
 has config-map "name: my-entities"
 hasnt config-map "kind: ConfigMap"
 
+# GET /metrics: scrape annotations on the pods by default, a ServiceMonitor only when asked
+has defaults "prometheus.io/scrape: \"true\""
+has defaults "prometheus.io/port: \"5300\""
+has defaults "prometheus.io/path: /metrics"
+hasnt defaults "kind: ServiceMonitor"
+render monitor --set metrics.serviceMonitor.enabled=true --set metrics.serviceMonitor.labels.release=kps
+has monitor "kind: ServiceMonitor"
+has monitor "path: /metrics"
+has monitor "release: kps"
+hasnt monitor "authorization:"
+render monitor-token --set metrics.serviceMonitor.enabled=true --set metrics.tokenRequired=true --set metrics.podAnnotations=false
+has monitor-token "type: SharedAccessSignature"
+has monitor-token "name: rel-sbemu-metrics-token"
+hasnt monitor-token "prometheus.io/scrape"
+"$HELM" template rel "$CHART" --set metrics.serviceMonitor.interval=often >/dev/null 2>&1 && bad "interval=often was taken (values.schema.json)" || ok
+
 "$HELM" template rel "$CHART" --set logLevel=loud >/dev/null 2>&1 && bad "logLevel=loud was taken (values.schema.json)" || ok
 "$HELM" template rel "$CHART" --set postgres.bundled=false >/dev/null 2>&1 && bad "an external database without a URL was taken" || ok
 

@@ -9,6 +9,7 @@ const YAML = require("yaml");
 const GROUPS = {
   v1: "kubernetes-models/v1",
   "apps/v1": "kubernetes-models/apps/v1",
+  "monitoring.coreos.com/v1": "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1",
 };
 
 let text = "";

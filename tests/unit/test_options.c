@@ -14,7 +14,7 @@
 static const char *const env_vars[] = {
     "SBEMU_CONFIG", "SBEMU_POSTGRES", "SBEMU_DATA_DIR", "SBEMU_AMQP_PORT", "SBEMU_AMQPS_PORT",
     "SBEMU_HTTP_PORT", "SBEMU_TLS_CERT", "SBEMU_TLS_KEY", "SBEMU_SAS_KEY_NAME", "SBEMU_SAS_KEY",
-    "SBEMU_MAX_MESSAGE_SIZE", "SBEMU_BIND", "SBEMU_LOG_LEVEL",
+    "SBEMU_MAX_MESSAGE_SIZE", "SBEMU_BIND", "SBEMU_LOG_LEVEL", "SBEMU_METRICS_TOKEN_REQUIRED",
 };
 
 static int clear_env(void **state)
@@ -303,6 +303,35 @@ static void test_bad_env_names_flag_and_var(void **state)
     EXPECT_ERROR("--tls-cert and --tls-key", NULL, "--log-level", "info");
 }
 
+/* A flag is on when given alone, takes =true|false (yes/no, 1/0), and reads its env variable alike. */
+static void test_metrics_token_flag(void **state)
+{
+    (void)state;
+    emu_options o;
+    char err[256];
+    assert_int_equal(parse_none(&o, err, sizeof err), 0);
+    assert_int_equal(o.metrics_token_required, 0);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--metrics-token-required", "--amqp-port", "6000"), 0);
+    assert_int_equal(o.metrics_token_required, 1);
+    assert_int_equal(o.amqp_port, 6000); /* the next flag is not taken as its value */
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--metrics-token-required=NO"), 0);
+    assert_int_equal(o.metrics_token_required, 0);
+    emu_options_free(&o);
+    setenv("SBEMU_METRICS_TOKEN_REQUIRED", "1", 1);
+    assert_int_equal(parse_none(&o, err, sizeof err), 0);
+    assert_int_equal(o.metrics_token_required, 1);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--metrics-token-required=false"), 0); /* the flag wins */
+    assert_int_equal(o.metrics_token_required, 0);
+    emu_options_free(&o);
+    unsetenv("SBEMU_METRICS_TOKEN_REQUIRED");
+    EXPECT_ERROR("--metrics-token-required", "\"maybe\" is not true or false", "--metrics-token-required=maybe");
+    /* a value given apart is an argument of its own, refused as such */
+    EXPECT_ERROR("unexpected argument \"true\"", NULL, "--metrics-token-required", "true");
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -352,6 +381,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_values, clear_env),
         cmocka_unit_test_setup(test_bad_flags, clear_env),
         cmocka_unit_test_setup(test_bad_env_names_flag_and_var, clear_env),
+        cmocka_unit_test_setup(test_metrics_token_flag, clear_env),
         cmocka_unit_test_setup(test_help, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
