@@ -116,6 +116,7 @@ struct amqp_link {
     bool claiming;        /* a claim for this link is in the store */
     bool parked;          /* waiting for messages to appear */
     int64_t claim_from;   /* the lowest sequence number its next claim looks at (broker_rewind) */
+    bool rewound;         /* rewound while a claim was in the store: that claim must not move claim_from */
     bool discarding;      /* dropping an oversized message until its last frame */
     bool starved;         /* credit held back while the store was full (amqp_link_top_up) */
     bool waiting_output;  /* a claim held back while its connection's output was full */

@@ -14,6 +14,14 @@
 
 static void wake_all(amqp_server *srv);
 
+/* A claim in the store when the rewind comes was read before it: what it
+ * found must not move claim_from past messages the rewind is about. */
+static void rewind_link(amqp_link *lk)
+{
+    lk->claim_from = 0;
+    lk->rewound = lk->claiming;
+}
+
 static void poll_parked(lws_sorted_usec_list_t *sul)
 {
     amqp_server *srv = lws_container_of(sul, amqp_server, poll_timer);
@@ -22,7 +30,7 @@ static void poll_parked(lws_sorted_usec_list_t *sul)
         srv->rewound_ms = now;
         for (amqp_conn *c = srv->conns; c; c = c->next)
             for (amqp_link *lk = c->links; lk; lk = lk->next)
-                lk->claim_from = 0;
+                rewind_link(lk);
     }
     /* A connection whose links have nothing to do only needs its heartbeat
      * when it is due: thousands of idle connections must cost (almost) nothing. */
@@ -65,7 +73,39 @@ static void on_rewind(void *ctx, int64_t entity_id)
     for (amqp_conn *c = srv->conns; c; c = c->next)
         for (amqp_link *lk = c->links; lk; lk = lk->next)
             if (lk->role == LINK_ENTITY_OUT && lk->entity.id == entity_id)
-                lk->claim_from = 0;
+                rewind_link(lk);
+}
+
+/* The namespace was reset or restored (broker_replaced): every receiver looks
+ * from the start (restored messages have lower sequence numbers than what it
+ * claimed past), and one holding a session loses it: the reset deleted the
+ * session's lock, which another receiver may take from now on. A receiver
+ * whose lock attempt is in the store finds out at its next claim or tick. The
+ * broker wakes every receiver next. */
+static void on_replaced(void *ctx)
+{
+    amqp_server *srv = ctx;
+    for (amqp_conn *c = srv->conns; c; c = c->next) {
+        bool touched = false;
+        for (amqp_link *lk = c->links; lk; lk = lk->next) {
+            if (lk->role != LINK_ENTITY_OUT)
+                continue;
+            rewind_link(lk);
+            if (lk->session_held && !lk->closed) {
+                char desc[ENT_SESSION_ID_SIZE + 160];
+                snprintf(desc, sizeof desc,
+                         "The session lock was lost: the namespace was reset or restored, and the session '%s' "
+                         "with it. Accept a new session.",
+                         lk->session_id);
+                lk->session_held = false; /* nothing to release: the row is gone */
+                lk->parked = false;
+                amqp_link_detach_error(lk, SB_ERR_SESSION_LOCK_LOST, desc);
+                touched = true;
+            }
+        }
+        if (touched)
+            amqp_conn_pump(c);
+    }
 }
 
 static void on_wake(void *ctx, int64_t entity_id)
@@ -149,7 +189,7 @@ amqp_server *amqp_server_new(broker *b, const amqp_settings *settings)
     srv->settings = broker_settings_of(b);
     srv->wire = *settings;
     amqp_figures_init(srv);
-    broker_set_receivers(b, &(broker_receivers){srv, on_wake, on_rewind, on_refreshed});
+    broker_set_receivers(b, &(broker_receivers){srv, on_wake, on_rewind, on_refreshed, on_replaced});
     return srv;
 }
 

@@ -88,6 +88,15 @@ static void hook_on_entities(void *ud, const char *table)
         broker_refresh_entities(L->broker);
 }
 
+/* The namespace was reset or a snapshot restored (by any emulator): what
+ * this one holds in memory follows (broker_replaced; once per generation). */
+static void hook_on_reset(void *ud, int64_t generation, int64_t offset_ms)
+{
+    emu_loop *L = ud;
+    if (L->broker)
+        broker_replaced(L->broker, generation, offset_ms);
+}
+
 /* ---- losing PostgreSQL and finding it again ---- */
 
 static lws_sorted_usec_list_t recover_sul;
@@ -169,8 +178,14 @@ static void hook_on_lost(void *ud)
 
 store_hooks emu_loop_store_hooks(emu_loop *L)
 {
-    return (store_hooks){hook_want_write, hook_want_flush, hook_on_messages, hook_on_clock, hook_on_entities,
-                         hook_on_lost,    L};
+    return (store_hooks){.want_write = hook_want_write,
+                         .want_flush = hook_want_flush,
+                         .on_messages = hook_on_messages,
+                         .on_clock = hook_on_clock,
+                         .on_entities = hook_on_entities,
+                         .on_reset = hook_on_reset,
+                         .on_lost = hook_on_lost,
+                         .ud = L};
 }
 
 static emu_loop *loop_of(struct lws *wsi) { return lws_vhost_user(lws_get_vhost(wsi)); }

@@ -31,6 +31,7 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "store.h"
+#include "store_config.h"
 #include "store_setup.h"
 
 /* How long shutdown waits for in-flight commits and goodbyes. */
@@ -74,7 +75,14 @@ static int prepare_database(const char *conninfo, int wait_s, const char *config
         rc = emu_config_parse_and_apply(conn, emu_default_config_json(), "the official default entities", err,
                                         errlen);
         break;
-    case EMU_CONFIG_FROM_NOTHING: break;
+    case EMU_CONFIG_FROM_NOTHING:
+        if (!rc) { /* --config none declares nothing: a reset then leaves no entity */
+            ent_config none;
+            ent_config_init(&none);
+            rc = store_config_apply(conn, &none, err, errlen);
+            ent_config_free(&none);
+        }
+        break;
     }
     store_setup_close(conn);
     return rc;

@@ -1,4 +1,5 @@
-/* See ent_clock.h. The offset only grows, so the clock never goes backwards. */
+/* See ent_clock.h. The offset only grows, so the clock never goes backwards,
+ * except when a reset or a restore sets it (ent_clock_set_offset). */
 #include "ent_clock.h"
 
 #include <time.h>
@@ -23,3 +24,11 @@ int ent_clock_advance(int64_t ms)
 }
 
 int64_t ent_clock_offset_ms(void) { return clock_offset_ms; }
+
+int ent_clock_set_offset(int64_t ms)
+{
+    if (ms < 0)
+        return -1;
+    clock_offset_ms = ms;
+    return 0;
+}

@@ -11,6 +11,9 @@ int64_t ent_clock_now_ms(void);
 /* Moves the clock forward by ms (negative values are refused; returns -1). */
 int ent_clock_advance(int64_t ms);
 int64_t ent_clock_offset_ms(void);
+/* Sets the offset to ms (>= 0; else -1): the one way back, taken only when
+ * the namespace is reset or a snapshot restored (its clock with it). */
+int ent_clock_set_offset(int64_t ms);
 /* The system clock alone: for what must not move with the emulator's clock,
  * such as SAS token expiry (a client signs with its own wall clock). */
 int64_t ent_clock_wall_ms(void);

@@ -27,8 +27,11 @@ typedef struct ent_topic_config {
     size_t nsubscriptions;
 } ent_topic_config;
 
+/* Room for a namespace's name as Config.json gives it (Service Bus allows 50 characters). */
+#define ENT_CONFIG_NAMESPACE_NAME_SIZE 64
+
 typedef struct ent_config {
-    char namespace_name[64];   /* informational: sbemu serves one namespace */
+    char namespace_name[ENT_CONFIG_NAMESPACE_NAME_SIZE]; /* the first namespace's Name, "" if none */
     char logging_type[32];     /* Logging.Type as given ("File", "Console", ...), "" if absent */
     ent_queue_props *queues;
     size_t nqueues;

@@ -527,6 +527,18 @@ static void deliver_notification(store *s, const char *payload)
         s->hooks.on_messages(s->hooks.ud, ids, n);
 }
 
+/* "<generation> <clock offset ms>" (migration 011's sbemu_snapshot_restore). */
+static void deliver_reset(store *s, const char *payload)
+{
+    char *end;
+    long long gen = strtoll(payload, &end, 10), offset = end != payload ? strtoll(end, NULL, 10) : 0;
+    if (end == payload || offset < 0) {
+        LOG_WARN("a reset's notification could not be read: '%.64s'", payload);
+        return;
+    }
+    s->hooks.on_reset(s->hooks.ud, gen, offset);
+}
+
 static void process_input(store *s);
 static void flush_output(store *s);
 
@@ -787,6 +799,8 @@ static void process_input(store *s)
             s->hooks.on_clock(s->hooks.ud, strtoll(n->extra, NULL, 10));
         else if (!strcmp(n->relname, STORE_ENTITIES_CHANNEL) && s->hooks.on_entities)
             s->hooks.on_entities(s->hooks.ud, n->extra);
+        else if (!strcmp(n->relname, STORE_RESET_CHANNEL) && s->hooks.on_reset)
+            deliver_reset(s, n->extra);
         PQfreemem(n);
     }
 }

@@ -45,6 +45,10 @@ typedef struct store_hooks {
     /* Entities were created, changed or deleted (sbemu_entities: by any
      * emulator, the management plane or plain SQL); table is the table's name. */
     void (*on_entities)(void *ud, const char *table);
+    /* The namespace was reset or a snapshot restored (sbemu_reset, by any
+     * emulator: store_reset.h): generation names that restore, offset_ms is
+     * the namespace clock's offset from now on. May be NULL. */
+    void (*on_reset)(void *ud, int64_t generation, int64_t offset_ms);
     /* The connection broke and was closed: stop watching its socket, find a
      * new connection, store_resume. Called once per loss. */
     void (*on_lost)(void *ud);

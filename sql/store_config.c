@@ -15,7 +15,9 @@
 #include <libpq-fe.h>
 
 #include "ent_alloc.h"
+#include "ent_clock.h"
 #include "store_columns.h"
+#include "store_reset.h"
 #include "store_rule_json.h"
 
 #define MAX_PARAMS 20
@@ -347,7 +349,9 @@ int store_config_apply(PGconn *conn, const ent_config *cfg, char *err, size_t er
     }
     if (run(conn, "BEGIN", NULL, NULL, err, errlen, "config"))
         return -1;
-    if (apply_all(conn, cfg, err, errlen)) {
+    /* what a reset restores: what this file declared, as the upsert left it */
+    if (apply_all(conn, cfg, err, errlen) ||
+        store_snapshot_declare(conn, STORE_NAMESPACE_DEFAULT, cfg, ent_clock_wall_ms(), err, errlen)) {
         PQclear(PQexec(conn, "ROLLBACK"));
         return -1;
     }

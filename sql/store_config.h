@@ -6,7 +6,9 @@
  * properties when they differ (unchanged rows are not written). Nothing is
  * ever deleted: entities absent from the file stay, and no message is touched.
  * A subscription that the file gives no rules gets the $Default rule (filter
- * 'True') if it has no rule yet.
+ * 'True') if it has no rule yet. In the same transaction, what the file
+ * declares is recorded as the snapshot a reset restores (store_reset.h): an
+ * empty configuration declares nothing.
  *
  * Entity columns are encoded as store_columns.h says (durations are
  * intervals, NULL for unlimited; "" ForwardTo/UserMetadata become NULL;

@@ -9,6 +9,7 @@
 #include "ent_log.h"
 #include "store.h"
 #include "store_setup.h"
+#include "store_reset.h"
 #include "store_statements.h"
 
 /* How long a (re)connect may wait for an unreachable server, unless the
@@ -45,11 +46,13 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
     PQclear(PQexec(conn, "LISTEN " STORE_NOTIFY_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_CLOCK_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_ENTITIES_CHANNEL));
+    PQclear(PQexec(conn, "LISTEN " STORE_RESET_CHANNEL));
     if (clock_offset_ms)
         store_clock_read(conn, clock_offset_ms);
     err[0] = 0;
     if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
-        store_admin_statements_prepare(conn, err, errlen) || PQsetnonblocking(conn, 1) ||
+        store_admin_statements_prepare(conn, err, errlen) || store_reset_statements_prepare(conn, err, errlen) ||
+        PQsetnonblocking(conn, 1) ||
         !PQenterPipelineMode(conn)) {
         if (!err[0])
             snprintf(err, errlen, "cannot enter pipeline mode: %s", PQerrorMessage(conn));

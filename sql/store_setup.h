@@ -22,6 +22,8 @@
 #define STORE_CLOCK_CHANNEL "sbemu_clock"
 /* The channel the entity tables' triggers notify (migration 001). */
 #define STORE_ENTITIES_CHANNEL "sbemu_entities"
+/* The channel a reset or restore notifies: "<generation> <clock offset ms>" (migration 011). */
+#define STORE_RESET_CHANNEL "sbemu_reset"
 
 struct pg_conn;
 

@@ -45,6 +45,10 @@ typedef struct broker_receivers {
     /* The cache was refilled: every attached link takes its entity's new
      * properties, and a link whose entity is gone is detached. */
     void (*refreshed)(void *ctx, const ent_cache *cache);
+    /* The namespace was reset or a snapshot restored (broker_replaced):
+     * every receiver looks from the first sequence number again, and a
+     * session receiver's lock, deleted with the sessions, is lost. May be NULL. */
+    void (*replaced)(void *ctx);
 } broker_receivers;
 
 typedef struct broker broker;
@@ -127,6 +131,14 @@ void broker_count_dead_letters(broker *b, int64_t entity_id, const char *reason,
 void broker_count_tally(broker *b, const broker_counts *tally);
 /* Every entity's counters so far (GET /metrics reads them). */
 const broker_counts *broker_counts_of(const broker *b);
+
+/* ---- a reset or a restore (broker_reset.c) ---- */
+/* The namespace's state was replaced in the database, here or by another
+ * emulator (store_reset.h: generation names that restore, offset_ms is the
+ * namespace clock's offset from now on): makes what this process holds in
+ * memory agree. Once per generation: the emulator that asked calls it from
+ * its callback, and the NOTIFY that every emulator gets calls it again. */
+void broker_replaced(broker *b, int64_t generation, int64_t offset_ms);
 
 /* ---- after a commit (broker_after.c) ---- */
 /* Messages arrived in entity_id (0: anywhere): its receivers claim again. */

@@ -34,6 +34,8 @@ struct broker {
     bool sweeping, sweep_again;
     int64_t lapsed_swept_ms; /* the sweep has returned locks that lapsed before this (0: look at all) */
     int64_t sweep_now_ms;    /* the emulator time the running sweep looks at */
+    bool sweep_stale;        /* a reset moved the clock while a sweep ran: its time is not kept */
+    int64_t replaced_generation; /* the last reset or restore made good here (broker_reset.c) */
     uint64_t sweeps;
     ent_cache *cache;              /* every entity, refilled on sbemu_entities (broker_entities.c) */
     bool loading;                  /* a refill is in the store */

@@ -40,7 +40,8 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
     else if (st != SB_OK)
         LOG_WARN("sweep: %s", sb_status_name(st));
     if (st == SB_OK)
-        b->lapsed_swept_ms = ++b->sweeps % BROKER_LAPSE_FULL_SCAN_SWEEPS ? b->sweep_now_ms : 0;
+        b->lapsed_swept_ms = ++b->sweeps % BROKER_LAPSE_FULL_SCAN_SWEEPS && !b->sweep_stale ? b->sweep_now_ms : 0;
+    b->sweep_stale = false;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || touched[i] != touched[i - 1]) {
             broker_rewind(b, touched[i]); /* lapsed locks went back: look from the start */

@@ -88,6 +88,8 @@ void http_route(http_req *r)
     size_t plen = strlen(path);
     while (plen && path[plen - 1] == '/')
         path[--plen] = 0;
+    if (http_reset_route(r, path)) /* a namespace's reset and snapshots (http_reset.c) */
+        return;
     segments s;
     split(path, &s);
     int n = s.n;

@@ -1,5 +1,6 @@
 /* Which resource a request names (http_router.c): the emulator's own
- * (/health, /$sbemu/clock, /metrics), then, with a valid SAS token, the ATOM API's
+ * (/health, /$sbemu/clock, /metrics), then, with a valid SAS token, a
+ * namespace's reset and snapshots (http_reset.c) and the ATOM API's
  * (wire-protocol §9.2), in any letter case as Service Bus paths are:
  *
  *   $namespaceinfo                                 GET
@@ -26,5 +27,11 @@ void http_health(http_req *r);
 void http_clock(http_req *r);
 /* http_metrics.c: GET /metrics, in Prometheus' text format. */
 void http_metrics(http_req *r);
+
+/* http_reset.c: $sbemu/namespaces/{ns}/reset and .../snapshots[/{name}[/restore]]
+ * (and the same without namespaces/{ns}/: the default namespace), after the
+ * SAS check. path: r's, without trailing '/'. True when path is one of them
+ * (it is then answered); false leaves it to the router. */
+bool http_reset_route(http_req *r, const char *path);
 
 #endif
