@@ -102,7 +102,8 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     amqp_link *lk = req->lk;
     amqp_conn *c = lk->conn;
     lk->claiming = false;
-    lk->rewound = false; /* a rewind that came meanwhile stands (on_rewind) */
+    bool rewound = lk->rewound; /* while this claim was in the store: its rewind stands (on_rewind) */
+    lk->rewound = false;
     if (lk->closed || !c->wsi) {
         /* the receiver left while we claimed: give the locks back at once */
         for (size_t i = 0; st == SB_OK && !lk->receive_and_delete && i < n; i++)
@@ -121,7 +122,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         /* what it took is locked or gone: the next claim starts past it
          * (msgs come in sequence order; the dead-letter subqueue gets old
          * sequence numbers, so its links always look from the start) */
-        if (n && !lk->subqueue && !lk->rewound)
+        if (n && !lk->subqueue && !rewound)
             lk->claim_from = msgs[n - 1].sequence_number + 1;
         if ((int)n < req->asked) {
             lk->parked = true;
