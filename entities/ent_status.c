@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <strings.h>
 
 typedef struct status_row {
     const char *name;
@@ -49,6 +50,16 @@ int sb_status_mgmt_code(sb_status st) { return row(st)->mgmt_code; }
 int sb_status_http_code(sb_status st) { return row(st)->http_code; }
 int sb_status_cbs_code(sb_status st) { return row(st)->cbs_code; }
 const char *sb_status_name(sb_status st) { return row(st)->name; }
+
+sb_status sb_status_from_name(const char *name)
+{
+    for (int st = 0; name && st < SB_STATUS_COUNT; st++) {
+        const status_row *r = &status_table[st];
+        if (r->condition && (!strcasecmp(r->condition, name) || !strcasecmp(r->name, name)))
+            return (sb_status)st;
+    }
+    return SB_OK;
+}
 
 static void write_err(char *err, size_t errlen, const char *fmt, va_list ap)
 {

@@ -44,6 +44,12 @@ int sb_status_http_code(sb_status st);
 int sb_status_cbs_code(sb_status st);
 /* A short name for logs ("lock-lost"). */
 const char *sb_status_name(sb_status st);
+/* The error status a name stands for, read through the same table: its AMQP
+ * condition ("com.microsoft:server-busy") or its short name ("server-busy"),
+ * in any letter case. SB_OK when no error status has that name (successes
+ * have no condition and are never found). Where two statuses share a
+ * condition (amqp:not-allowed), the first row wins. */
+sb_status sb_status_from_name(const char *name);
 
 /* The description Service Bus gives a settlement or renewal whose message
  * lock is gone, whichever way it came (a link's disposition, $management). */
