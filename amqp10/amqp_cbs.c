@@ -62,7 +62,7 @@ static bool body_string(pn_message_t *m, char *buf, size_t buflen)
     return true;
 }
 
-static void respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *description)
+void amqp_cbs_respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *description)
 {
     int code = sb_status_cbs_code(st);
     amqp_count_refusal(lk->conn->srv, st);
@@ -93,10 +93,10 @@ static void put_granted(amqp_link *lk, pn_message_t *req, const char *path, int6
 {
     amqp_conn *c = lk->conn;
     if (!grant(c, path, expires_ms)) {
-        respond(lk, req, SB_ERR_INTERNAL, "Error: the emulator is out of memory.");
+        amqp_cbs_respond(lk, req, SB_ERR_INTERNAL, "Error: the emulator is out of memory.");
         return;
     }
-    respond(lk, req, SB_OK, "Accepted");
+    amqp_cbs_respond(lk, req, SB_OK, "Accepted");
     LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
 }
 
@@ -114,7 +114,7 @@ static void on_put_lookup(void *ctx, sb_status st, const ent_entity *e, const en
                      "The messaging entity 'sb://%s/%s' could not be found. To know more visit "
                      "https://aka.ms/sbResourceMgrExceptions.",
                      h && *h ? h : "localhost", p->path);
-            respond(lk, p->req, SB_ERR_NOT_FOUND, desc);
+            amqp_cbs_respond(lk, p->req, SB_ERR_NOT_FOUND, desc);
             LOG_INFO("conn %llu: put-token refused: no entity '%s'", (unsigned long long)lk->conn->id, p->path);
         } else {
             /* a store that cannot look now: the token is taken, the attach will say what is wrong */
@@ -137,6 +137,14 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         LOG_WARN("conn %llu: $cbs request is not an AMQP message", (unsigned long long)c->id);
         return;
     }
+    if (c->srv->faults->n && amqp_fault_cbs(lk, req))
+        return; /* a fault rule has it (and req): amqp_cbs_put_token goes on, if it may */
+    amqp_cbs_put_token(lk, req);
+}
+
+void amqp_cbs_put_token(amqp_link *lk, pn_message_t *req)
+{
+    amqp_conn *c = lk->conn;
     char op[64], type[128], name[1024], token[AMQP_SAS_TOKEN_MAX + 1], why[2 * ENT_ENTITY_PATH_MAX + 128];
     const char *operation = amqp_request_app_string(req, "operation", op, sizeof op);
     const char *ttype = amqp_request_app_string(req, "type", type, sizeof type);
@@ -144,15 +152,15 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
     if (operation && !strcmp(operation, "put-token"))
         c->srv->figures.cbs_put_tokens++;
     if (!operation || strcmp(operation, "put-token")) {
-        respond(lk, req, SB_ERR_ARGUMENT, "The $cbs node supports only the put-token operation.");
+        amqp_cbs_respond(lk, req, SB_ERR_ARGUMENT, "The $cbs node supports only the put-token operation.");
     } else if (!ttype || (strcmp(ttype, "servicebus.windows.net:sastoken") && strcmp(ttype, "jwt"))) {
         /* The type does not decide: the Python SDK's pure-Python stack (azure-servicebus >= 7.12,
          * _pyamqp) puts its SAS tokens with type "jwt", and Service Bus takes them. Whatever the
          * type, the token must verify as a SAS token below; a real JWT is refused there. */
-        respond(lk, req, SB_ERR_UNAUTHORIZED,
+        amqp_cbs_respond(lk, req, SB_ERR_UNAUTHORIZED,
                 "Only SAS tokens (type servicebus.windows.net:sastoken, or jwt carrying one) are accepted.");
     } else if (!body_string(req, token, sizeof token)) {
-        respond(lk, req, SB_ERR_ARGUMENT, "The put-token body must be the token as an AMQP string.");
+        amqp_cbs_respond(lk, req, SB_ERR_ARGUMENT, "The put-token body must be the token as an AMQP string.");
     } else {
         amqp_sas_result sas;
         sb_status st = amqp_sas_verify(token, c->srv->settings->sas_key_name, c->srv->settings->sas_key,
@@ -187,7 +195,7 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         } else {
             char desc[sizeof why + 32];
             snprintf(desc, sizeof desc, "%s: %s.", st == SB_ERR_UNAUTHORIZED ? "Unauthorized" : "Error", why);
-            respond(lk, req, st, desc);
+            amqp_cbs_respond(lk, req, st, desc);
             LOG_INFO("conn %llu: put-token refused: %s", (unsigned long long)c->id, why);
         }
     }

@@ -35,6 +35,14 @@ static uint64_t next_conn_id = 1;
 
 /* ---- connection lifetime ---- */
 
+void amqp_conn_open(amqp_conn *c)
+{
+    c->held = false;
+    if (!(pn_connection_state(c->driver.connection) & PN_LOCAL_ACTIVE))
+        pn_connection_open(c->driver.connection);
+    amqp_conn_pump(c);
+}
+
 static void tick(lws_sorted_usec_list_t *sul);
 
 static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi, enum lws_write_protocol write_mode)
@@ -183,7 +191,6 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
         uint32_t theirs = pn_transport_get_remote_max_frame(t);
         if (theirs && theirs < pn_transport_get_max_frame(t))
             pn_transport_set_max_frame(t, theirs);
-        pn_connection_open(pn_event_connection(e));
         if (!c->opened) {
             c->srv->figures.connections_open++;
             c->srv->figures.connections_opened++;
@@ -191,6 +198,9 @@ static void dispatch(amqp_conn *c, pn_event_t *e)
         c->opened = true;
         if (c->wsi)
             lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0); /* the handshake is over */
+        if (c->srv->faults->n && c->srv->events->conn_opening(c))
+            break; /* a fault rule holds the open: amqp_conn_open answers it */
+        pn_connection_open(pn_event_connection(e));
         break;
     }
     case PN_CONNECTION_REMOTE_CLOSE:
@@ -238,7 +248,8 @@ void amqp_conn_pump(amqp_conn *c)
         return;
     c->pumping = true;
     pn_event_t *e;
-    while ((e = pn_connection_driver_next_event(&c->driver)))
+    /* held: what follows the client's open waits for our answer to it */
+    while (!c->held && (e = pn_connection_driver_next_event(&c->driver)))
         dispatch(c, e);
     c->pumping = false;
     if (!c->wsi)

@@ -147,4 +147,4 @@ static void output_drained(amqp_conn *c)
         }
 }
 
-const amqp_conn_events amqp_events = {link_event, link_closed, conn_closed, output_drained};
+const amqp_conn_events amqp_events = {link_event, link_closed, conn_closed, output_drained, amqp_fault_connect};

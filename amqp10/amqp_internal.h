@@ -13,8 +13,10 @@
 #include <proton/delivery.h>
 #include <proton/event.h>
 #include <proton/link.h>
+#include <proton/message.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "amqp_frame_guard.h"
 #include "amqp_message.h"
@@ -90,6 +92,9 @@ typedef struct amqp_conn_events {
     /* The socket took enough of what the connection held for it that links
      * waiting on AMQP_OUTPUT_AHEAD_MAX (waiting_output) may claim again. */
     void (*output_drained)(amqp_conn *c);
+    /* The client's open came while fault rules are set: true when a rule
+     * holds it (the connection is then held, and amqp_conn_open answers). */
+    bool (*conn_opening)(amqp_conn *c);
 } amqp_conn_events;
 extern const amqp_conn_events amqp_events;
 
@@ -162,6 +167,9 @@ struct amqp_server {
     lws_sorted_usec_list_t poll_timer;
     int64_t rewound_ms;       /* when every link last forgot how far it had claimed */
     broker_door_figures figures; /* what the wire counts about itself (GET /metrics) */
+    /* The broker's fault rules (broker_faults): every operation point tests
+     * faults->n first, the one cost of faults on demand while none is set. */
+    const ent_fault_list *faults;
 };
 
 struct amqp_conn {
@@ -187,6 +195,7 @@ struct amqp_conn {
     size_t out_written;
     size_t out_ahead;
     bool out_waiters;       /* a link has waiting_output set */
+    bool held;              /* a fault rule holds its open: no event is handled until amqp_conn_open */
     struct amqp_txn *txns;  /* transactions declared and not discharged (amqp_txn.c) */
     int ntxns;
     uint32_t txn_counter;
@@ -211,6 +220,8 @@ extern const struct lws_protocols amqp_bind_raw_protocol;
 extern const struct lws_protocols amqp_bind_ws_protocol;
 extern const struct lws_protocols amqp_bind_ws_amqp_protocol;
 
+/* Answers the client's open a fault rule held, and goes on with what followed it. */
+void amqp_conn_open(amqp_conn *c);
 void amqp_conn_ref(amqp_conn *c);
 void amqp_conn_unref(amqp_conn *c);
 /* Processes Proton events and asks lws for a write if Proton has bytes to send. */
@@ -278,6 +289,8 @@ void amqp_sasl_install(pn_transport_t *t);
 /* amqp_cbs.c */
 void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len);
 bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
+/* Answers a put-token request (status-code from st's row of the status table). */
+void amqp_cbs_respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *description);
 
 /* link_attach.c */
 /* Sets an error condition (name, description) with an info map, empty when nothing fills it:
@@ -334,6 +347,29 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d);
 
 /* mgmt_node.c */
 void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len);
+
+/* ---- faults on demand: amqp_fault.c ----
+ * Each operation point, when the broker's rules are not empty, asks here
+ * before it goes on. false: no rule fired, go on now. true: a rule has the
+ * operation (and whatever the call says it takes); its point's continuation
+ * below runs later if the rule lets the operation go on (a delay), or the
+ * effect is carried out instead (an error, a detach, a close, no answer). */
+bool amqp_fault_connect(amqp_conn *c);                                  /* continues: amqp_conn_open */
+bool amqp_fault_attach(amqp_link *lk);                                  /* continues: amqp_link_attach_lookup */
+bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len); /* takes buf; continues:
+                                                                                   * amqp_link_take_transfer */
+/* msgs are copied; rewound: as on_claimed read it; continues: amqp_link_deliver_claimed */
+bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
+bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind); /* continues: amqp_link_settle_checked */
+bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req);                  /* takes req; continues: amqp_cbs_put_token */
+
+/* The points' continuations. */
+void amqp_link_attach_lookup(amqp_link *lk);                             /* link_attach.c */
+void amqp_link_take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t len); /* link_receiver.c; takes buf */
+/* link_sender.c; rewound: a rewind came while the messages were claimed (claim_from stays) */
+void amqp_link_deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
+void amqp_link_settle_checked(amqp_link *lk, pn_delivery_t *d);         /* link_sender.c */
+void amqp_cbs_put_token(amqp_link *lk, pn_message_t *req);              /* amqp_cbs.c; takes req */
 
 /* Sets an error condition on a delivery's local state and settles it rejected. */
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description);

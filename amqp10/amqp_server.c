@@ -187,6 +187,7 @@ amqp_server *amqp_server_new(broker *b, const amqp_settings *settings)
     srv->broker = b;
     srv->store = broker_store(b);
     srv->settings = broker_settings_of(b);
+    srv->faults = broker_faults(b);
     srv->wire = *settings;
     amqp_figures_init(srv);
     broker_set_receivers(b, &(broker_receivers){srv, on_wake, on_rewind, on_refreshed, on_replaced});

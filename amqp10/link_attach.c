@@ -193,6 +193,13 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
         return;
     }
+    if (lk->address.kind == ENT_NODE_ENTITY && c->srv->faults->n && amqp_fault_attach(lk))
+        return; /* a fault rule has it: amqp_link_attach_lookup goes on, if it may */
+    amqp_link_attach_lookup(lk);
+}
+
+void amqp_link_attach_lookup(amqp_link *lk)
+{
     amqp_link_hold(lk);
-    broker_entity_lookup(c->srv->broker, lk->address.entity, on_lookup, lk); /* may answer at once */
+    broker_entity_lookup(lk->conn->srv->broker, lk->address.entity, on_lookup, lk); /* may answer at once */
 }

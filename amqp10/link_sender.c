@@ -110,31 +110,36 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
             release_for_others(c->srv, lk->entity.id, msgs[i].lock_token);
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
-    } else {
-        size_t bytes = 0;
-        for (size_t i = 0; i < n; i++) {
-            deliver(lk, &msgs[i]);
-            bytes += msgs[i].len;
-        }
-        if (n)
-            lk->msg_bytes = bytes / n > 0 ? bytes / n : 1;
-        broker_count(c->srv->broker, lk->entity.id, BROKER_EV_OUT, n); /* GET /metrics */
-        /* what it took is locked or gone: the next claim starts past it
-         * (msgs come in sequence order; the dead-letter subqueue gets old
-         * sequence numbers, so its links always look from the start) */
-        if (n && !lk->subqueue && !rewound)
-            lk->claim_from = msgs[n - 1].sequence_number + 1;
-        if ((int)n < req->asked) {
-            lk->parked = true;
-            if (pn_link_get_drain(lk->pn))
-                pn_link_drained(lk->pn);
-        } else {
-            amqp_link_pump(lk);
-        }
+    } else if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound))) {
+        amqp_link_deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
     }
     amqp_conn_pump(c);
     amqp_link_drop(lk);
     ent_free(req);
+}
+
+void amqp_link_deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        deliver(lk, &msgs[i]);
+        bytes += msgs[i].len;
+    }
+    if (n)
+        lk->msg_bytes = bytes / n > 0 ? bytes / n : 1;
+    broker_count(lk->conn->srv->broker, lk->entity.id, BROKER_EV_OUT, n); /* GET /metrics */
+    /* what it took is locked or gone: the next claim starts past it
+     * (msgs come in sequence order; the dead-letter subqueue gets old
+     * sequence numbers, so its links always look from the start) */
+    if (n && !lk->subqueue && !rewound)
+        lk->claim_from = msgs[n - 1].sequence_number + 1;
+    if ((int)n < asked) {
+        lk->parked = true;
+        if (pn_link_get_drain(lk->pn))
+            pn_link_drained(lk->pn);
+    } else {
+        amqp_link_pump(lk);
+    }
 }
 
 void amqp_link_pump(amqp_link *lk)
@@ -220,10 +225,16 @@ static void on_settled(void *ctx, sb_status st)
     ent_free(req);
 }
 
-void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
+static void on_disposition(amqp_link *lk, pn_delivery_t *d, bool fault_checked);
+
+void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d) { on_disposition(lk, d, false); }
+
+void amqp_link_settle_checked(amqp_link *lk, pn_delivery_t *d) { on_disposition(lk, d, true); }
+
+static void on_disposition(amqp_link *lk, pn_delivery_t *d, bool fault_checked)
 {
     if (lk->receive_and_delete || pn_delivery_get_context(d))
-        return; /* pre-settled, or a settlement already in the store */
+        return; /* pre-settled, or a settlement already in the store (or held by a fault rule) */
     uint64_t outcome = pn_delivery_remote_state(d);
     bool undeliverable = pn_disposition_is_undeliverable(pn_delivery_remote(d));
     char reason[ENT_DEAD_LETTER_TEXT_SIZE], description[ENT_DEAD_LETTER_TEXT_SIZE];
@@ -248,6 +259,8 @@ void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d)
         return; /* no terminal outcome yet */
     }
     store_settle_kind kind = (store_settle_kind)ent_settle_kind_of_outcome(o, undeliverable); /* Service Bus's reading */
+    if (!fault_checked && lk->conn->srv->faults->n && amqp_fault_settle(lk, d, (ent_settle_kind)kind))
+        return; /* a fault rule has it: amqp_link_settle_checked goes on, if it may */
     pn_delivery_tag_t tag = pn_delivery_tag(d);
     if (tag.size != 16) {
         amqp_delivery_reject(d, SB_ERR_LOCK_LOST, "The delivery tag is not a lock token.");

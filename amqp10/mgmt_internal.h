@@ -58,6 +58,11 @@ void mgmt_get_message_sessions(mgmt_req *r);  /* mgmt_session.c */
 
 /* Keeps the connection alive while the store works for this request. */
 void mgmt_hold(mgmt_req *r);
+/* Ends r without an answer (a fault rule that never answers). Frees r. */
+void mgmt_forget(mgmt_req *r);
+/* amqp_fault.c: a fault rule for this request (its operation's handler
+ * runs later, if the rule lets it). false: none fired; run handler now. */
+bool amqp_fault_mgmt(mgmt_req *r, mgmt_handler handler);
 /* Answers with an error status: statusDescription from the printf format,
  * errorCondition from the status table. Frees r. */
 void mgmt_respond_error(mgmt_req *r, sb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

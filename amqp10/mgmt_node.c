@@ -111,6 +111,8 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
                                r->operation);
             return;
         }
+        if (lk->conn->srv->faults->n && amqp_fault_mgmt(r, operations[i].handler))
+            return; /* a fault rule has it: the handler runs after, if it may */
         operations[i].handler(r);
         return;
     }

@@ -84,6 +84,8 @@ static void req_free(mgmt_req *r)
     }
 }
 
+void mgmt_forget(mgmt_req *r) { req_free(r); }
+
 void mgmt_hold(mgmt_req *r)
 {
     if (!r->held) {

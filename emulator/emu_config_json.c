@@ -15,6 +15,7 @@
 #include "ent_alloc.h"
 #include "ent_log.h"
 #include "store_config.h"
+#include "store_faults.h"
 
 /* Room for `subscription "<260-char topic>/Subscriptions/<50-char name>"` and
  * the like, and for an error text built around one. */
@@ -617,6 +618,46 @@ static int read_namespaces(walk *w, json_t *namespaces)
     return 0;
 }
 
+/* UserConfig.Faults: fault rules in the API's JSON shape, each with its
+ * "name" (README "Faults on demand"). Strict, unlike the entities: a rule
+ * that names nothing known refuses the start, with the reason. */
+static int read_faults(walk *w, json_t *faults)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach(faults, i, item) {
+        char where[96];
+        snprintf(where, sizeof where, "UserConfig.Faults[%zu]", i);
+        if (!json_is_object(item))
+            return walk_fail(w, "%s must be an object, got %s", where, json_kind(item));
+        json_t *name = get_ci(item, "name");
+        if (name && json_is_string(name))
+            snprintf(where + strlen(where), sizeof where - strlen(where), " (\"%.40s\")", json_string_value(name));
+        ent_fault_rule r;
+        ent_fault_rule_init(&r, NULL);
+        char msg[ENT_FAULT_ERR_MAX];
+        const char *k;
+        json_t *v;
+        json_object_foreach(item, k, v) {
+            ent_value value;
+            if (to_value(v, &value))
+                return walk_fail(w, "%s: \"%s\" must be a single value, got %s", where, k, json_kind(v));
+            if (ent_fault_set(&r, k, value, msg, sizeof msg) != SB_OK)
+                return walk_fail(w, "%s: %s", where, msg);
+        }
+        if (!name)
+            return walk_fail(w, "%s has no \"name\"", where);
+        if (ent_fault_validate(&r, w->cfg->namespace_name, msg, sizeof msg) != SB_OK)
+            return walk_fail(w, "%s: %s", where, msg);
+        for (size_t j = 0; j < w->cfg->nfaults; j++)
+            if (!strcasecmp(w->cfg->faults[j].name, r.name))
+                return walk_fail(w, "%s: a fault rule named \"%s\" is given twice", where, r.name);
+        if (!ent_config_add_fault(w->cfg, &r))
+            return walk_fail(w, "out of memory");
+    }
+    return 0;
+}
+
 static int read_root(walk *w, json_t *root)
 {
     if (!json_is_object(root))
@@ -628,7 +669,7 @@ static int read_root(walk *w, json_t *root)
         return walk_fail(w, "\"UserConfig\" must be an object, got %s", json_kind(uc));
     static const char *const root_known[] = {"UserConfig", NULL};
     warn_unknown_keys(root, "top level", root_known);
-    static const char *const uc_known[] = {"Namespaces", "Logging", NULL};
+    static const char *const uc_known[] = {"Namespaces", "Logging", "Faults", NULL};
     warn_unknown_keys(uc, "UserConfig", uc_known);
 
     json_t *logging;
@@ -649,7 +690,10 @@ static int read_root(walk *w, json_t *root)
         return walk_fail(w, "UserConfig: \"Namespaces\" must be an array, got %s", json_kind(namespaces));
     if (json_array_size(namespaces) == 0)
         LOG_WARN("Config.json: \"Namespaces\" is empty: no entities to create");
-    return read_namespaces(w, namespaces);
+    json_t *faults;
+    if (read_namespaces(w, namespaces) || get_array(w, uc, "Faults", "UserConfig", &faults))
+        return -1;
+    return faults ? read_faults(w, faults) : 0; /* after the namespaces: a rule names one of them */
 }
 
 int emu_config_parse(const char *text, size_t len, const char *source, ent_config *out, char *err, size_t errlen)
@@ -717,12 +761,12 @@ int emu_config_load(const char *path, ent_config *out, char *err, size_t errlen)
     return rc;
 }
 
-/* Applies cfg (and frees it); source names it in the log and in errors. */
 /* What emu_config_namespace_name answers: set once, by the start-up's apply. */
 static char applied_namespace[sizeof(((ent_config *)0)->namespace_name)] = ENT_CONFIG_DEFAULT_NAMESPACE;
 
 const char *emu_config_namespace_name(void) { return applied_namespace; }
 
+/* Applies cfg (and frees it); source names it in the log and in errors. */
 static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
 {
     ent_config cfg = *cfg_in;
@@ -736,11 +780,16 @@ static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *pa
     int rc = store_config_apply(conn, &cfg, why, sizeof why);
     if (!rc && cfg.namespace_name[0])
         snprintf(applied_namespace, sizeof applied_namespace, "%s", cfg.namespace_name);
-    if (rc)
+    if (!rc)
+        rc = store_faults_config_apply(conn, cfg.faults, cfg.nfaults, why, sizeof why);
+    if (rc) {
         snprintf(err, errlen, "%s: %s", path, why);
-    else
+    } else {
         LOG_INFO("%s: applied %zu queue(s), %zu topic(s), %zu subscription(s), %zu rule(s)", path, cfg.nqueues,
                  cfg.ntopics, nsubs, nrules);
+        if (cfg.nfaults)
+            LOG_INFO("%s: applied %zu fault rule(s)", path, cfg.nfaults);
+    }
     ent_config_free(&cfg);
     return rc;
 }

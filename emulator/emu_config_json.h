@@ -5,7 +5,7 @@
  * "Queues": [{"Name", "Properties"}], "Topics": [{"Name", "Properties",
  * "Subscriptions": [{"Name", "Properties", "Rules": [{"Name", "Properties":
  * {"FilterType", "CorrelationFilter", "SqlFilter", "Action"}}]}]}]}],
- * "Logging": {"Type"}}}.
+ * "Logging": {"Type"}, "Faults": [fault rules, README "Faults on demand"]}}.
  *
  * What differs from the official emulator, on purpose:
  *  - // and / * * / comments and trailing commas are accepted (outside strings);
@@ -61,7 +61,8 @@ int emu_config_parse_and_apply(struct pg_conn *conn, const char *text, const cha
 /* The namespace name of the Config.json this process applied (its first
  * namespace's Name, .NET Aspire's resource name for one), or
  * ENT_CONFIG_DEFAULT_NAMESPACE when none named one: the namespace label of
- * GET /metrics. A static text, set at start. */
+ * GET /metrics, and the name fault rules may give the default namespace. A
+ * static text, set at start. */
 const char *emu_config_namespace_name(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include "emu_config_json.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "store_faults.h"
 
 /* The group-commit flush runs on the next loop turn, so that everything that
  * arrived in this turn joins the same transaction. */
@@ -79,12 +80,14 @@ static void hook_on_clock(void *ud, int64_t offset_ms)
     }
 }
 
-/* Entities changed somewhere: links already attached look theirs up again. */
+/* Entities changed somewhere: links already attached look theirs up again.
+ * The fault rules' table shares the channel (its name is the payload). */
 static void hook_on_entities(void *ud, const char *table)
 {
     emu_loop *L = ud;
-    (void)table;
-    if (L->broker)
+    if (L->broker && table && !strcmp(table, STORE_FAULTS_TABLE))
+        broker_faults_reload(L->broker, NULL, NULL);
+    else if (L->broker)
         broker_refresh_entities(L->broker);
 }
 
@@ -154,6 +157,7 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
     hook_on_clock(L, offset);
     if (L->broker) {
         broker_refresh_entities(L->broker);
+        broker_faults_reload(L->broker, NULL, NULL);
         broker_sweep_now(L->broker);
         broker_wake(L->broker, 0);
     }

@@ -165,7 +165,7 @@ static int run(emu_options *o)
         LOG_ERROR("%s", err);
         goto out;
     }
-    broker_settings shared = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size};
+    broker_settings shared = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size, emu_config_namespace_name()};
     amqp_settings wire = {o->handshake_timeout_s};
     if (!(b = broker_new(st, &shared)) || !(srv = amqp_server_new(b, &wire))) {
         LOG_ERROR("out of memory");

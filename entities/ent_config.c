@@ -32,6 +32,7 @@ void ent_config_free(ent_config *cfg)
     }
     ent_free(cfg->topics);
     ent_free(cfg->queues);
+    ent_free(cfg->faults);
     ent_config_init(cfg);
 }
 
@@ -51,6 +52,14 @@ ent_queue_props *ent_config_add_queue(ent_config *cfg, const ent_queue_props *q)
     ent_queue_props *e = grow((void **)&cfg->queues, &cfg->nqueues, sizeof *e);
     if (e)
         *e = *q;
+    return e;
+}
+
+ent_fault_rule *ent_config_add_fault(ent_config *cfg, const ent_fault_rule *r)
+{
+    ent_fault_rule *e = grow((void **)&cfg->faults, &cfg->nfaults, sizeof *e);
+    if (e)
+        *e = *r;
     return e;
 }
 

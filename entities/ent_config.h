@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "ent_fault.h"
 #include "ent_props.h"
 
 #define ENT_CONFIG_DEFAULT_NAMESPACE "sbemulatorns"
@@ -37,6 +38,8 @@ typedef struct ent_config {
     size_t nqueues;
     ent_topic_config *topics;
     size_t ntopics;
+    ent_fault_rule *faults;    /* UserConfig.Faults: fault rules for a fixed setup, checked */
+    size_t nfaults;
 } ent_config;
 
 void ent_config_init(ent_config *cfg);
@@ -48,6 +51,7 @@ ent_queue_props *ent_config_add_queue(ent_config *cfg, const ent_queue_props *q)
 ent_topic_config *ent_config_add_topic(ent_config *cfg, const ent_topic_props *t);
 ent_subscription_config *ent_config_add_subscription(ent_topic_config *t, const ent_subscription_props *s);
 ent_rule_props *ent_config_add_rule(ent_subscription_config *s, const ent_rule_props *r);
+ent_fault_rule *ent_config_add_fault(ent_config *cfg, const ent_fault_rule *r);
 
 /* Case-insensitive lookups (Service Bus names are). NULL when absent. */
 ent_queue_props *ent_config_find_queue(const ent_config *cfg, const char *name);

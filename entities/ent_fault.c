@@ -54,6 +54,18 @@ const char *ent_fault_operation_text(const ent_fault_rule *r)
     return r->op == ENT_FAULT_MANAGEMENT && r->management[0] ? r->management : ent_fault_op_name(r->op);
 }
 
+ent_fault_op ent_fault_op_of_settle(ent_settle_kind kind)
+{
+    switch (kind) {
+    case ENT_SETTLE_COMPLETE: return ENT_FAULT_COMPLETE;
+    case ENT_SETTLE_DEADLETTER: return ENT_FAULT_DEAD_LETTER;
+    case ENT_SETTLE_DEFER: return ENT_FAULT_DEFER;
+    case ENT_SETTLE_ABANDON:
+    case ENT_SETTLE_RELEASE: break;
+    }
+    return ENT_FAULT_ABANDON;
+}
+
 bool ent_fault_management_known(const char *name)
 {
     for (size_t i = 0; i < sizeof management_names / sizeof management_names[0]; i++)
@@ -438,6 +450,14 @@ bool ent_fault_matches(const ent_fault_rule *r, const ent_fault_point *p, int64_
     if (r->remaining == 0 || (r->until_ms && now_ms >= r->until_ms) || !op_matches(r, p))
         return false;
     return ent_fault_glob_match(r->entity, p->entity ? p->entity : "");
+}
+
+bool ent_fault_any_matches(const ent_fault_list *list, const ent_fault_point *p, int64_t now_ms)
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (ent_fault_matches(&list->rules[i], p, now_ms))
+            return true;
+    return false;
 }
 
 ent_fault_rule *ent_fault_decide(ent_fault_list *list, const ent_fault_point *p, int64_t now_ms)

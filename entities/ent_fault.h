@@ -22,6 +22,7 @@
 
 #include "ent_lengths.h"
 #include "ent_props.h"
+#include "ent_settle.h"
 #include "ent_status.h"
 
 /* A rule's name: it is the last segment of its URL (/$sbemu/faults/<name>). */
@@ -125,6 +126,9 @@ const char *ent_fault_op_name(ent_fault_op op);               /* "send", ... */
 const char *ent_fault_effect_name(ent_fault_effect effect);   /* "error", ... */
 /* A rule's operation as written: its $management name, or the op's name. */
 const char *ent_fault_operation_text(const ent_fault_rule *r);
+/* The operation a link's settlement is: released counts as an abandon (it
+ * gives the message back). */
+ent_fault_op ent_fault_op_of_settle(ent_settle_kind kind);
 /* Whether name is a $management operation this emulator serves. */
 bool ent_fault_management_known(const char *name);
 
@@ -160,6 +164,9 @@ bool ent_fault_draw(int64_t seed, uint64_t n, double probability);
 /* Whether r applies to p at now_ms (operation, entity, until, not used up),
  * before its probability. */
 bool ent_fault_matches(const ent_fault_rule *r, const ent_fault_point *p, int64_t now_ms);
+/* Whether any rule of list matches p at now_ms, drawing nothing: a point
+ * that must copy what it holds before asking asks this first. */
+bool ent_fault_any_matches(const ent_fault_list *list, const ent_fault_point *p, int64_t now_ms);
 /* The first rule of list, in its order, that fires for p at now_ms: it
  * matches and its draw says yes. Each rule that matched draws once (its
  * draws counter moves), so the pattern of a seeded rule repeats. NULL when

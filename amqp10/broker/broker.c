@@ -22,6 +22,7 @@ void broker_free(broker *b)
         broker_topic_pumps_free(b);
         broker_entities_free(b);
         broker_counts_free(&b->counts);
+        broker_faults_free(b);
     }
     ent_free(b);
 }
@@ -32,6 +33,7 @@ void broker_attach_loop(broker *b, struct lws_context *ctx)
 {
     b->lws = ctx;
     broker_refresh_entities(b); /* fill the entity cache before the first attach needs it */
+    broker_faults_reload(b, NULL, NULL);
     broker_sweep_start(b);
 }
 
@@ -40,6 +42,7 @@ void broker_detach_loop(broker *b)
     if (!b || !b->lws)
         return;
     lws_sul_cancel(&b->sweep_timer);
+    broker_faults_stop(b);
     b->lws = NULL;
 }
 

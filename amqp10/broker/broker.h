@@ -17,6 +17,7 @@
 #include "amqp_message.h"
 #include "broker_figures.h"
 #include "ent_cache.h"
+#include "ent_fault.h"
 #include "ent_settle.h"
 #include "store.h"
 #include "store_queue.h"
@@ -30,6 +31,7 @@ typedef struct broker_settings {
     const char *sas_key_name;  /* the one SharedAccessKeyName accepted */
     const char *sas_key;       /* its key: HMAC key bytes as written */
     uint32_t max_message_size; /* max-message-size on attach, and the send limit */
+    const char *namespace_name; /* the default namespace's (Config.json's) name; NULL: sbemulatorns */
 } broker_settings;
 
 /* Whoever holds receiving links (the AMQP wire): told when what they wait
@@ -151,5 +153,33 @@ void broker_rewind(broker *b, int64_t entity_id);
  * transaction's discharge). dead_letter_target: where the entity's dead
  * letters go (0: its own dead-letter subqueue). */
 void broker_after_settle(broker *b, int64_t entity_id, int64_t dead_letter_target, ent_settle_kind kind);
+
+/* ---- faults on demand (broker_fault.c) ----
+ * The rules in force (entities/ent_fault.h), loaded from the store at start
+ * and reloaded whenever sbemu_faults changes on any emulator of the
+ * database. A wire point asks at its operation; while no rule is set that
+ * costs it one test: broker_faults(b)->n. */
+
+/* What a wire point does once its operation's rule has fired. */
+typedef struct broker_fault_act {
+    ent_fault_effect effect; /* ENT_FAULT_NONE: go on (no rule fired after all, or the rule's delay is over) */
+    sb_status error;         /* ERROR, DETACH, CLOSE: the error to answer with */
+    const char *description; /* its description (borrowed for the call) */
+    int64_t after_ms;        /* LOSE_LOCK: how long the delivered messages keep their locks */
+    bool cancelled;          /* the emulator is stopping: let go of what the operation holds, answer nothing */
+} broker_fault_act;
+typedef void (*broker_fault_cb)(void *ctx, const broker_fault_act *act);
+
+/* The rules in force; the pointer is the broker's for its whole life. */
+const ent_fault_list *broker_faults(const broker *b);
+/* Whether a rule fires for the operation p now. false: none does; go on
+ * (cb is never called). true: one fires; cb is called exactly once, maybe
+ * before this returns, once the store has counted the firing (and after the
+ * rule's delay), and the point must hold the operation until then. Every
+ * firing is logged. p's strings are copied. */
+bool broker_fault_check(broker *b, const ent_fault_point *p, broker_fault_cb cb, void *ctx);
+/* Reloads the rules from the store; cb (may be NULL) once a reload that
+ * started after this call has ended, with its status. */
+void broker_faults_reload(broker *b, void (*cb)(void *ctx, sb_status st), void *ctx);
 
 #endif

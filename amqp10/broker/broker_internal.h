@@ -44,6 +44,12 @@ struct broker {
     struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
     struct topic_pump *pumps;      /* topics being routed now (broker_topic_pump.c) */
     broker_counts counts;          /* what happened to each entity's messages (GET /metrics) */
+    /* faults on demand (broker_fault.c) */
+    ent_fault_list faults;                            /* the rules in force (owned) */
+    bool faults_loading, faults_load_again;
+    uint64_t fault_reloads;                           /* reloads started so far */
+    struct fault_reload_waiter *fault_reload_waiters; /* answered after a later reload */
+    struct fault_wait *fault_waits;                   /* operations whose rule is firing or delaying */
 };
 
 /* Topics one publish may leave copies resting in, to be routed at once
@@ -64,5 +70,9 @@ void broker_sweep_start(broker *b);
 void broker_topic_pumps_free(broker *b);
 /* broker_entities.c */
 void broker_entities_free(broker *b);
+/* broker_fault.c: stop ends the delays running (answered as cancelled) before
+ * the loop goes; free lets go of the rules. */
+void broker_faults_stop(broker *b);
+void broker_faults_free(broker *b);
 
 #endif
