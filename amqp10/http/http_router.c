@@ -138,6 +138,10 @@ void http_route(http_req *r)
         prefix_copy(path, &s, n - 1, topic, sizeof topic);
         if (allowed(r, true, false, false, "A list of subscriptions"))
             http_subscription_list(r, topic);
+    } else if ((n == 2 || n == 3) && is(&s, 0, "$sbemu") && is(&s, 1, "faults")) {
+        if (n == 3)
+            seg_copy(&s, 2, rule, sizeof rule);
+        http_faults(r, n == 3 ? rule : NULL);
     } else if (path[0] == '$') {
         http_respond_error(r, SB_ERR_NOT_FOUND, "No resource '%s'.", path);
     } else {

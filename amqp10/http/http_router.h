@@ -11,6 +11,8 @@
  *   <topic>/Subscriptions[/]                       GET (a feed)
  *   <queue or topic>                               GET PUT DELETE
  *
+ *   $sbemu/faults[/<name>]                         GET PUT DELETE (http_fault.c)
+ *
  * Queue and topic names may hold '/', so the shapes are matched from the
  * end, as JS matches the ids it gets back. */
 #ifndef HTTP_ROUTER_H
@@ -27,6 +29,9 @@ void http_health(http_req *r);
 void http_clock(http_req *r);
 /* http_metrics.c: GET /metrics, in Prometheus' text format. */
 void http_metrics(http_req *r);
+/* http_fault.c: the fault rules, /$sbemu/faults (name NULL) and
+ * /$sbemu/faults/<name>. */
+void http_faults(http_req *r, const char *name);
 
 /* http_reset.c: $sbemu/namespaces/{ns}/reset and .../snapshots[/{name}[/restore]]
  * (and the same without namespaces/{ns}/: the default namespace), after the

@@ -12,6 +12,7 @@
 #include "ent_cache.h"
 #include "ent_clock.h"
 #include "ent_session.h"
+#include "store_faults.h"
 #include "store_mgmt.h"
 #include "store_queue.h"
 #include "store_rule_json.h"
@@ -814,4 +815,27 @@ void store_rule_list(store *s, int64_t subscription_id, int64_t skip, int64_t to
 char *store_rule_correlation_json(const ent_filter_correlation *c)
 {
     return store_rule_props_json(c->properties, c->nproperties);
+}
+
+/* Faults on demand: the targets never attach the broker to a loop, so no
+ * rule is ever loaded and these only answer, at once, that nothing is there. */
+void store_faults_load(store *s, store_faults_cb cb, void *ctx)
+{
+    (void)s;
+    cb(ctx, SB_OK, NULL, 0);
+}
+
+void store_fault_fire(store *s, const char *name, int64_t generation, int64_t now_ms, store_fault_fired_cb cb,
+                      void *ctx)
+{
+    (void)s, (void)name, (void)generation, (void)now_ms;
+    cb(ctx, SB_OK, false, 0);
+}
+
+void store_fault_lock_end(store *s, int64_t entity_id, const uint8_t (*tokens)[16], size_t n, int64_t until_ms,
+                          store_status_cb cb, void *ctx)
+{
+    (void)s, (void)entity_id, (void)tokens, (void)n, (void)until_ms;
+    if (cb)
+        cb(ctx, SB_OK);
 }

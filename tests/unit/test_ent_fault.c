@@ -310,6 +310,16 @@ static void test_a_seeded_rule_repeats_its_pattern(void **state)
     assert_int_equal(r.draws, 20);
 }
 
+static void test_settlements(void **state)
+{
+    (void)state;
+    assert_int_equal(ent_fault_op_of_settle(ENT_SETTLE_COMPLETE), ENT_FAULT_COMPLETE);
+    assert_int_equal(ent_fault_op_of_settle(ENT_SETTLE_ABANDON), ENT_FAULT_ABANDON);
+    assert_int_equal(ent_fault_op_of_settle(ENT_SETTLE_RELEASE), ENT_FAULT_ABANDON);
+    assert_int_equal(ent_fault_op_of_settle(ENT_SETTLE_DEFER), ENT_FAULT_DEFER);
+    assert_int_equal(ent_fault_op_of_settle(ENT_SETTLE_DEADLETTER), ENT_FAULT_DEAD_LETTER);
+}
+
 static void test_describe(void **state)
 {
     (void)state;
@@ -352,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_which_rule_fires),
         cmocka_unit_test(test_first_rule_by_order_and_connect_points),
         cmocka_unit_test(test_a_seeded_rule_repeats_its_pattern),
+        cmocka_unit_test(test_settlements),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_null_unsets),
     };
