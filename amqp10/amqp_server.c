@@ -221,7 +221,7 @@ void amqp_server_close_all(amqp_server *srv)
 {
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         pn_condition_t *cond = pn_connection_condition(c->driver.connection);
-        amqp_condition_set(cond, "amqp:connection:forced", "The emulator is shutting down.");
+        amqp_condition_set(cond, sb_status_condition(SB_ERR_CONNECTION_FORCED), "The emulator is shutting down.");
         pn_connection_close(c->driver.connection);
         amqp_conn_pump(c);
     }

@@ -36,6 +36,7 @@ static const status_row status_table[SB_STATUS_COUNT] = {
     [SB_ERR_SERVER_BUSY] = {"server-busy", "com.microsoft:server-busy", 503, 503, 503},
     [SB_ERR_METHOD_NOT_ALLOWED] = {"method-not-allowed", "amqp:not-allowed", 405, 405, 405},
     [SB_ERR_INTERNAL] = {"internal-error", "amqp:internal-error", 500, 500, 500},
+    [SB_ERR_CONNECTION_FORCED] = {"connection-forced", "amqp:connection:forced", 503, 503, 503},
 };
 
 static const status_row *row(sb_status st)

@@ -31,6 +31,7 @@ typedef enum sb_status {
     SB_ERR_SERVER_BUSY,
     SB_ERR_METHOD_NOT_ALLOWED, /* an HTTP request with a method the resource does not take */
     SB_ERR_INTERNAL,        /* the store failed; the operation may be retried */
+    SB_ERR_CONNECTION_FORCED, /* the connection is closed by the service (shutdown, a fault rule): clients reconnect */
     SB_STATUS_COUNT
 } sb_status;
 

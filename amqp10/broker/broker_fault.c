@@ -111,8 +111,11 @@ static void log_fired(const fault_wait *w, int64_t remaining)
     if (remaining >= 0)
         snprintf(left, sizeof left, " (%lld more time%s)", (long long)remaining, remaining == 1 ? "" : "s");
     const ent_fault_point *p = &w->point;
-    LOG_INFO("fault rule '%s' fired: %s on '%s': %s%s%s", r->name,
-             p->op == ENT_FAULT_MANAGEMENT ? p->management : ent_fault_op_name(p->op), p->entity,
+    char on[ENT_FAULT_ENTITY_SIZE + 8] = "";
+    if (p->entity[0])
+        snprintf(on, sizeof on, " on '%s'", p->entity);
+    LOG_INFO("fault rule '%s' fired: %s%s: %s%s%s", r->name,
+             p->op == ENT_FAULT_MANAGEMENT ? p->management : ent_fault_op_name(p->op), on,
              ent_fault_effect_name(r->effect), what, left);
 }
 

@@ -59,6 +59,7 @@ static void test_status_names_through_the_one_table(void **state)
     assert_int_equal(sb_status_from_name("com.microsoft:session-lock-lost"), SB_ERR_SESSION_LOCK_LOST);
     assert_int_equal(sb_status_from_name("com.microsoft:entity-disabled"), SB_ERR_ENTITY_DISABLED);
     assert_int_equal(sb_status_from_name("amqp:not-allowed"), SB_ERR_NOT_ALLOWED); /* the first row of two */
+    assert_int_equal(sb_status_from_name("amqp:connection:forced"), SB_ERR_CONNECTION_FORCED);
     /* successes have no condition: never an error to inject */
     assert_int_equal(sb_status_from_name("ok"), SB_OK);
     assert_int_equal(sb_status_from_name("created"), SB_OK);
