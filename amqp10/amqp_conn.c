@@ -35,14 +35,6 @@ static uint64_t next_conn_id = 1;
 
 /* ---- connection lifetime ---- */
 
-void amqp_conn_open(amqp_conn *c)
-{
-    c->held = false;
-    if (!(pn_connection_state(c->driver.connection) & PN_LOCAL_ACTIVE))
-        pn_connection_open(c->driver.connection);
-    amqp_conn_pump(c);
-}
-
 static void tick(lws_sorted_usec_list_t *sul);
 
 static amqp_conn *conn_new(amqp_server *srv, struct lws *wsi, enum lws_write_protocol write_mode)
@@ -272,6 +264,16 @@ void amqp_conn_pump(amqp_conn *c)
     if (next > 0 && next - now < AMQP_POLL_INTERVAL_MS && !pn_connection_driver_finished(&c->driver))
         lws_sul_schedule(lws_get_context(c->wsi), 0, &c->tick_timer, tick,
                          (lws_usec_t)(next > now ? next - now : 1) * LWS_US_PER_MS);
+}
+
+/* A fault rule held the client's open (c->held): answer it now, and go on
+ * with the events that waited behind it. */
+void amqp_conn_open(amqp_conn *c)
+{
+    c->held = false;
+    if (!(pn_connection_state(c->driver.connection) & PN_LOCAL_ACTIVE))
+        pn_connection_open(c->driver.connection);
+    amqp_conn_pump(c);
 }
 
 static void tick(lws_sorted_usec_list_t *sul)
