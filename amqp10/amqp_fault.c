@@ -183,54 +183,50 @@ static void on_locks_ended(void *ctx, sb_status st)
     hold_free(h);
 }
 
+/* Ends the locks of h's messages afterMs from now; true when the store has
+ * it (on_locks_ended then delivers them). */
+static bool end_locks(fault_hold *h, int64_t after_ms)
+{
+    amqp_link *lk = h->lk;
+    uint8_t(*tokens)[16] = ent_malloc(h->n * sizeof *tokens);
+    if (!tokens) {
+        LOG_WARN("conn %llu: a lose-lock rule could not run (out of memory); delivered with their locks",
+                 (unsigned long long)lk->conn->id);
+        return false;
+    }
+    for (size_t i = 0; i < h->n; i++)
+        memcpy(tokens[i], h->msgs[i].lock_token, 16);
+    store_fault_lock_end(lk->conn->srv->store, lk->entity.id, (const uint8_t(*)[16])tokens, h->n,
+                         ent_clock_now_ms() + after_ms, on_locks_ended, h);
+    ent_free(tokens);
+    return true;
+}
+
 /* Answers true when h is still needed (the store is ending the locks). */
 static bool act_receive(fault_hold *h, const broker_fault_act *a)
 {
     amqp_link *lk = h->lk;
-    bool alive = link_alive(lk);
-    if (alive && lk->receive_and_delete) {
-        deliver_held(h); /* taken for good: delivered whatever the rule */
-    } else if (!alive || (a->effect != ENT_FAULT_NONE && a->effect != ENT_FAULT_LOSE_LOCK)) {
-        if (!lk->receive_and_delete)
+    bool rad = lk->receive_and_delete; /* its claim took the messages for good: delivered whatever the rule */
+    if (!link_alive(lk)) {
+        lk->claiming = false;
+        if (!rad)
             give_back(h);
-    } else if (a->effect == ENT_FAULT_LOSE_LOCK) {
-        uint8_t(*tokens)[16] = ent_malloc(h->n * sizeof *tokens);
-        if (tokens) {
-            for (size_t i = 0; i < h->n; i++)
-                memcpy(tokens[i], h->msgs[i].lock_token, 16);
-            store_fault_lock_end(lk->conn->srv->store, lk->entity.id, (const uint8_t(*)[16])tokens, h->n,
-                                 ent_clock_now_ms() + a->after_ms, on_locks_ended, h);
-            ent_free(tokens);
-            return true; /* claiming until they are delivered */
-        }
-        LOG_WARN("conn %llu: a lose-lock rule could not run (out of memory); delivered with their locks",
-                 (unsigned long long)lk->conn->id);
-        lk->claiming = false;
-        deliver_held(h);
-        return false;
-    } else {
-        lk->claiming = false;
-        deliver_held(h);
         return false;
     }
-    if (!alive)
-        return false;
-    switch (a->effect) {
-    case ENT_FAULT_ERROR:
-    case ENT_FAULT_DETACH:
-        lk->claiming = false;
+    if (a->effect == ENT_FAULT_LOSE_LOCK && !rad && end_locks(h, a->after_ms))
+        return true; /* still "claiming" until they are delivered */
+    bool goes_on = a->effect == ENT_FAULT_NONE || a->effect == ENT_FAULT_LOSE_LOCK;
+    /* no new claim starts unless the operation simply goes on: a never
+     * leaves the link "claiming" for good, so it delivers nothing more */
+    lk->claiming = !goes_on;
+    if (goes_on || rad)
+        deliver_held(h);
+    else
+        give_back(h);
+    if (a->effect == ENT_FAULT_ERROR || a->effect == ENT_FAULT_DETACH)
         amqp_link_detach_error(lk, a->error, a->description);
-        break;
-    case ENT_FAULT_CLOSE:
-        lk->claiming = false;
+    else if (a->effect == ENT_FAULT_CLOSE)
         close_connection(lk->conn, a->error, a->description);
-        break;
-    case ENT_FAULT_NEVER:
-        break; /* the link keeps "claiming": it never delivers again */
-    default:
-        lk->claiming = false; /* delivered (receive-and-delete) */
-        break;
-    }
     return false;
 }
 

@@ -11,7 +11,7 @@ const { emulatorSuite } = require("../harness");
 const { PEEK_LOCK, receiveExact } = require("./util");
 const { putRule, getRule, deleteRule, failureOf, firedLines } = require("./faults_util");
 
-const QUEUES = ["r-detach", "r-lock", "r-peek", "r-cbs", "r-connect", "r-never"];
+const QUEUES = ["r-detach", "r-lock", "r-peek", "r-cbs", "r-connect", "r-never", "r-rad"];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits (with a deadline) until cond() is true. */
@@ -121,6 +121,34 @@ emulatorSuite("js faults: receive, settle, $management, $cbs, connect", { queues
     const receiver = client.createReceiver("r-connect", { receiveMode: "receiveAndDelete" });
     const [m] = await receiveExact(receiver, 1);
     assert.equal(m.messageId, "c-1");
+  });
+
+  ctx.test("receive-and-delete: the claim's messages are delivered before the rule detaches the link", async () => {
+    // the claim took them for good, so the emulator delivers them first; a subscriber handles each as
+    // it comes (a receiveMessages batch cut short by the detach is dropped by the SDK: at most once)
+    const client = ctx.client(undefined, { retryOptions: { maxRetries: 3, retryDelayInMs: 100, timeoutInMs: 10000 } });
+    await client.createSender("r-rad").sendMessages([{ body: 1, messageId: "rad-1" }, { body: 2, messageId: "rad-2" }]);
+    await putRule(ctx.emu, "radcut", { entity: "r-rad", operation: "receive", effect: "detach", error: "com.microsoft:server-busy", times: 1 });
+    const receiver = client.createReceiver("r-rad", { receiveMode: "receiveAndDelete" });
+    const got = [];
+    const errors = [];
+    const sub = receiver.subscribe({
+      async processMessage(m) {
+        got.push(m.messageId);
+      },
+      async processError(args) {
+        errors.push(args.error);
+      },
+    });
+    try {
+      await until(() => got.length === 2 && errors.length > 0, "both messages and the detach");
+    } finally {
+      await sub.close();
+    }
+    assert.deepEqual(got.sort(), ["rad-1", "rad-2"]);
+    assert.equal(errors[0].code, "ServiceBusy", `${errors[0].code}: ${errors[0].message}`);
+    assert.equal((await getRule(ctx.emu, "radcut")).fired, 1);
+    await deleteRule(ctx.emu, "radcut");
   });
 
   ctx.test("a receive never answered: the receiver gets nothing, the message stays for another", async () => {
