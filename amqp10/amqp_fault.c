@@ -21,8 +21,8 @@
  * While the broker waits, the operation is held here (its link or connection
  * referenced, its bytes owned); a claim's messages are given back to the
  * entity unless they are delivered. A receive-and-delete claim took its
- * messages for good, so they are always delivered first: nothing is lost to
- * a fault. */
+ * messages for good, so they are delivered before the effect applies: the
+ * emulator throws nothing away for a fault. */
 #include <proton/connection.h>
 #include <proton/delivery.h>
 #include <stdio.h>
