@@ -652,6 +652,9 @@ static int read_faults(walk *w, json_t *faults)
         for (size_t j = 0; j < w->cfg->nfaults; j++)
             if (!strcasecmp(w->cfg->faults[j].name, r.name))
                 return walk_fail(w, "%s: a fault rule named \"%s\" is given twice", where, r.name);
+        if (w->cfg->nfaults == ENT_FAULT_RULES_MAX)
+            return walk_fail(w, "%s: more than %d fault rules, the most the emulator holds", where,
+                             ENT_FAULT_RULES_MAX);
         if (!ent_config_add_fault(w->cfg, &r))
             return walk_fail(w, "out of memory");
     }

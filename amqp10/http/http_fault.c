@@ -252,6 +252,22 @@ static int read_body(http_req *r, const char *name, ent_fault_rule *rule)
     return 0;
 }
 
+/* Whether a rule named name may be added: a replacement always may; a new
+ * one only while fewer than ENT_FAULT_RULES_MAX are in force (answered 403
+ * when not). */
+static bool room_for(http_req *r, const char *name)
+{
+    const ent_fault_list *in_force = broker_faults(r->broker);
+    if (in_force->n < ENT_FAULT_RULES_MAX)
+        return true;
+    for (size_t i = 0; i < in_force->n; i++)
+        if (!strcasecmp(in_force->rules[i].name, name))
+            return true;
+    refuse(r, SB_ERR_QUOTA_EXCEEDED, "There are %d fault rules already, the most the emulator holds; remove one first.",
+           ENT_FAULT_RULES_MAX);
+    return false;
+}
+
 void http_faults(http_req *r, const char *name)
 {
     char err[ENT_FAULT_ERR_MAX];
@@ -279,7 +295,7 @@ void http_faults(http_req *r, const char *name)
     switch (r->method) {
     case HTTP_PUT:
         w->step = STEP_PUT;
-        if (read_body(r, name, &w->rule) == 0)
+        if (read_body(r, name, &w->rule) == 0 && room_for(r, name))
             store_fault_put(st, &w->rule, on_put, r);
         break;
     case HTTP_DELETE:

@@ -611,6 +611,44 @@ static void test_duplicates(void **state)
                 "subscription \"t/Subscriptions/s\" is declared twice", NULL);
 }
 
+/* UserConfig.Faults: fault rules in the API's shape, strict (README "Faults on demand"). */
+#define FAULTS(rules) "{\"UserConfig\": {\"Namespaces\": [{\"Name\": \"myns\"}], \"Faults\": [" rules "]}}"
+
+static void test_faults(void **state)
+{
+    (void)state;
+    ent_config cfg;
+    assert_int_equal(parse(FAULTS("{\"name\": \"busy\", \"Entity\": \"q*\", \"operation\": \"send\", \"effect\": "
+                                  "\"error\", \"error\": \"server-busy\", \"times\": 2},"
+                                  "{\"name\": \"slow\", \"namespace\": \"MYNS\", \"operation\": \"receive\", "
+                                  "\"effect\": \"delay\", \"delayMs\": 10}"),
+                           &cfg),
+                     0);
+    assert_int_equal(cfg.nfaults, 2);
+    assert_string_equal(cfg.faults[0].name, "busy");
+    assert_string_equal(cfg.faults[0].entity, "q*");
+    assert_int_equal(cfg.faults[0].error, SB_ERR_SERVER_BUSY);
+    assert_int_equal(cfg.faults[1].delay_ms, 10);
+    ent_config_free(&cfg);
+    expect_fail(FAULTS("{\"name\": \"b\", \"operation\": \"send\", \"effect\": \"explode\"}"),
+                "UserConfig.Faults[0] (\"b\"): unknown effect 'explode'", NULL);
+    expect_fail(FAULTS("{\"operation\": \"send\", \"effect\": \"never\"}"), "UserConfig.Faults[0] has no \"name\"",
+                NULL);
+    expect_fail(FAULTS("{\"name\": \"n\", \"namespace\": \"sbemulatorns\", \"operation\": \"send\", \"effect\": "
+                       "\"never\"}"),
+                "namespace 'sbemulatorns' does not exist: namespaces other than the default one ('myns'", NULL);
+    expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\", \"times\": -1}"),
+                "\"times\" must be from 1", NULL);
+    expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\", \"color\": 1}"),
+                "unknown key \"color\"", NULL);
+    expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\", \"times\": {}}"),
+                "\"times\" must be a single value", NULL);
+    expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\"},"
+                       "{\"name\": \"N\", \"operation\": \"send\", \"effect\": \"never\"}"),
+                "a fault rule named \"N\" is given twice", NULL);
+    expect_fail("{\"UserConfig\": {\"Namespaces\": [], \"Faults\": {}}}", "\"Faults\" must be an array", NULL);
+}
+
 static void test_syntax_errors(void **state)
 {
     (void)state;
@@ -688,6 +726,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_syntax_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sample_config_of_the_repo, setup, teardown),
