@@ -6,7 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ent_filter.h" /* ent_fv_parse_time: the ISO-8601 times rules and filters share */
+#include "ent_filter.h"   /* ent_fv_parse_time: the ISO-8601 times rules and filters share */
+#include "ent_snapshot.h" /* ent_namespace_check: which namespace a request may name */
 
 #define RENEW_LOCK_OPERATION "com.microsoft:renew-lock"
 
@@ -334,11 +335,6 @@ sb_status ent_fault_glob_check(const char *glob, char *err, size_t errlen)
     return SB_OK;
 }
 
-static bool namespace_known(const char *ns, const char *configured)
-{
-    return !ns[0] || !strcasecmp(ns, ENT_FAULT_DEFAULT_NAMESPACE) || (configured && !strcasecmp(ns, configured));
-}
-
 static bool error_effect(ent_fault_effect e) { return e == ENT_FAULT_ERROR || e == ENT_FAULT_DETACH || e == ENT_FAULT_CLOSE; }
 
 sb_status ent_fault_validate(const ent_fault_rule *r, const char *namespace_name, char *err, size_t errlen)
@@ -346,11 +342,12 @@ sb_status ent_fault_validate(const ent_fault_rule *r, const char *namespace_name
     sb_status st = ent_fault_name_check(r->name, err, errlen);
     if (st != SB_OK)
         return st;
-    if (namespace_name && !namespace_known(r->namespace_name, namespace_name))
-        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen,
-                               "namespace '%s' does not exist: namespaces other than the default one ('%s', also "
-                               "called '" ENT_FAULT_DEFAULT_NAMESPACE "') do not exist yet",
-                               r->namespace_name, namespace_name);
+    if (namespace_name && ent_namespace_check(r->namespace_name, namespace_name, err, errlen) != SB_OK) {
+        size_t n = err && errlen ? strlen(err) : 0;
+        if (n && err[n - 1] == '.')
+            err[n - 1] = 0; /* the refusals here end without one */
+        return SB_ERR_ARGUMENT; /* a rule that names nothing known: a bad rule, not a missing resource */
+    }
     if (r->op == ENT_FAULT_OP_COUNT)
         return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "a fault rule needs an \"operation\": " OPERATIONS_HELP);
     if (r->effect == ENT_FAULT_NONE)

@@ -31,9 +31,6 @@
 /* A namespace name (Service Bus allows 6 to 50 characters). */
 #define ENT_FAULT_NAMESPACE_MAX 50
 #define ENT_FAULT_NAMESPACE_SIZE (ENT_FAULT_NAMESPACE_MAX + 1)
-/* The name every emulator answers to for its default namespace, beside the
- * one Config.json gives it. */
-#define ENT_FAULT_DEFAULT_NAMESPACE "default"
 /* An entity glob: room for the longest path a link can name
  * (topic/Subscriptions/sub/$DeadLetterQueue). */
 #define ENT_FAULT_ENTITY_MAX (ENT_ENTITY_PATH_MAX + 128)
@@ -143,8 +140,9 @@ void ent_fault_rule_init(ent_fault_rule *r, const char *name);
  * a value that cannot be one (both with the reason in err). */
 sb_status ent_fault_set(ent_fault_rule *r, const char *key, ent_value v, char *err, size_t errlen);
 /* Checks the rule as a whole: its name, the namespace (only the default
- * exists yet: "" , "default" or namespace_name, in any case; NULL skips the
- * check), the entity glob, which effects apply to the operation, and that
+ * exists yet: ent_namespace_check of entities/ent_snapshot.h says which
+ * names it has, namespace_name being Config.json's; NULL skips the check),
+ * the entity glob, which effects apply to the operation, and that
  * each effect has what it needs and nothing it does not use. SB_OK or
  * SB_ERR_ARGUMENT with the reason. */
 sb_status ent_fault_validate(const ent_fault_rule *r, const char *namespace_name, char *err, size_t errlen);
