@@ -559,6 +559,20 @@ size_t store_txn_targets(const store_txn *t, const int64_t **ids)
     return t->ntargets;
 }
 
+/* Resting topics are the real store's bookkeeping for the broker's pump: none here. */
+int store_txn_rest(store_txn *t, int64_t topic_id)
+{
+    (void)t, (void)topic_id;
+    return 0;
+}
+
+size_t store_txn_resting(const store_txn *t, const int64_t **ids)
+{
+    (void)t;
+    *ids = NULL;
+    return 0;
+}
+
 void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb, void *ctx)
 {
     (void)now_ms;
