@@ -15,6 +15,10 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 
+static void put_token(amqp_link *lk, pn_message_t *req);
+/* What a fault rule goes on with, or answers with (amqp_fault.c). */
+static const amqp_fault_cbs_ops fault_go = {put_token, amqp_cbs_respond};
+
 /* false if there was no memory for it */
 static bool grant(amqp_conn *c, const char *path, int64_t expires_ms)
 {
@@ -137,12 +141,12 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         LOG_WARN("conn %llu: $cbs request is not an AMQP message", (unsigned long long)c->id);
         return;
     }
-    if (c->srv->faults->n && amqp_fault_cbs(lk, req))
-        return; /* a fault rule has it (and req): amqp_cbs_put_token goes on, if it may */
-    amqp_cbs_put_token(lk, req);
+    if (c->srv->faults->n && amqp_fault_cbs(lk, req, &fault_go))
+        return; /* a fault rule has it (and req): put_token goes on, if it may */
+    put_token(lk, req);
 }
 
-void amqp_cbs_put_token(amqp_link *lk, pn_message_t *req)
+static void put_token(amqp_link *lk, pn_message_t *req)
 {
     amqp_conn *c = lk->conn;
     char op[64], type[128], name[1024], token[AMQP_SAS_TOKEN_MAX + 1], why[2 * ENT_ENTITY_PATH_MAX + 128];

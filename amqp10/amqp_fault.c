@@ -56,6 +56,15 @@ typedef struct fault_hold {
     mgmt_req *r;          /* $management */
     mgmt_handler handler;
     pn_message_t *req;    /* $cbs */
+    /* The point's continuation (amqp_internal.h): the points hand theirs in,
+     * so that this file, below them, never calls them by name. */
+    union {
+        amqp_fault_go_link attach;
+        amqp_fault_go_send send;
+        amqp_fault_go_receive receive;
+        amqp_fault_go_settle settle;
+        const amqp_fault_cbs_ops *cbs;
+    } go;
 } fault_hold;
 
 /* What a disposition held by a rule carries as its context, so that the
@@ -131,7 +140,7 @@ static void act_attach(fault_hold *h, const broker_fault_act *a)
     if (!link_alive(lk))
         return;
     switch (a->effect) {
-    case ENT_FAULT_NONE: amqp_link_attach_lookup(lk); break;
+    case ENT_FAULT_NONE: h->go.attach(lk); break;
     case ENT_FAULT_ERROR:
     case ENT_FAULT_DETACH: amqp_link_refuse(lk->pn, sb_status_condition(a->error), a->description); break;
     case ENT_FAULT_CLOSE: close_connection(lk->conn, a->error, a->description); break;
@@ -146,7 +155,7 @@ static void act_send(fault_hold *h, const broker_fault_act *a)
         return;
     switch (a->effect) {
     case ENT_FAULT_NONE:
-        amqp_link_take_transfer(lk, h->d, h->buf, (ssize_t)h->len);
+        h->go.send(lk, h->d, h->buf, (ssize_t)h->len);
         h->buf = NULL; /* taken */
         break;
     case ENT_FAULT_ERROR:
@@ -164,7 +173,7 @@ static void deliver_held(fault_hold *h)
 {
     bool rewound = h->rewound || h->lk->rewound; /* a rewind while the rule held the claim stands too */
     h->lk->rewound = false;
-    amqp_link_deliver_claimed(h->lk, h->msgs, h->n, h->asked, rewound);
+    h->go.receive(h->lk, h->msgs, h->n, h->asked, rewound);
 }
 
 static void on_locks_ended(void *ctx, sb_status st)
@@ -238,7 +247,7 @@ static void act_settle(fault_hold *h, const broker_fault_act *a)
     switch (a->effect) {
     case ENT_FAULT_NONE:
         pn_delivery_set_context(h->d, NULL);
-        amqp_link_settle_checked(lk, h->d);
+        h->go.settle(lk, h->d);
         break;
     case ENT_FAULT_ERROR:
         pn_delivery_set_context(h->d, NULL);
@@ -284,10 +293,10 @@ static void act_cbs(fault_hold *h, const broker_fault_act *a)
         return;
     switch (a->effect) {
     case ENT_FAULT_NONE:
-        amqp_cbs_put_token(lk, h->req);
+        h->go.cbs->put_token(lk, h->req);
         h->req = NULL; /* taken */
         break;
-    case ENT_FAULT_ERROR: amqp_cbs_respond(lk, h->req, a->error, a->description); break;
+    case ENT_FAULT_ERROR: h->go.cbs->respond(lk, h->req, a->error, a->description); break;
     case ENT_FAULT_DETACH: amqp_link_detach_error(lk, a->error, a->description); break;
     case ENT_FAULT_CLOSE: close_connection(lk->conn, a->error, a->description); break;
     default: break; /* never */
@@ -372,16 +381,19 @@ bool amqp_fault_connect(amqp_conn *c)
     return false;
 }
 
-bool amqp_fault_attach(amqp_link *lk)
+bool amqp_fault_attach(amqp_link *lk, amqp_fault_go_link go)
 {
     char path[ENT_FAULT_ENTITY_SIZE];
     link_path(lk, path, sizeof path);
     ent_fault_point p = {ENT_FAULT_ATTACH, path, NULL};
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_ATTACH, lk->conn, lk) : NULL;
-    return h && ask(h, &p);
+    if (!h)
+        return false;
+    h->go.attach = go;
+    return ask(h, &p);
 }
 
-bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len)
+bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len, amqp_fault_go_send go)
 {
     ent_fault_point p = {ENT_FAULT_SEND, lk->address.entity, NULL};
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_SEND, lk->conn, lk) : NULL;
@@ -390,6 +402,7 @@ bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len)
     h->d = d;
     h->buf = buf;
     h->len = len;
+    h->go.send = go;
     return ask(h, &p);
 }
 
@@ -430,7 +443,8 @@ static int copy_claimed(fault_hold *h, const store_claimed *msgs, size_t n)
     return 0;
 }
 
-bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound)
+bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound,
+                        amqp_fault_go_receive go)
 {
     char path[ENT_FAULT_ENTITY_SIZE];
     link_path(lk, path, sizeof path);
@@ -446,6 +460,7 @@ bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int 
     }
     h->asked = asked;
     h->rewound = rewound;
+    h->go.receive = go;
     lk->claiming = true; /* no other claim on this link while the rule has these */
     if (ask(h, &p))
         return true;
@@ -453,7 +468,7 @@ bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int 
     return false;
 }
 
-bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind)
+bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind, amqp_fault_go_settle go)
 {
     char path[ENT_FAULT_ENTITY_SIZE];
     link_path(lk, path, sizeof path);
@@ -462,6 +477,7 @@ bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind)
     if (!h)
         return false;
     h->d = d;
+    h->go.settle = go;
     pn_delivery_set_context(d, &settle_held);
     if (ask(h, &p))
         return true;
@@ -483,7 +499,7 @@ bool amqp_fault_mgmt(mgmt_req *r, mgmt_handler handler)
     return ask(h, &p);
 }
 
-bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req)
+bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const amqp_fault_cbs_ops *go)
 {
     /* a token's entity is the path of the audience it is put for */
     char name[1024], path[ENT_ENTITY_PATH_MAX + 1] = "";
@@ -495,5 +511,6 @@ bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req)
     if (!h)
         return false;
     h->req = req;
+    h->go.cbs = go;
     return ask(h, &p);
 }

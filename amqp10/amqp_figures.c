@@ -10,11 +10,12 @@
 /* The prefix every $management operation carries; its label is the rest. */
 #define MGMT_OPERATION_PREFIX "com.microsoft:"
 
-void amqp_figures_init(amqp_server *srv)
+void amqp_figures_init(amqp_server *srv, const char **names, size_t n)
 {
     broker_door_figures *f = &srv->figures;
     f->door = "amqp";
-    f->nops = amqp_mgmt_operation_names(f->op_names, BROKER_DOOR_OPS_MAX);
+    f->nops = n < BROKER_DOOR_OPS_MAX ? n : BROKER_DOOR_OPS_MAX;
+    memcpy(f->op_names, names, f->nops * sizeof *names);
     for (size_t i = 0; i < f->nops; i++)
         if (!strncmp(f->op_names[i], MGMT_OPERATION_PREFIX, strlen(MGMT_OPERATION_PREFIX)))
             f->op_names[i] += strlen(MGMT_OPERATION_PREFIX);

@@ -278,7 +278,9 @@ void amqp_link_count(amqp_link *lk);
 void amqp_link_uncount(amqp_link *lk);
 void amqp_count_refusal(amqp_server *srv, sb_status st);
 /* Names what the server's figures count (its $management operations). */
-void amqp_figures_init(amqp_server *srv);
+/* names: the $management operations counted by name (mgmt_node.c's, handed
+ * in by the server, which sits above both). */
+void amqp_figures_init(amqp_server *srv, const char **names, size_t n);
 /* mgmt_node.c: the $management operations, for the wire's figures to name. */
 size_t amqp_mgmt_operation_names(const char **names, size_t max);
 /* amqp_mgmt_on_request counts each request under its operation. */
@@ -335,9 +337,10 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d);
 
 /* link_sender.c */
 void amqp_link_pump(amqp_link *lk);
-/* What to do once messages of an entity were given back (a release, a
- * session let go): rewind and wake its receivers. A store callback and its
- * context (cb NULL when out of memory: nobody is woken, the poll finds them). */
+/* amqp_link.c: what to do once messages of an entity were given back (a
+ * release, a session let go, a fault rule's claim): rewind and wake its
+ * receivers. A store callback and its context (cb NULL when out of memory:
+ * nobody is woken, the poll finds them). */
 typedef struct amqp_after_release {
     void (*cb)(void *ctx, sb_status st);
     void *ctx;
@@ -354,22 +357,25 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
  * operation (and whatever the call says it takes); its point's continuation
  * below runs later if the rule lets the operation go on (a delay), or the
  * effect is carried out instead (an error, a detach, a close, no answer). */
-bool amqp_fault_connect(amqp_conn *c);                                  /* continues: amqp_conn_open */
-bool amqp_fault_attach(amqp_link *lk);                                  /* continues: amqp_link_attach_lookup */
-bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len); /* takes buf; continues:
-                                                                                   * amqp_link_take_transfer */
-/* msgs are copied; rewound: as on_claimed read it; continues: amqp_link_deliver_claimed */
-bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
-bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind); /* continues: amqp_link_settle_checked */
-bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req);                  /* takes req; continues: amqp_cbs_put_token */
-
-/* The points' continuations. */
-void amqp_link_attach_lookup(amqp_link *lk);                             /* link_attach.c */
-void amqp_link_take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t len); /* link_receiver.c; takes buf */
-/* link_sender.c; rewound: a rewind came while the messages were claimed (claim_from stays) */
-void amqp_link_deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
-void amqp_link_settle_checked(amqp_link *lk, pn_delivery_t *d);         /* link_sender.c */
-void amqp_cbs_put_token(amqp_link *lk, pn_message_t *req);              /* amqp_cbs.c; takes req */
+/* The points' continuations, handed in by each point (amqp_fault.c sits
+ * below the points and calls none of them by name). */
+typedef void (*amqp_fault_go_link)(amqp_link *lk);
+typedef void (*amqp_fault_go_send)(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t len); /* takes buf */
+/* rewound: a rewind came while the messages were claimed (claim_from stays) */
+typedef void (*amqp_fault_go_receive)(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
+typedef void (*amqp_fault_go_settle)(amqp_link *lk, pn_delivery_t *d);
+typedef struct amqp_fault_cbs_ops {
+    void (*put_token)(amqp_link *lk, pn_message_t *req); /* takes req */
+    void (*respond)(amqp_link *lk, pn_message_t *req, sb_status st, const char *description);
+} amqp_fault_cbs_ops;
+bool amqp_fault_connect(amqp_conn *c);   /* continues: amqp_conn_open */
+bool amqp_fault_attach(amqp_link *lk, amqp_fault_go_link go);
+bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len, amqp_fault_go_send go); /* takes buf */
+/* msgs are copied; rewound: as on_claimed read it */
+bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound,
+                        amqp_fault_go_receive go);
+bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind, amqp_fault_go_settle go);
+bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const amqp_fault_cbs_ops *go); /* takes req */
 
 /* Sets an error condition on a delivery's local state and settles it rejected. */
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "ent_alloc.h"
 #include "ent_log.h"
 
 void amqp_condition_set(pn_condition_t *cond, const char *name, const char *description)
@@ -108,4 +109,31 @@ void amqp_link_top_up(amqp_link *lk)
     /* below 0 when the client sent past its credit, or a flow of its own set
      * a delivery-count Proton subtracts from it: grant the usual amount */
     pn_link_flow(lk->pn, AMQP_INBOUND_CREDIT - (credit < 0 ? 0 : credit));
+}
+
+/* ---- what follows giving messages back (a release, a session let go) ---- */
+
+typedef struct released {
+    amqp_server *srv;
+    int64_t entity_id;
+} released;
+
+static void on_released(void *ctx, sb_status st)
+{
+    released *r = ctx;
+    if (st == SB_OK) {
+        broker_rewind(r->srv->broker, r->entity_id);
+        broker_wake(r->srv->broker, r->entity_id);
+    }
+    ent_free(r);
+}
+
+amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id)
+{
+    released *r = ent_malloc(sizeof *r);
+    if (r) {
+        r->srv = srv;
+        r->entity_id = entity_id;
+    }
+    return (amqp_after_release){r ? on_released : NULL, r};
 }

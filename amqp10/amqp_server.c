@@ -189,7 +189,8 @@ amqp_server *amqp_server_new(broker *b, const amqp_settings *settings)
     srv->settings = broker_settings_of(b);
     srv->faults = broker_faults(b);
     srv->wire = *settings;
-    amqp_figures_init(srv);
+    const char *ops[BROKER_DOOR_OPS_MAX];
+    amqp_figures_init(srv, ops, amqp_mgmt_operation_names(ops, BROKER_DOOR_OPS_MAX));
     broker_set_receivers(b, &(broker_receivers){srv, on_wake, on_rewind, on_refreshed, on_replaced});
     return srv;
 }

@@ -16,6 +16,8 @@
 #include "ent_log.h"
 #include "ent_props.h"
 
+static void attach_lookup(amqp_link *lk);
+
 static const char *host_of(const amqp_conn *c)
 {
     const char *h = pn_connection_remote_hostname(c->driver.connection);
@@ -193,12 +195,12 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
         refuse_status(lk, SB_ERR_UNAUTHORIZED, desc);
         return;
     }
-    if (lk->address.kind == ENT_NODE_ENTITY && c->srv->faults->n && amqp_fault_attach(lk))
-        return; /* a fault rule has it: amqp_link_attach_lookup goes on, if it may */
-    amqp_link_attach_lookup(lk);
+    if (lk->address.kind == ENT_NODE_ENTITY && c->srv->faults->n && amqp_fault_attach(lk, attach_lookup))
+        return; /* a fault rule has it: attach_lookup goes on, if it may */
+    attach_lookup(lk);
 }
 
-void amqp_link_attach_lookup(amqp_link *lk)
+static void attach_lookup(amqp_link *lk)
 {
     amqp_link_hold(lk);
     broker_entity_lookup(lk->conn->srv->broker, lk->address.entity, on_lookup, lk); /* may answer at once */

@@ -17,6 +17,8 @@
 #include "ent_send.h"
 #include "store_fate.h"
 
+static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t got);
+
 /* What a send does to its target, counted once it committed (GET /metrics):
  * one tally per delivery, made as it is handed to the store. The reason is a
  * static text of entities/ (a send's dead letters all have one cause). */
@@ -210,12 +212,12 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
     uint8_t *buf = ent_malloc(len ? len : 1);
     ssize_t got = buf ? pn_link_recv(l, (char *)buf, len) : -1;
     pn_link_advance(l);
-    if (got >= 0 && lk->conn->srv->faults->n && amqp_fault_send(lk, d, buf, (size_t)got))
-        return; /* a fault rule has it (and buf): amqp_link_take_transfer goes on, if it may */
-    amqp_link_take_transfer(lk, d, buf, got);
+    if (got >= 0 && lk->conn->srv->faults->n && amqp_fault_send(lk, d, buf, (size_t)got, take_transfer))
+        return; /* a fault rule has it (and buf): take_transfer goes on, if it may */
+    take_transfer(lk, d, buf, got);
 }
 
-void amqp_link_take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t got)
+static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t got)
 {
     char desc[512];
     uint32_t max = lk->conn->srv->settings->max_message_size;

@@ -20,6 +20,8 @@
 #include "ent_props.h"
 #include "ent_message_rules.h"
 
+static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
+
 typedef struct claim_req {
     amqp_link *lk;
     int asked;
@@ -63,31 +65,6 @@ static void deliver(amqp_link *lk, const store_claimed *m)
     amqp_buf_free(&out);
 }
 
-typedef struct released {
-    amqp_server *srv;
-    int64_t entity_id;
-} released;
-
-static void on_released(void *ctx, sb_status st)
-{
-    released *r = ctx;
-    if (st == SB_OK) {
-        broker_rewind(r->srv->broker, r->entity_id);
-        broker_wake(r->srv->broker, r->entity_id);
-    }
-    ent_free(r);
-}
-
-amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id)
-{
-    released *r = ent_malloc(sizeof *r);
-    if (r) {
-        r->srv = srv;
-        r->entity_id = entity_id;
-    }
-    return (amqp_after_release){r ? on_released : NULL, r};
-}
-
 /* Gives back a lock nobody will settle (its receiver left while it claimed). */
 static void release_for_others(amqp_server *srv, int64_t entity_id, const uint8_t token[16])
 {
@@ -110,15 +87,15 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
             release_for_others(c->srv, lk->entity.id, msgs[i].lock_token);
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
-    } else if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound))) {
-        amqp_link_deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
+    } else if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound, deliver_claimed))) {
+        deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
     }
     amqp_conn_pump(c);
     amqp_link_drop(lk);
     ent_free(req);
 }
 
-void amqp_link_deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound)
+static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound)
 {
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
@@ -229,7 +206,7 @@ static void on_disposition(amqp_link *lk, pn_delivery_t *d, bool fault_checked);
 
 void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d) { on_disposition(lk, d, false); }
 
-void amqp_link_settle_checked(amqp_link *lk, pn_delivery_t *d) { on_disposition(lk, d, true); }
+static void settle_checked(amqp_link *lk, pn_delivery_t *d) { on_disposition(lk, d, true); }
 
 static void on_disposition(amqp_link *lk, pn_delivery_t *d, bool fault_checked)
 {
@@ -259,8 +236,8 @@ static void on_disposition(amqp_link *lk, pn_delivery_t *d, bool fault_checked)
         return; /* no terminal outcome yet */
     }
     store_settle_kind kind = (store_settle_kind)ent_settle_kind_of_outcome(o, undeliverable); /* Service Bus's reading */
-    if (!fault_checked && lk->conn->srv->faults->n && amqp_fault_settle(lk, d, (ent_settle_kind)kind))
-        return; /* a fault rule has it: amqp_link_settle_checked goes on, if it may */
+    if (!fault_checked && lk->conn->srv->faults->n && amqp_fault_settle(lk, d, (ent_settle_kind)kind, settle_checked))
+        return; /* a fault rule has it: settle_checked goes on, if it may */
     pn_delivery_tag_t tag = pn_delivery_tag(d);
     if (tag.size != 16) {
         amqp_delivery_reject(d, SB_ERR_LOCK_LOST, "The delivery tag is not a lock token.");

@@ -52,16 +52,3 @@ const broker_settings *broker_settings_of(const broker *b) { return &b->settings
 
 const ent_cache *broker_cache(const broker *b) { return b->cache; }
 
-void broker_count(broker *b, int64_t entity_id, broker_event ev, uint64_t n)
-{
-    broker_counts_add(&b->counts, entity_id, ev, n);
-}
-
-void broker_count_dead_letters(broker *b, int64_t entity_id, const char *reason, uint64_t n)
-{
-    broker_counts_add_dead_letters(&b->counts, entity_id, reason, n);
-}
-
-void broker_count_tally(broker *b, const broker_counts *tally) { broker_counts_merge(&b->counts, tally); }
-
-const broker_counts *broker_counts_of(const broker *b) { return &b->counts; }
