@@ -7,8 +7,10 @@
 #   - pg_snapshot: counters before and after a case (WAL position, checkpoints,
 #     buffer hits, WAL full-page images, autovacuum runs and sizes of the
 #     messages tables);
-#   - pg_watch_begin/end: while a case runs, the same session repeats one
-#     query every sample_ms (psql's \watch, into a file): which sbemu backends
+#   - pg_watch_begin/end: while a case runs, the same session runs one
+#     prepared query every sample_ms (a shell loop writes EXECUTE to psql, whose
+#     output goes to a file; psql's \watch would need SIGINT to stop, and the
+#     cancel it sends raced with the next query): which sbemu backends
 #     are busy and on what they wait, what vacuum is doing, whether the
 #     checkpointer is writing, and the RSS of sbemu and of beam.smp (read from
 #     /proc by the server: the cluster is local, and one query then does it all).
@@ -32,6 +34,11 @@ clk_tck=$(getconf CLK_TCK)
 
 pg_probe_start() {
   coproc PGPROBE { exec psql -X -q -At -F'|' -v ON_ERROR_STOP=0 -h "$pgsock" -U sbemu sbemu 2>&1; }
+  # The sampling loop is a subshell, and a coprocess's descriptors are not
+  # inherited: it writes to a copy. And it sleeps in read -t on a pipe nobody
+  # writes to, not in a forked sleep.
+  exec {pg_probe_in}>&"${PGPROBE[1]}"
+  if [ -z "${pg_nap_fd:-}" ]; then exec {pg_nap_fd}<> <(:); fi
   pg_probe_backend=""
   if pg_ask "pg_backend_pid()"; then pg_probe_backend=$pg_answer; fi
   # Superuser reads /proc through the server; without it the RSS columns stay 0.
@@ -42,7 +49,7 @@ pg_probe_start() {
   # backend per sample, executing the prepared statement 0.4 ms.
   printf '%s;\n' "PREPARE pgwatch_sample AS $(pg_sample_query)" >&"${PGPROBE[1]}"
   pg_ask 1 || true
-  pg_sample_secs=$(awk -v ms="$sample_ms" 'BEGIN{print ms / 1000}')
+  pg_sample_secs=$(awk -v ms="$sample_ms" 'BEGIN{printf "%.3f", ms / 1000}')
 }
 
 sbemu_last_work=0
@@ -115,26 +122,37 @@ pg_snapshot() {  # -> pg_answer ("" if the session failed)
    WHERE d.datname = current_database()" || pg_answer=""
 }
 
-# Starts sampling into FILE and returns once the first sample is in (so the
-# interrupt that ends it cannot come before \watch runs). That first sample
-# is taken before the case and left out of the figures.
+# Starts sampling into FILE and returns once the first sample is in. That
+# first sample is taken before the case and left out of the figures.
+pg_loop_pid=""
 pg_watch_begin() {  # file
   : > "$1"
   [ "$sample_ms" -gt 0 ] || return 0
-  pg_probe_alive || pg_probe_start  # psql ends if a \watch failed and the interrupt then found it reading
+  pg_probe_alive || pg_probe_start  # in case psql ended
   pg_probe_alive || return 0
-  printf '%s\n' "\\o $1" "EXECUTE pgwatch_sample" "\\watch $pg_sample_secs" >&"${PGPROBE[1]}"
+  printf '%s\n' "\\o $1" >&"${PGPROBE[1]}"
+  ( while :; do
+      printf 'EXECUTE pgwatch_sample;\n' >&"$pg_probe_in" || exit 0
+      read -r -t "$pg_sample_secs" -u "$pg_nap_fd" || true
+    done ) &
+  pg_loop_pid=$!
+  pg_watching=1
   local i
   for i in $(seq 500); do [ -s "$1" ] && break; sleep 0.01; done
-  if [ -s "$1" ]; then pg_watching=1; else printf '%s\n' '\o' >&"${PGPROBE[1]}"; pg_ask 1 || true; fi
 }
 
-# Ends the \watch (psql ends it on SIGINT and reads on) and waits until the
-# session answers again.
+# Stops the loop (a write is one line, whole or not at all) and waits until
+# psql has answered everything sent before, its output back on the pipe.
+pg_loop_ticks=0        # the last loop's CPU, read just before it ended
+pg_loop_ticks_all=0    # every loop's so far
 pg_watch_end() {
+  pg_loop_ticks=0
   [ "$pg_watching" = 1 ] || return 0
   pg_watching=0
-  [ -n "${PGPROBE_PID:-}" ] && kill -INT "$PGPROBE_PID" 2>/dev/null || return 0
+  cpu_ticks "$pg_loop_pid"; pg_loop_ticks=$ticks; pg_loop_ticks_all=$((pg_loop_ticks_all + ticks))
+  kill -TERM "$pg_loop_pid" 2>/dev/null || true
+  wait "$pg_loop_pid" 2>/dev/null || true
+  pg_loop_pid=""
   printf '%s\n' '\o' >&"${PGPROBE[1]}"
   pg_ask 1 || true
 }
@@ -191,6 +209,7 @@ case_watch_end() {  # -> case_note: the pg line and the cpu line
   psqlt=0; if [ -n "${PGPROBE_PID:-}" ]; then cpu_ticks "$PGPROBE_PID"; psqlt=$((ticks - cw[psql])); fi
   pg_cpu_ticks; pgt=$((pg_ticks - cw[pg] - probe))
   pg_watch_end
+  psqlt=$((psqlt + pg_loop_ticks))
   rss_sbemu=$(rss_kb "$pid"); rss_peer=0
   if [ -n "${beam_pid:-}" ]; then rss_peer=$(rss_kb "$beam_pid"); fi
   pg_snapshot
@@ -250,7 +269,9 @@ pg_case_lines() {  # broker before after samples t0 t1 sbemu_ticks peer_ticks pg
         k = split($3, v, " ")
         for (i = 1; i <= k; i++) { split(v[i], rp, ":"); vac[rp[1]]++; phase[rp[1]] = phase[rp[1]] " " rp[2] }
       }
-      if ($4 != "-" && $4 != "CheckpointerMain") ckpt_busy++
+      # a checkpoint under way: spread over checkpoint_completion_target, it
+      # mostly sleeps (CheckpointWriteDelay); anything else is writing or syncing
+      if ($4 != "-" && $4 != "CheckpointerMain") { ckpt_on++; if ($4 != "CheckpointWriteDelay") ckpt_io++ }
       if ($5 + 0 > peak_s) peak_s = $5 + 0
       if ($6 + 0 > peak_p) peak_p = $6 + 0
     }
@@ -261,10 +282,10 @@ pg_case_lines() {  # broker before after samples t0 t1 sbemu_ticks peer_ticks pg
       } else {
         ck = (a[2] - b[2]) + (a[3] - b[3])
         pg = sprintf("pg: wal %s (fpi %d)", mb(a[1] - b[1]), a[7] - b[7])
-        busy_ck = n > 0 && ckpt_busy > 0 ? "busy " pct(ckpt_busy, n) : ""
-        if (ck > 0) pg = pg sprintf(", ckpt %d (%d timed, %d req, %d buf%s)", ck, a[2] - b[2], a[3] - b[3], a[4] - b[4],
-                                    busy_ck == "" ? "" : "; " busy_ck)
-        else pg = pg ", ckpt 0" (busy_ck == "" ? "" : " (" busy_ck ")")
+        on = n > 0 && ckpt_on > 0 ? sprintf("under way %s, writing %s", pct(ckpt_on, n), pct(ckpt_io, n)) : ""
+        if (ck > 0) pg = pg sprintf(", ckpt %d done (%d timed, %d req, %d buf%s)", ck, a[2] - b[2], a[3] - b[3],
+                                    a[4] - b[4], on == "" ? "" : "; " on)
+        else pg = pg ", ckpt 0 done" (on == "" ? "" : " (" on ")")
         vs = ""
         for (t in vac) {
           # the phase seen most often for this table

@@ -123,7 +123,8 @@ soak_run() {  # broker
   echo "  $broker: $rate msg/s for $soak_minutes min, a line every $soak_every_s s (latencies in ms, p50/p99)"
   printf '  %5s %8s %8s %17s %17s %8s %22s %8s %7s %7s  %s\n' min sent/s done/s send complete queued \
     "messages+idx+toast MB" "WAL MB" "RSS MB" vacuum "top wait"
-  cpu_ticks "${pg_probe_backend:-0}"; s0=$ticks; cpu_ticks "${PGPROBE_PID:-0}"; s0=$((s0 + ticks)); t0=$EPOCHREALTIME
+  cpu_ticks "${pg_probe_backend:-0}"; s0=$((ticks + pg_loop_ticks_all)); cpu_ticks "${PGPROBE_PID:-0}"; s0=$((s0 + ticks))
+  t0=$EPOCHREALTIME
   pg_watch_begin "$work/soak.samples.1"
   while IFS= read -r line; do
     case $line in
@@ -135,7 +136,8 @@ soak_run() {  # broker
              --duration $((soak_minutes * 60)) --report-every "$soak_every_s" --timeout "$timeout" --label "$broker" 2>&1)
   wait $! || rc=$?
   pg_watch_end
-  cpu_ticks "${pg_probe_backend:-0}"; s1=$ticks; cpu_ticks "${PGPROBE_PID:-0}"; s1=$((s1 + ticks)); t1=$EPOCHREALTIME
+  cpu_ticks "${pg_probe_backend:-0}"; s1=$((ticks + pg_loop_ticks_all)); cpu_ticks "${PGPROBE_PID:-0}"; s1=$((s1 + ticks))
+  t1=$EPOCHREALTIME
   [ -z "$total" ] || echo "  $total"
   [ $rc = 0 ] || echo "  soak $broker: sbbench exited $rc (1: protocol error, 2: timeout; the reason is above)"
   soak_summary "$broker" "$rate"
