@@ -77,7 +77,7 @@ soak_row() {  # broker "LINE from sbbench"
     soak_rows+="$t|$done_|-|-|$rss"$'\n'
   fi
   soak_prev=$cur
-  printf '  %5s %8s %8s %17s %17s %8s %22s %8s %7.1f %7s  %s\n' "$(awk -v t="$t" 'BEGIN{printf "%g", t/60}')" \
+  printf '  %5s %8s %8s %17s %17s %8s %22s %8s %7.1f %7s  %s\n' "$(awk -v t="$t" 'BEGIN{printf "%.4g", t/60}')" \
     "$sent" "$done_" "$sms" "$cms" "$queued" "$store" "$wal" "$(awk -v r="$rss" 'BEGIN{print r/1024}')" "$vac" "$wait"
 }
 
@@ -91,8 +91,8 @@ soak_summary() {  # broker rate
       for (i = 1; i <= n; i++) { d = mean > 0 ? 100 * (c[i] - mean) / mean : 0; if (d < lo) lo = d; if (d > hi) hi = d }
       out = sprintf("soak %s at %d msg/s for %d min: completed %.0f/s on average, intervals %+.1f %%..%+.1f %% off it (target: within 20 %%)",
                     broker, rate, mins, mean, lo, hi)
-      # the base: the interval that ends at minute 5, or the first if the soak is shorter
-      base = 1; for (i = 1; i <= n; i++) if (t[i] <= 300) base = i
+      # the base: the last interval to end by minute 5 if the soak goes on after it, else the first
+      base = 1; if (t[n] > 300) for (i = 1; i <= n; i++) if (t[i] <= 300) base = i
       if (st[n] != "-") {
         wlo = whi = w[base]
         for (i = base; i <= n; i++) { if (w[i] < wlo) wlo = w[i]; if (w[i] > whi) whi = w[i] }
@@ -126,15 +126,23 @@ soak_run() {  # broker
   cpu_ticks "${pg_probe_backend:-0}"; s0=$((ticks + pg_loop_ticks_all)); cpu_ticks "${PGPROBE_PID:-0}"; s0=$((s0 + ticks))
   t0=$EPOCHREALTIME
   pg_watch_begin "$work/soak.samples.1"
+  # sbbench's lines are read as they come, through a fifo (so that its exit
+  # status can be waited for: soak_row starts sampling loops in the background).
+  local fifo="$work/soak.lines" sb
+  rm -f "$fifo"; mkfifo "$fifo"
+  "$work/sbbench" "${soak_args[@]}" --address "${soak_prefix}soak" --mode soak --rate "$rate" \
+    --duration $((soak_minutes * 60)) --report-every "$soak_every_s" --timeout "$timeout" --label "$broker" \
+    > "$fifo" 2>&1 &
+  sb=$!
   while IFS= read -r line; do
     case $line in
       "$broker soak "*) soak_row "$broker" "$line" ;;
       "$broker mode=soak "*) total=$line ;;
       *) printf '  %s\n' "$line" ;;
     esac
-  done < <("$work/sbbench" "${soak_args[@]}" --address "${soak_prefix}soak" --mode soak --rate "$rate" \
-             --duration $((soak_minutes * 60)) --report-every "$soak_every_s" --timeout "$timeout" --label "$broker" 2>&1)
-  wait $! || rc=$?
+  done < "$fifo"
+  wait "$sb" || rc=$?
+  rm -f "$fifo"
   pg_watch_end
   cpu_ticks "${pg_probe_backend:-0}"; s1=$((ticks + pg_loop_ticks_all)); cpu_ticks "${PGPROBE_PID:-0}"; s1=$((s1 + ticks))
   t1=$EPOCHREALTIME
@@ -142,5 +150,5 @@ soak_run() {  # broker
   [ $rc = 0 ] || echo "  soak $broker: sbbench exited $rc (1: protocol error, 2: timeout; the reason is above)"
   soak_summary "$broker" "$rate"
   awk -v s=$((s1 - s0)) -v hz="$clk_tck" -v a="$t0" -v b="$t1" -v ms="$sample_ms" \
-    'BEGIN { printf "  (the sampler, every %d ms: %.2f s of CPU = %.2f %% of one core)\n", ms, s / hz, b > a ? 100 * s / hz / (b - a) : 0 }'
+    'BEGIN { printf "  (the sampler, every %d ms: %.2f s of CPU = %.2f %% of one core)\n", ms, s / hz, (b > a ? 100 * s / hz / (b - a) : 0) }'
 }
