@@ -379,7 +379,7 @@ if pg_ask "string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) F
                           'fsync', 'autovacuum_naptime', 'autovacuum_vacuum_cost_delay', 'autovacuum_vacuum_cost_limit')"; then
   echo "postgresql: $pg_answer"
 fi
-if [ "$sample_ms" -gt 0 ]; then
+if [ "$sample_ms" -gt 0 ] && [ -z "$soak_minutes" ]; then
   echo "each timed case: pg and cpu lines (sampled every $sample_ms ms; tables LIKE '$pg_tables'; see README.md)"
 fi
 
