@@ -295,7 +295,8 @@ pg_case_lines() {  # broker before after samples t0 t1 sbemu_ticks peer_ticks pg
           vs = vs (vs == "" ? "" : ", ") t " " pct(vac[t], n) " (" bestp ")"
         }
         pg = pg ", vacuum " (vs == "" ? "-" : vs)
-        if (n == 0) pg = pg sprintf(", waits: - (no sample: the case was shorter than %d ms)", ms)
+        if (ms == 0) pg = pg ", waits: - (sampling off)"
+        else if (n == 0) pg = pg sprintf(", waits: - (no sample: the case was shorter than %d ms)", ms)
         else if (busy == 0) pg = pg ", waits: - (no busy backend)"
         else pg = pg sprintf(", waits: %s (busy %.2f)", top(wait, busy, 4), busy / n)
         hit = a[5] - b[5]; rd = a[6] - b[6]
