@@ -5,7 +5,10 @@
 #   raw       the same rows COPYed into sbemu's own `messages` table on sbemu's own
 #             cluster: what PostgreSQL alone can take, the ceiling for sends
 # The two brokers are measured by the same client (sbbench.c, built here),
-# alternately, BENCH_ROUNDS times; the table shows the median of the rounds.
+# alternately, BENCH_ROUNDS times; the table shows every round, the median and
+# the spread, and flags a round far off its median. Under every timed case two
+# lines say what PostgreSQL and the processes were doing (pgwatch.sh).
+# BENCH_SOAK=MINUTES runs the soak instead of the cases (soak.sh).
 # It prints numbers; it never passes or fails on them. See README.md.
 #
 #   tests/bench/run.sh [NAME=VALUE]...     e.g. tests/bench/run.sh BENCH_ROUNDS=1 BENCH_COUNT=2000
@@ -39,6 +42,28 @@ sessions_list=${BENCH_SESSIONS:-"1 1000"}  # sessions per queue in the session r
 txn_batch=${BENCH_TXN_BATCH:-10}         # sends per transaction in the txn send cases
 many_sessions=${BENCH_MANY_SESSIONS:-10000}  # sessions of one message each in the memory case (0: none)
 idle_conns=${BENCH_IDLE_CONNS:-10000}    # connections held open in the idle-connections case (0: none)
+# What PostgreSQL was doing during each timed case (pgwatch.sh): sampled every
+# BENCH_PG_SAMPLE_MS (0: the counters before and after only), sizes summed
+# over the tables LIKE BENCH_PG_TABLES.
+sample_ms=${BENCH_PG_SAMPLE_MS:-100}
+settle_ms=${BENCH_PG_SETTLE_MS:-2000}    # until pg_stat_* holds all of sbemu's work (pgwatch.sh)
+pg_tables=${BENCH_PG_TABLES:-message%}
+flag_pct=${BENCH_FLAG_PCT:-25}           # a round further than this (%) from its case's median is flagged
+# The soak (soak.sh): BENCH_SOAK minutes of sends and peek-lock receives
+# together on one queue, at BENCH_SOAK_RATE msg/s, or at soak_share % of the
+# best rate a BENCH_SOAK_PROBE-second unthrottled run sustained; a line every
+# BENCH_SOAK_REPORT seconds. BENCH_SOAK_PEER=1 soaks RabbitMQ afterwards.
+soak_minutes=${BENCH_SOAK:-}
+soak_rate=${BENCH_SOAK_RATE:-}
+soak_peer=${BENCH_SOAK_PEER:-0}
+soak_probe_s=${BENCH_SOAK_PROBE:-20}
+soak_every_s=${BENCH_SOAK_REPORT:-60}
+soak_share=80
+for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$v: a whole number, not '${!v}'" >&2; exit 64; }
+done
+[[ $soak_minutes =~ ^([1-9][0-9]*)?$ ]] || { echo "BENCH_SOAK is a number of minutes, not '$soak_minutes'" >&2; exit 64; }
+[[ $soak_rate =~ ^([1-9][0-9]*)?$ ]] || { echo "BENCH_SOAK_RATE is messages per second, not '$soak_rate'" >&2; exit 64; }
 # BENCH_ONLY=idle runs the idle-connections case alone: no rounds, no
 # sessions, no backlog (the loops below run over zero rounds).
 only=${BENCH_ONLY:-}
@@ -47,6 +72,10 @@ case $only in
   idle) rounds=0; many_sessions=0 ;;
   *) echo "BENCH_ONLY is idle (or unset), not '$only'" >&2; exit 64 ;;
 esac
+if [ -n "$soak_minutes" ]; then
+  [ -z "$only" ] || { echo "BENCH_SOAK and BENCH_ONLY do not go together" >&2; exit 64; }
+  rounds=0; many_sessions=0; idle_conns=0; with_rabbitmq=$soak_peer
+fi
 # The raw line writes the columns below; the entity column is found by name
 # (the schema renamed queue_id to entity_id once and may again).
 RAW_ENTITY_COLUMNS=${RAW_ENTITY_COLUMNS:-"entity_id queue_id"}
@@ -86,6 +115,9 @@ cleanup() {
   fi
   # The private epmd the RabbitMQ node started on its own port.
   if [ -n "$epmd_port" ]; then ERL_EPMD_PORT=$epmd_port epmd -kill >/dev/null 2>&1 || true; fi
+  if [ -s "$work/pgprobe.log" ]; then
+    echo "the psql session that watched the cases said (pgprobe.log):"; sort "$work/pgprobe.log" | uniq -c | sort -rn | head -5
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -96,13 +128,14 @@ now() { date +%s.%N; }
 
 # ---- the client ----
 # shellcheck disable=SC2046  # pkg-config's flags are words on purpose
-cc -O2 -Wall -Wextra -pthread -o "$work/sbbench" "$here/sbbench.c" \
+cc -O2 -Wall -Wextra -pthread -o "$work/sbbench" "$here/sbbench.c" "$here/sbbench_soak.c" \
   $(pkg-config --cflags --libs libqpid-proton libssl libcrypto)
 
 # ---- queues: one per broker case and round, so a failed run cannot leave
 # messages behind for the next one ----
 qname() { echo "b${1}x${2}r${3}"; }   # size, connections, round
 queues='{"Name":"backlog","Properties":{}},{"Name":"rawbench","Properties":{}},{"Name":"idle","Properties":{}}'
+queues="$queues"',{"Name":"soak","Properties":{}},{"Name":"soakprobe","Properties":{}}'
 for r in $(seq "$rounds"); do for s in $sizes; do for c in $conns_list; do
   queues="$queues,{\"Name\":\"$(qname "$s" "$c" "$r")\",\"Properties\":{}}"
 done; done; done
@@ -182,12 +215,15 @@ elif [ "$with_rabbitmq" = 1 ]; then
   echo "rabbitmq: not installed (apt-get install -y rabbitmq-server); no peer numbers"
 fi
 
-# ---- results: "broker|case" -> rates of the rounds ----
-declare -A results seen
+# ---- results: "broker|case" -> rates of the rounds; "broker|case|k" -> the
+# pg and cpu lines of its k-th round, shown again for a flagged case ----
+declare -A results seen notes
 declare -a case_order=()
-record() {  # broker case rate
+record() {  # broker case rate [note]
   if [ -z "${seen[$2]-}" ]; then seen[$2]=1; case_order+=("$2"); fi
   results[$1|$2]="${results[$1|$2]-} $3"
+  local -a rs; read -ra rs <<<"${results[$1|$2]}"
+  notes[$1|$2|${#rs[@]}]=${4-}
 }
 human_size() { [ "$1" -ge 1024 ] && echo "$(($1 / 1024))KiB" || echo "${1}B"; }
 
@@ -230,17 +266,22 @@ bench() {  # broker case address mode count size conns window [timeout]
     url_args=(--url "$rabbit_url" --address "/queue/$address" --rcv-settle-mode first); auth=(--user guest --password guest)
   fi
   local out rc=0
+  case_note=""
+  if [ "$case" != - ]; then case_watch_begin "$broker"; fi
   out=$("$work/sbbench" "${url_args[@]}" "${auth[@]}" --mode "$mode" --count "$count" --size "$size" \
         --connections "$conns" --window "$window" --timeout "$t" --label "$broker" "${bench_opts[@]}" 2>&1) || rc=$?
+  if [ "$broker" = sbemu ]; then sbemu_last_work=$EPOCHREALTIME; fi
   if [ "$case" = - ]; then
     [ $rc = 0 ] || printf '  (fill) %s\n' "${out//$'\n'/$'\n  (fill) '}"
     return 0
   fi
+  case_watch_end
   printf '  %s\n' "${out//$'\n'/$'\n  '}"
+  printf '%s\n' "$case_note"
   local rate; rate=$(sed -n 's/.* rate=\([0-9]*\) msg\/s.*/\1/p' <<<"$out" | head -1)
-  if [ $rc = 0 ] && [ -n "$rate" ]; then record "$broker" "$case" "$rate"
-  elif [ $rc = 2 ]; then record "$broker" "$case" timeout
-  else record "$broker" "$case" failed
+  if [ $rc = 0 ] && [ -n "$rate" ]; then record "$broker" "$case" "$rate" "$case_note"
+  elif [ $rc = 2 ]; then record "$broker" "$case" timeout "$case_note"
+  else record "$broker" "$case" failed "$case_note"
   fi
 }
 
@@ -300,32 +341,54 @@ raw_send() {  # case count size conns window
     raw_script "$raw_entity_id" "$raw_seq" "$per" "$window" "$size" > "$work/raw.sql.$i"
     raw_seq=$((raw_seq + per))
   done
+  case_watch_begin raw
   for i in $(seq "$conns"); do
     psql_sb -At -f "$work/raw.sql.$i" > "$work/raw.out.$i" 2>&1 &
     pids+=($!)
   done
   local failed=0; for i in "${pids[@]}"; do wait "$i" || failed=1; done
+  case_watch_end
   rm -f "$work"/raw.sql.*
   if [ $failed = 1 ]; then
-    echo "  raw: failed: $(grep -h -m1 -i error "$work"/raw.out.* | head -1)"; record raw "$case" failed
+    echo "  raw: failed: $(grep -h -m1 -i error "$work"/raw.out.* | head -1)"; record raw "$case" failed "$case_note"
+    printf '%s\n' "$case_note"
   else
     local secs; secs=$(cat "$work"/raw.out.* | awk -F'|' '$1=="start"&&(s==""||$2<s){s=$2} $1=="end"&&$2>e{e=$2} END{printf "%.3f", e-s}')
     local rate; rate=$(awk -v n=$((per * conns)) -v s="$secs" 'BEGIN{printf "%.0f", n/s}')
     echo "  raw mode=send count=$((per * conns)) size=$size conns=$conns window=$window secs=$secs rate=$rate msg/s"
-    record raw "$case" "$rate"
+    printf '%s\n' "$case_note"
+    record raw "$case" "$rate" "$case_note"
   fi
   psql_sb -c "DELETE FROM messages WHERE $raw_entity_col = $raw_entity_id" >/dev/null
 }
-with_raw=1; raw_prepare || with_raw=0
+with_raw=1
+if [ -z "$soak_minutes" ]; then raw_prepare || with_raw=0; fi
 
-if [ -z "$only" ]; then
-  echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them;" \
-       "rounds=$rounds, 1 KiB: $count_small msgs window $window_small, 64 KiB: $count_large msgs window $window_large"
-else
-  echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them;" \
-       "BENCH_ONLY=$only"
-fi
+# ---- the psql session that watches every timed case ----
+. "$here/pgwatch.sh"
+pg_probe_start
+
+what="rounds=$rounds, 1 KiB: $count_small msgs window $window_small, 64 KiB: $count_large msgs window $window_large"
+if [ -n "$only" ]; then what="BENCH_ONLY=$only"; fi
+if [ -n "$soak_minutes" ]; then what="soak of $soak_minutes min"; fi
+echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them; $what"
 if [ -n "$rabbit_url" ]; then echo "rabbitmq $(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null) (AMQP 1.0 plugin, durable queue, persistent messages)"; fi
+if pg_ask "string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) FROM pg_settings
+           WHERE name IN ('shared_buffers', 'wal_buffers', 'max_wal_size', 'checkpoint_timeout',
+                          'checkpoint_completion_target', 'full_page_writes', 'wal_compression', 'synchronous_commit',
+                          'fsync', 'autovacuum_naptime', 'autovacuum_vacuum_cost_delay', 'autovacuum_vacuum_cost_limit')"; then
+  echo "postgresql: $pg_answer"
+fi
+if [ "$sample_ms" -gt 0 ] && [ -z "$soak_minutes" ]; then
+  echo "each timed case: pg and cpu lines (sampled every $sample_ms ms; tables LIKE '$pg_tables'; see README.md)"
+fi
+
+if [ -n "$soak_minutes" ]; then
+  . "$here/soak.sh"
+  soak_run sbemu
+  if [ -n "$rabbit_url" ]; then soak_run rabbitmq; fi
+  exit 0
+fi
 
 # ---- the cases ----
 brokers_in_order() {  # alternate who goes first, so neither always runs on a warmer machine
@@ -478,7 +541,10 @@ if [ "$idle_conns" -gt 0 ]; then
   echo "idle connections: ${idle_summary#; }"
 fi
 
-# ---- the table ----
+# ---- the table: per case and broker every round, the median, the spread
+# ((max - min) / median) and the ratios of the medians; a round further than
+# flag_pct % from its median is marked "!" and listed after the table with the
+# pg and cpu lines of every round of its case ----
 median() {  # rates... -> their median, or the failure if most rounds failed
   local -a nums=(); local bad="" nbad=0 v n
   for v in "$@"; do
@@ -490,17 +556,63 @@ median() {  # rates... -> their median, or the failure if most rounds failed
   if [ $((n % 2)) = 1 ]; then echo "${nums[n / 2]}"; else echo $(((nums[n / 2 - 1] + nums[n / 2]) / 2)); fi
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/ && b > 0) printf "%.2f", a/b; else print "-" }'; }
+spread() {  # median rates... -> "(max - min) / median" in %, "-" with fewer than two numbers
+  local m=$1; shift
+  printf '%s\n' "$@" | awk -v m="$m" '/^[0-9]+$/ { n++; if (n == 1 || $1 > hi) hi = $1; if (n == 1 || $1 < lo) lo = $1 }
+    END { if (n < 2 || m !~ /^[0-9]+$/ || m == 0) print "-"; else printf "%.0f%%\n", 100 * (hi - lo) / m }'
+}
+off() {  # median rate -> how far the rate is from the median, in % (signed), "" if not a number
+  awk -v m="$1" -v r="$2" 'BEGIN { if (m ~ /^[0-9]+$/ && r ~ /^[0-9]+$/ && m > 0) printf "%+.0f", 100 * (r - m) / m }'
+}
+declare -a flagged=()
 if [ ${#case_order[@]} -gt 0 ]; then
   echo
-  echo "median of $rounds round(s), messages per second (higher is better)"
-  printf '%-46s %10s %10s %10s %15s %10s\n' case sbemu rabbitmq raw-pg sbemu/rabbitmq sbemu/raw
+  echo "messages per second (higher is better): every round, their median and spread ((max - min) / median);"
+  echo "! marks a round more than $flag_pct % off its median"
+  printf '%-46s %-8s %-*s %9s %7s %15s %10s\n' case broker $((rounds * 9 > 12 ? rounds * 9 : 12)) rounds median spread \
+    sbemu/rabbitmq sbemu/raw
 fi
 for c in "${case_order[@]}"; do
-  read -ra rs <<<"${results[sbemu|$c]-}"; read -ra rm <<<"${results[rabbitmq|$c]-}"; read -ra rw <<<"${results[raw|$c]-}"
-  s=$(median "${rs[@]}"); m=$(median "${rm[@]}"); w=$(median "${rw[@]}")
-  printf '%-46s %10s %10s %10s %15s %10s\n' "$c" "$s" "$m" "$w" "$(ratio "$s" "$m")" "$(ratio "$s" "$w")"
+  label=$c
+  s=$(median ${results[sbemu|$c]-}); m=$(median ${results[rabbitmq|$c]-}); w=$(median ${results[raw|$c]-})
+  for b in sbemu rabbitmq raw; do
+    [ -n "${results[$b|$c]-}" ] || continue
+    read -ra rs <<<"${results[$b|$c]}"
+    med=$(median "${rs[@]}"); shown=""; flag=0
+    for v in "${rs[@]}"; do
+      o=$(off "$med" "$v"); mark=""
+      if [ -n "$o" ] && [ "${o#[+-]}" -gt "$flag_pct" ]; then mark="!"; flag=1; fi
+      shown+="$(printf '%-9s' "$v$mark")"
+    done
+    [ $flag = 1 ] && flagged+=("$b|$c")
+    r1=""; r2=""
+    if [ "$b" = sbemu ]; then r1=$(ratio "$s" "$m"); r2=$(ratio "$s" "$w"); fi
+    name=$b; [ "$b" = raw ] && name=raw-pg
+    printf '%-46s %-8s %-*s %9s %7s %15s %10s\n' "$label" "$name" $((rounds * 9 > 12 ? rounds * 9 : 12)) "$shown" \
+      "$med" "$(spread "$med" "${rs[@]}")" "$r1" "$r2"
+    label=""
+  done
 done
+if [ ${#flagged[@]} -gt 0 ]; then
+  echo
+  echo "flagged: rounds more than $flag_pct % off their median, and what each round of the case saw"
+  for f in "${flagged[@]}"; do
+    b=${f%%|*}; c=${f#*|}
+    read -ra rs <<<"${results[$f]}"
+    med=$(median "${rs[@]}"); what=""
+    for k in "${!rs[@]}"; do
+      o=$(off "$med" "${rs[k]}")
+      if [ -n "$o" ] && [ "${o#[+-]}" -gt "$flag_pct" ]; then what+=", round $((k + 1)) ${rs[k]} ($o %)"; fi
+    done
+    echo "$c, $b (median $med)${what}"
+    for k in "${!rs[@]}"; do
+      printf '  round %d: %s\n' $((k + 1)) "${rs[k]}"
+      [ -z "${notes[$f|$((k + 1))]-}" ] || printf '  %s\n' "${notes[$f|$((k + 1))]//$'\n'/$'\n  '}"
+    done
+  done
+fi
 echo
+pg_sampler_total
 echo "sbemu peak RSS (VmHWM): $(awk '/^VmHWM/{print $2, $3}' "/proc/$pid/status")"
 if [ -n "${beam_pid:-}" ] && [ -r "/proc/$beam_pid/status" ]; then
   echo "rabbitmq peak RSS (VmHWM, beam.smp): $(awk '/^VmHWM/{print $2, $3}' "/proc/$beam_pid/status")"

@@ -45,6 +45,17 @@
  *                   them and exits 0. --timeout bounds the whole run, the hold
  *                   included. The line's count is the connections opened and
  *                   its rate connections per second, with ms= the time in ms.
+ *   soak            sends and peek-lock receives together on one queue for
+ *                   --duration seconds: connection 0 sends at --rate messages
+ *                   per second (0: as fast as the window allows), connection 1
+ *                   receives with credit = window and completes each message.
+ *                   Every --report-every seconds (60) one line: the rates of
+ *                   accepted sends and of confirmed completes, p50/p99 of the
+ *                   send latency (send handed to Proton -> accepted) and of the
+ *                   complete latency (complete sent -> the broker's settled
+ *                   disposition), and how many accepted messages are not yet
+ *                   completed; then a total line. --count is not used. Pacing,
+ *                   latencies and the lines are in sbbench_soak.c.
  *
  * Options for sbemu's sessions and transactions (the SDKs' ways):
  *   --sessions N    send: message i of the run gets group-id (SessionId)
@@ -63,7 +74,7 @@
  * The open-files limit is raised to its hard limit at start (connect: N
  * connections take N descriptors).
  *
- * Build: cc -O2 -Wall -Wextra -o sbbench sbbench.c \
+ * Build: cc -O2 -Wall -Wextra -o sbbench sbbench.c sbbench_soak.c \
  *          -pthread $(pkg-config --cflags --libs libqpid-proton libcrypto) */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
@@ -100,8 +111,10 @@
 #include <proton/terminus.h>
 #include <proton/transport.h>
 
+#include "sbbench_soak.h"
+
 enum exit_code { EXIT_OK = 0, EXIT_PROTOCOL = 1, EXIT_TIMEOUT = 2, EXIT_USAGE = 3 };
-enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE, MODE_RECEIVE_SESSION, MODE_CONNECT };
+enum mode { MODE_SEND, MODE_RECEIVE, MODE_RECEIVE_DELETE, MODE_RECEIVE_SESSION, MODE_CONNECT, MODE_SOAK };
 /* connect: why the hold ends (set by the watcher thread). */
 enum stop_reason { STOP_NONE, STOP_EOF, STOP_SIGNAL };
 /* A connection's transaction, one at a time (--txn-batch). */
@@ -146,6 +159,13 @@ enum txn_phase { TXN_IDLE, TXN_DECLARING, TXN_OPEN, TXN_DISCHARGING };
 #define TXN_STATE           0x34
 #define TXN_ID_MAX          32           /* sbemu's are 8 bytes; AMQP allows 32 */
 #define CONTROL_MAX         128          /* an encoded declare or discharge */
+#define SOAK_CONNECTIONS    2            /* soak: connection 0 sends, 1 receives */
+#define SOAK_SENDER         0
+#define DEFAULT_REPORT_S    60           /* soak: a line per minute */
+#define MAX_RATE            10000000     /* soak: messages per second */
+
+/* soak keeps when a send or a complete went out in its delivery's context. */
+_Static_assert(UINTPTR_MAX >= UINT64_MAX, "a delivery's context must hold a 64-bit time");
 
 struct options {
     const char *url, *address, *label;
@@ -159,6 +179,8 @@ struct options {
     bool window_given;
     int sessions;   /* send: group-ids s0..s<N-1>; receive-session: sessions to empty */
     int txn_batch;  /* send: sends per transaction, 0 = none */
+    long rate;      /* soak: sends per second, 0 = unthrottled */
+    int duration_s, report_every_s;  /* soak */
     char host[HOST_MAX], port[HOST_MAX];
 };
 
@@ -220,13 +242,20 @@ static const char *mode_name(enum mode m)
     case MODE_RECEIVE_DELETE: return "receive-delete";
     case MODE_RECEIVE_SESSION: return "receive-session";
     case MODE_CONNECT: return "connect";
+    case MODE_SOAK: return "soak";
     }
     return "?";
 }
 
 static bool peek_lock(void)
 {
-    return opt.mode == MODE_RECEIVE || opt.mode == MODE_RECEIVE_SESSION;
+    return opt.mode == MODE_RECEIVE || opt.mode == MODE_RECEIVE_SESSION || opt.mode == MODE_SOAK;
+}
+
+/* Whether this connection's work link sends (soak: connection 0 sends, the other receives). */
+static bool conn_sends(const struct conn *c)
+{
+    return opt.mode == MODE_SEND || (opt.mode == MODE_SOAK && c->index == SOAK_SENDER);
 }
 
 static double elapsed(const struct timespec *a, const struct timespec *b)
@@ -250,6 +279,10 @@ static void print_result(const char *note)
             printf(" %s after %.0f s (wanted %d)", note, elapsed(&t_launch, &now), opt.connections);
         printf("\n");
         fflush(stdout);
+        return;
+    }
+    if (opt.mode == MODE_SOAK) {
+        soak_print_total(soak_now_ns(), opt.window, note);
         return;
     }
     const struct timespec *end = finished ? &t_end : &now;
@@ -466,7 +499,7 @@ static void open_work_link(struct conn *c)
     else
         snprintf(name, sizeof name, "sbbench-%s-%d", mode_name(opt.mode), c->index);
     c->work_attached = false;
-    if (opt.mode == MODE_SEND) {
+    if (conn_sends(c)) {
         c->work = pn_sender(c->session, name);
         pn_terminus_set_address(pn_link_target(c->work), opt.address);
     } else {
@@ -523,6 +556,8 @@ static void finish(void)
     print_result(NULL);
     for (int i = 0; i < opt.connections; i++)
         pn_connection_wake(conns[i].pn);
+    if (opt.mode == MODE_SOAK)  /* the ticks stop; closing may take this long */
+        pn_proactor_set_timeout(proactor, CLOSE_GRACE_MS);
 }
 
 /* n more done: a transaction's sends all count at once, when it commits. */
@@ -553,9 +588,14 @@ static void on_session_gone(struct conn *c)
         open_work_link(c);
 }
 
-/* A message received and completed (the complete confirmed, or sent). */
-static void receive_done(struct conn *c)
+/* A message received and completed: the complete confirmed (complete_ns:
+ * when it was sent), or counted when sent (0). */
+static void receive_done(struct conn *c, uint64_t complete_ns)
 {
+    if (opt.mode == MODE_SOAK) {
+        soak_completed(complete_ns, soak_now_ns());
+        return;
+    }
     count_done(1);
     if (opt.mode == MODE_RECEIVE_SESSION && ++c->session_done == per_session)
         let_session_go(c);
@@ -670,9 +710,10 @@ static void join_txn(struct conn *c, pn_delivery_t *d)
     pn_delivery_update(d, TXN_STATE);
 }
 
-static bool may_send(struct conn *c)
+/* due: how many sends this connection may have made by now (soak's pacing). */
+static bool may_send(struct conn *c, uint64_t due)
 {
-    if (c->sent >= c->target || c->sent - c->acked >= (uint64_t)opt.window)
+    if (c->sent >= c->target || c->sent >= due || c->sent - c->acked >= (uint64_t)opt.window)
         return false;
     return opt.txn_batch == 0 || (c->txn_phase == TXN_OPEN && c->txn_sent < c->txn_size);
 }
@@ -681,7 +722,9 @@ static void pump_sends(struct conn *c)
 {
     char id[ID_HEX_LEN + 1], group[32];
     pn_link_t *l = c->work;
-    while (pn_link_credit(l) > 0 && may_send(c)) {
+    uint64_t now_ns = opt.mode == MODE_SOAK ? soak_now_ns() : 0;
+    uint64_t due = opt.mode == MODE_SOAK ? soak_due(now_ns) : UINT64_MAX;
+    while (pn_link_credit(l) > 0 && may_send(c, due)) {
         uint64_t tag = c->sent;
         /* A fresh message-id per send, as the SDKs set one, patched in place so
          * the body is encoded once. */
@@ -700,6 +743,8 @@ static void pump_sends(struct conn *c)
             join_txn(c, d);
             c->txn_sent++;
         }
+        if (opt.mode == MODE_SOAK)
+            pn_delivery_set_context(d, (void *)(uintptr_t)now_ns);
         pn_link_advance(l);
         c->sent++;
     }
@@ -738,6 +783,8 @@ static void start_run(void)
 {
     started = true;
     clock_gettime(CLOCK_MONOTONIC, &t_start);
+    if (opt.mode == MODE_SOAK)
+        soak_start(soak_now_ns());
     if (opt.count == 0) {
         finish();
         return;
@@ -746,18 +793,43 @@ static void start_run(void)
         pn_connection_wake(conns[i].pn);
 }
 
+/* soak: the proactor's timeout is a tick of SOAK_TICK_MS. Before the start it
+ * only watches --timeout (the set-up); then it wakes the sender to send what
+ * has come due, prints the intervals that have ended, and finishes after
+ * --duration. False: not a tick (set-up timed out, or the close grace after
+ * the end is over), for the caller to end the run. */
+static bool soak_on_tick(void)
+{
+    if (finished)
+        return false;
+    if (!started) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (elapsed(&t_launch, &now) >= opt.timeout_s)
+            return false;
+    } else if (soak_tick(soak_now_ns())) {
+        finish();
+        return true;
+    } else {
+        pn_connection_wake(conns[SOAK_SENDER].pn);
+    }
+    pn_proactor_set_timeout(proactor, SOAK_TICK_MS);
+    return true;
+}
+
 static void kick(struct conn *c)
 {
     if (finished && !c->closing) {
         c->closing = true;
         pn_connection_close(c->pn);
     }
-    if (opt.mode == MODE_CONNECT || !started || c->kicked)
+    /* soak's sender is woken every tick to send what has come due */
+    if (opt.mode == MODE_CONNECT || !started || finished || (c->kicked && opt.mode != MODE_SOAK))
         return;
     c->kicked = true;
-    if (opt.mode == MODE_SEND && opt.txn_batch > 0)
+    if (conn_sends(c) && opt.txn_batch > 0)
         txn_step(c);
-    else if (opt.mode == MODE_SEND)
+    else if (conn_sends(c))
         pump_sends(c);
     else
         top_up_credit(c);
@@ -796,9 +868,12 @@ static void on_send_update(struct conn *c, pn_delivery_t *d)
         on_txn_send_update(c, d);
     } else if (state == PN_ACCEPTED || (state == 0 && pn_delivery_settled(d))) {
         /* Settled without an outcome means the broker took it (the default outcome). */
+        if (opt.mode == MODE_SOAK)
+            soak_accepted((uint64_t)(uintptr_t)pn_delivery_get_context(d), soak_now_ns());
         pn_delivery_settle(d);
         c->acked++;
-        count_done(1);
+        if (opt.mode != MODE_SOAK)
+            count_done(1);
         if (!finished)
             pump_sends(c);
     } else if (state == PN_REJECTED || state == PN_RELEASED || state == PN_MODIFIED) {
@@ -864,14 +939,16 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
             pn_delivery_settle(d);
         } else if (presettled) {
             pn_delivery_settle(d);
-            receive_done(c);
+            receive_done(c, 0);
         } else if (c->confirmed) {
             pn_delivery_update(d, PN_ACCEPTED);  /* settled once the broker has */
+            if (opt.mode == MODE_SOAK)
+                pn_delivery_set_context(d, (void *)(uintptr_t)soak_now_ns());
             n_pending++;
         } else {
             pn_delivery_update(d, PN_ACCEPTED);
             pn_delivery_settle(d);
-            receive_done(c);
+            receive_done(c, 0);
         }
         if (!finished)
             top_up_credit(c);
@@ -882,9 +959,10 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
         if (state != PN_ACCEPTED)
             fail("connection %d: complete answered %s: %s", c->index, pn_disposition_type_name(state),
                  cond_text(pn_disposition_condition(pn_delivery_remote(d)), buf, sizeof buf));
+        uint64_t complete_ns = (uint64_t)(uintptr_t)pn_delivery_get_context(d);
         pn_delivery_settle(d);
         n_pending--;
-        receive_done(c);
+        receive_done(c, complete_ns);
     }
 }
 
@@ -1048,14 +1126,13 @@ static void check_ready(struct conn *c)
 
 static void on_work_attached(struct conn *c)
 {
-    pn_terminus_t *remote = opt.mode == MODE_SEND ? pn_link_remote_target(c->work)
-                                                  : pn_link_remote_source(c->work);
+    pn_terminus_t *remote = conn_sends(c) ? pn_link_remote_target(c->work) : pn_link_remote_source(c->work);
     /* A refused attach comes back with no terminus, then a detach with the
      * reason (for a session link: no session came free in time). */
     if (pn_terminus_get_type(remote) == PN_UNSPECIFIED)
         return;
     c->work_attached = true;
-    if (peek_lock())
+    if (peek_lock() && !conn_sends(c))
         c->confirmed = pn_link_remote_rcv_settle_mode(c->work) == PN_RCV_SECOND;
     if (c->ready)  /* the next session, mid-run */
         top_up_credit(c);
@@ -1101,7 +1178,7 @@ static void handle(pn_event_t *e)
     case PN_LINK_FLOW:
         if (l == c->cbs_sender && !c->token_sent && pn_link_credit(l) > 0)
             send_put_token(c);
-        else if (l == c->work && c->kicked && opt.mode == MODE_SEND && !finished)
+        else if (l == c->work && c->kicked && conn_sends(c) && !finished)
             pump_sends(c);
         else if (l == c->coordinator && c->kicked)
             txn_step(c);
@@ -1112,11 +1189,11 @@ static void handle(pn_event_t *e)
             on_cbs_reply(c, d);
         else if (l == c->cbs_sender && pn_delivery_updated(d))
             pn_delivery_settle(d);
-        else if (l == c->work && opt.mode == MODE_SEND && pn_delivery_updated(d))
+        else if (l == c->work && conn_sends(c) && pn_delivery_updated(d))
             on_send_update(c, d);
         else if (l == c->coordinator && pn_delivery_updated(d))
             on_control_update(c, d);
-        else if (l == c->work && opt.mode != MODE_SEND)
+        else if (l == c->work && !conn_sends(c))
             on_receive(c, d);
         break;
     }
@@ -1151,6 +1228,8 @@ static void handle(pn_event_t *e)
         }
         break;
     case PN_PROACTOR_TIMEOUT:
+        if (opt.mode == MODE_SOAK && soak_on_tick())
+            break;
         if (!finished) {
             if (!result_printed)
                 print_result("TIMEOUT");
@@ -1273,6 +1352,7 @@ static void usage(FILE *f)
         "  --mode MODE             send | receive (peek-lock + complete) | receive-delete\n"
         "                          | receive-session (peek-lock, next-available sessions)\n"
         "                          | connect (open --connections, hold them until stdin closes)\n"
+        "                          | soak (send at --rate and receive + complete, for --duration)\n"
         "  --count N               messages in all (default %d)\n"
         "  --size BYTES            body size of sent messages (default %d)\n"
         "  --window N              unsettled sends / receiver credit per connection (default %d);\n"
@@ -1284,6 +1364,9 @@ static void usage(FILE *f)
         "  --sessions N            send: group-id s<i %% N> on message i (N sessions of count/N);\n"
         "                          receive-session: the N sessions to empty (required)\n"
         "  --txn-batch K           send: K sends per transaction, committed by discharge (0 = none)\n"
+        "  --rate N                soak: sends per second (0 = as fast as the window allows)\n"
+        "  --duration SECONDS      soak: how long (required)\n"
+        "  --report-every SECONDS  soak: a line per interval (default %d)\n"
         "  --sas-key-name NAME     with --sas-key (default %s)\n"
         "  --sas-key KEY           SASL ANONYMOUS then a CBS put-token signed with KEY\n"
         "  --user U --password P   SASL PLAIN\n"
@@ -1291,7 +1374,7 @@ static void usage(FILE *f)
         "  --timeout SECONDS       give up after this long, exit 2 (default %d)\n"
         "Exit: 0 done, 1 protocol error, 2 timeout, 3 usage.\n",
         DEFAULT_URL, DEFAULT_COUNT, DEFAULT_SIZE, DEFAULT_WINDOW, CONNECT_IN_FLIGHT, MAX_CONNECTIONS,
-        MAX_IDLE_CONNECTIONS, DEFAULT_SAS_KEYNAME, DEFAULT_TIMEOUT_S);
+        MAX_IDLE_CONNECTIONS, DEFAULT_REPORT_S, DEFAULT_SAS_KEYNAME, DEFAULT_TIMEOUT_S);
 }
 
 static void check_combinations(void)
@@ -1304,6 +1387,22 @@ static void check_combinations(void)
         die(EXIT_USAGE, "--sessions goes with --mode send or receive-session");
     if (opt.txn_batch > 0 && opt.mode != MODE_SEND)
         die(EXIT_USAGE, "--txn-batch goes with --mode send");
+    if ((opt.rate >= 0 || opt.duration_s > 0 || opt.report_every_s > 0) && opt.mode != MODE_SOAK)
+        die(EXIT_USAGE, "--rate, --duration and --report-every go with --mode soak");
+    if (opt.mode == MODE_SOAK) {
+        if (opt.duration_s == 0)
+            die(EXIT_USAGE, "--mode soak wants --duration SECONDS");
+        if (opt.connections != 1)
+            die(EXIT_USAGE, "--mode soak opens its own %d connections (one sends, one receives): no --connections",
+                SOAK_CONNECTIONS);
+        opt.connections = SOAK_CONNECTIONS;
+        opt.count = UINT64_MAX;  /* the run ends by time */
+        if (opt.rate < 0)
+            opt.rate = 0;
+        if (opt.report_every_s == 0)
+            opt.report_every_s = DEFAULT_REPORT_S;
+        soak_init(opt.label, (uint64_t)opt.rate, opt.duration_s, opt.report_every_s);
+    }
     if (opt.mode != MODE_RECEIVE_SESSION)
         return;
     /* Every session is emptied by one link, so each holds the same count and
@@ -1318,7 +1417,8 @@ static void check_combinations(void)
 static void parse_options(int argc, char **argv)
 {
     enum { O_URL = 256, O_ADDRESS, O_MODE, O_COUNT, O_SIZE, O_WINDOW, O_CONNS, O_SKN, O_SK,
-           O_USER, O_PASSWORD, O_LABEL, O_TIMEOUT, O_RCV_SETTLE, O_SESSIONS, O_TXN_BATCH, O_HELP };
+           O_USER, O_PASSWORD, O_LABEL, O_TIMEOUT, O_RCV_SETTLE, O_SESSIONS, O_TXN_BATCH, O_RATE, O_DURATION,
+           O_REPORT_EVERY, O_HELP };
     static const struct option longopts[] = {
         {"url", required_argument, NULL, O_URL},
         {"address", required_argument, NULL, O_ADDRESS},
@@ -1336,13 +1436,16 @@ static void parse_options(int argc, char **argv)
         {"rcv-settle-mode", required_argument, NULL, O_RCV_SETTLE},
         {"sessions", required_argument, NULL, O_SESSIONS},
         {"txn-batch", required_argument, NULL, O_TXN_BATCH},
+        {"rate", required_argument, NULL, O_RATE},
+        {"duration", required_argument, NULL, O_DURATION},
+        {"report-every", required_argument, NULL, O_REPORT_EVERY},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     opt = (struct options){
         .url = DEFAULT_URL, .label = "sbbench", .sas_key_name = DEFAULT_SAS_KEYNAME,
         .mode = MODE_SEND, .peek_lock_settle = PN_RCV_SECOND, .count = DEFAULT_COUNT, .size = DEFAULT_SIZE,
-        .window = DEFAULT_WINDOW, .connections = 1, .timeout_s = DEFAULT_TIMEOUT_S,
+        .window = DEFAULT_WINDOW, .connections = 1, .timeout_s = DEFAULT_TIMEOUT_S, .rate = -1,
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -1355,8 +1458,9 @@ static void parse_options(int argc, char **argv)
             else if (strcmp(optarg, "receive-delete") == 0) opt.mode = MODE_RECEIVE_DELETE;
             else if (strcmp(optarg, "receive-session") == 0) opt.mode = MODE_RECEIVE_SESSION;
             else if (strcmp(optarg, "connect") == 0) opt.mode = MODE_CONNECT;
-            else die(EXIT_USAGE, "--mode is send, receive, receive-delete, receive-session or connect, not '%s'",
-                     optarg);
+            else if (strcmp(optarg, "soak") == 0) opt.mode = MODE_SOAK;
+            else die(EXIT_USAGE, "--mode is send, receive, receive-delete, receive-session, connect or soak, "
+                     "not '%s'", optarg);
             break;
         case O_COUNT: opt.count = (uint64_t)parse_long("count", optarg, 0, LONG_MAX); break;
         case O_SIZE: opt.size = (size_t)parse_long("size", optarg, 0, MAX_SIZE); break;
@@ -1378,6 +1482,9 @@ static void parse_options(int argc, char **argv)
             break;
         case O_SESSIONS: opt.sessions = (int)parse_long("sessions", optarg, 0, MAX_SESSIONS); break;
         case O_TXN_BATCH: opt.txn_batch = (int)parse_long("txn-batch", optarg, 0, MAX_TXN_BATCH); break;
+        case O_RATE: opt.rate = parse_long("rate", optarg, 0, MAX_RATE); break;
+        case O_DURATION: opt.duration_s = (int)parse_long("duration", optarg, 1, MAX_TIMEOUT_S); break;
+        case O_REPORT_EVERY: opt.report_every_s = (int)parse_long("report-every", optarg, 1, MAX_TIMEOUT_S); break;
         case 'h':
         case O_HELP: usage(stdout); exit(EXIT_OK);
         default: usage(stderr); exit(EXIT_USAGE);
@@ -1445,7 +1552,7 @@ int main(int argc, char **argv)
     raise_fd_limit();
     clock_gettime(CLOCK_MONOTONIC, &t_launch);
     run_nonce = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
-    if (opt.mode == MODE_SEND)
+    if (opt.mode == MODE_SEND || opt.mode == MODE_SOAK)
         build_message();
 
     conns = calloc((size_t)opt.connections, sizeof *conns);
@@ -1465,14 +1572,15 @@ int main(int argc, char **argv)
     for (int i = 0; opt.mode != MODE_CONNECT && i < opt.connections; i++) {
         struct conn *c = &conns[i];
         c->index = i;
-        c->target = share(opt.count, i);
+        c->target = opt.mode == MODE_SOAK ? UINT64_MAX : share(opt.count, i);
         if (opt.mode == MODE_RECEIVE_SESSION)  /* whole sessions */
             c->target = share((uint64_t)opt.sessions, i) * per_session;
         c->first = first;
         first += c->target;
         launch(c);
     }
-    pn_proactor_set_timeout(proactor, (pn_millis_t)opt.timeout_s * 1000);
+    /* soak ticks; its soak_on_tick watches --timeout until the start */
+    pn_proactor_set_timeout(proactor, opt.mode == MODE_SOAK ? SOAK_TICK_MS : (pn_millis_t)opt.timeout_s * 1000);
 
     while (!(finished && n_closed == n_launched)) {
         pn_event_batch_t *batch = pn_proactor_wait(proactor);
@@ -1485,5 +1593,6 @@ int main(int argc, char **argv)
     pn_proactor_free(proactor);
     free(conns);
     free(msg_buf);
+    soak_free();
     return EXIT_OK;
 }
