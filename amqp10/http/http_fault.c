@@ -69,6 +69,14 @@ __attribute__((format(printf, 3, 4))) static void refuse(http_req *r, sb_status 
     respond(r, st, json_pack("{s:s}", "error", msg));
 }
 
+/* The store failed doing what `doing` says: server-busy while PostgreSQL is
+ * away (the SDKs' and scripts' cue to retry), else an internal error. */
+static void refuse_store(http_req *r, sb_status st, const char *doing)
+{
+    refuse(r, st == SB_ERR_SERVER_BUSY ? st : SB_ERR_INTERNAL, "The emulator's store could not %s (%s); retry.", doing,
+           sb_status_name(st));
+}
+
 static void iso_time(int64_t ms, char *out, size_t n)
 {
     time_t secs = (time_t)(ms / 1000);
@@ -138,8 +146,9 @@ static void on_put(void *ctx, sb_status st, bool created)
         return;
     fault_work *w = r->work;
     if (st != SB_OK) {
-        refuse(r, st == SB_ERR_SERVER_BUSY ? st : SB_ERR_INTERNAL,
-               "The emulator's store could not save fault rule '%s' (%s); retry.", w->rule.name, sb_status_name(st));
+        char doing[ENT_FAULT_NAME_SIZE + 32];
+        snprintf(doing, sizeof doing, "save fault rule '%s'", w->rule.name);
+        refuse_store(r, st, doing);
         return;
     }
     w->created = created;
@@ -157,8 +166,7 @@ static void on_deleted(void *ctx, sb_status st, int64_t removed)
         return;
     }
     if (st != SB_OK) {
-        refuse(r, st == SB_ERR_SERVER_BUSY ? st : SB_ERR_INTERNAL,
-               "The emulator's store could not remove fault rules (%s); retry.", sb_status_name(st));
+        refuse_store(r, st, "remove fault rules");
         return;
     }
     w->deleted = removed;
@@ -172,8 +180,7 @@ static void on_loaded(void *ctx, sb_status st, const ent_fault_rule *rules, size
         return;
     fault_work *w = r->work;
     if (st != SB_OK) {
-        refuse(r, st == SB_ERR_SERVER_BUSY ? st : SB_ERR_INTERNAL,
-               "The emulator's store could not read the fault rules (%s); retry.", sb_status_name(st));
+        refuse_store(r, st, "read the fault rules");
         return;
     }
     if (w->step == STEP_GET_ONE) {
