@@ -56,6 +56,7 @@ struct store_op {
     int nstmt;
     size_t bytes;     /* parameter bytes it carries (batch sizing, store_pending_bytes) */
     bool solo;        /* retried alone after its batch failed */
+    bool lazy;        /* store_op_set_lazy */
     sb_status status; /* SB_OK unless parse decided otherwise */
     int64_t notify_entity; /* 0, or an entity this op adds messages to */
     store_parse_fn parse;
@@ -146,6 +147,8 @@ void *store_op_result(const store_op *op) { return op->result; }
 void store_op_set_status(store_op *op, sb_status st) { op->status = st; }
 void store_op_take_result(store_op *op) { op->store->result_taken = true; }
 void store_op_set_notify(store_op *op, int64_t entity_id) { op->notify_entity = entity_id; }
+
+void store_op_set_lazy(store_op *op) { op->lazy = true; }
 
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *))
 {
@@ -484,6 +487,20 @@ static bool send_merged(store *s, store_op *first)
     return true;
 }
 
+/* A batch of lazy ops only (store_op_set_lazy) commits without waiting for
+ * its WAL to reach the disk: set_config(..., true) lasts until the implicit
+ * transaction's commit, which reads it (SET LOCAL would warn outside an
+ * explicit block). */
+static bool send_lazy(store *s, const store_op *ops)
+{
+    for (const store_op *op = ops; op; op = op->next)
+        if (!op->lazy)
+            return true;
+    return add_slot(s, NULL, 0) == 0 &&
+           PQsendQueryParams(s->conn, "SELECT set_config('synchronous_commit', 'off', true)", 0, NULL, NULL, NULL,
+                             NULL, 1) == 1;
+}
+
 /* One NOTIFY per transaction naming the entities that got messages (never one per message). */
 static bool send_notify(store *s, const store_op *ops)
 {
@@ -570,7 +587,7 @@ void store_flush(store *s)
     /* No BEGIN/COMMIT: everything up to the Sync is one implicit transaction,
      * committed at the Sync, or rolled back whole at the first error (an
      * explicit block would stay open and aborted after an error). */
-    bool ok = send_merged(s, first);
+    bool ok = send_lazy(s, first) && send_merged(s, first);
     for (store_op *op = first; ok && op; op = op->next)
         for (int i = 0; ok && i < op->nstmt; i++) {
             store_stmt *st = &op->stmts[i];

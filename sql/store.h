@@ -130,6 +130,14 @@ void store_submit(store *s, store_op *op);
 /* Marks an op as adding messages to an entity: its batch sends one NOTIFY for
  * all such entities, which wakes receivers in every emulator on the database. */
 void store_op_set_notify(store_op *op, int64_t entity_id);
+/* Marks an op whose commit need not wait for the disk: it only takes or
+ * extends locks (a peek-lock claim, a session lock). A batch of such ops
+ * alone commits with synchronous_commit off; PostgreSQL (not the emulator)
+ * crashing within a moment of it forgets the lock, and the message or session
+ * is simply free again, as after any lost lock. Nothing acknowledged rides
+ * on it: a complete, a send or a delete always waits for its fsync, which
+ * also writes every lazy commit before it. */
+void store_op_set_lazy(store_op *op);
 
 /* ---- merged statements: many ops, one statement ----
  *

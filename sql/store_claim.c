@@ -107,6 +107,8 @@ void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mod
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
                until = be_int8(locked_until_ms), from = be_int8(from_seq);
     if (mode == STORE_CLAIM_LOCK)
+        store_op_set_lazy(op); /* it only locks (and stamps activity) */
+    if (mode == STORE_CLAIM_LOCK)
         rc |= store_op_stmt(op, i, STMT_CLAIM_LOCK,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from)},
                             6);
@@ -128,6 +130,8 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
         return;
     int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms), lim = be_int8(max),
                from = be_int8(from_seq);
+    if (mode == STORE_CLAIM_LOCK)
+        store_op_set_lazy(op);
     rc |= store_op_stmt(op, i, mode == STORE_CLAIM_LOCK ? STMT_CLAIM_SESSION_LOCK : STMT_CLAIM_SESSION_DELETE,
                         (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(now), P_INT8(from),
                                         P_TEXT(session_id), P_UUID(session_token)},

@@ -80,6 +80,7 @@ void store_session_lock(store *s, int64_t entity_id, const char *session_id, con
         return;
     }
     int8_param q = be_int8(entity_id), now = be_int8(now_ms), until = be_int8(locked_until_ms);
+    store_op_set_lazy(op); /* a lock: forgotten in a crash of PostgreSQL, the session is free */
     submit(s, op, STMT_SESSION_LOCK,
            (store_param[]){P_INT8(q), P_TEXT(session_id), P_INT8(now), P_UUID(token), P_INT8(until)}, 5);
 }
@@ -98,6 +99,8 @@ void store_session_release(store *s, int64_t entity_id, const char *session_id, 
         return;
     }
     int8_param q = be_int8(entity_id), now = be_int8(now_ms);
+    /* forgotten in a crash of PostgreSQL, the lock lapses at its time */
+    store_op_set_lazy(op);
     submit(s, op, STMT_SESSION_RELEASE, (store_param[]){P_INT8(q), P_TEXT(session_id), P_UUID(token), P_INT8(now)},
            4);
 }
@@ -148,6 +151,7 @@ void store_session_renew(store *s, int64_t entity_id, const char *session_id, co
         return;
     }
     int8_param q = be_int8(entity_id), now = be_int8(now_ms), until = be_int8(locked_until_ms);
+    store_op_set_lazy(op);
     submit(s, op, STMT_SESSION_RENEW,
            (store_param[]){P_INT8(q), P_TEXT(session_id), P_UUID(token), P_INT8(now), P_INT8(until)}, 5);
 }
