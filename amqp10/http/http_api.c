@@ -27,9 +27,41 @@ typedef struct http_pss {
     bool routed; /* the router has it: an answer will come */
 } http_pss;
 
+/* An event stream (http_stream_begin): its headers, without a length, then
+ * what is queued; it ends only when the client leaves or the writer ends it. */
+static int write_stream(struct lws *wsi, http_req *r)
+{
+    unsigned char buf[LWS_PRE + HTTP_ADMIN_WRITE_CHUNK];
+    if (!r->headers_sent) {
+        unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
+        if (lws_add_http_common_headers(wsi, (unsigned int)r->code, r->content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p,
+                                        end) ||
+            lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-cache", 8, &p,
+                                         end) ||
+            lws_finalize_write_http_header(wsi, start, &p, end))
+            return -1;
+        r->headers_sent = true;
+        lws_http_mark_sse(wsi); /* no idle timeout from here on */
+    }
+    size_t left = r->out_len - r->out_sent, n = left < HTTP_ADMIN_WRITE_CHUNK ? left : HTTP_ADMIN_WRITE_CHUNK;
+    if (n) {
+        memcpy(buf + LWS_PRE, r->out + r->out_sent, n);
+        if (lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_HTTP) != (int)n)
+            return -1;
+        r->out_sent += n;
+    }
+    if (r->out_sent < r->out_len) {
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    return r->close_after ? -1 : 0;
+}
+
 static int write_answer(struct lws *wsi, http_pss *pss)
 {
     http_req *r = pss->req;
+    if (r->stream)
+        return write_stream(wsi, r);
     unsigned char buf[LWS_PRE + HTTP_ADMIN_WRITE_CHUNK];
     if (!r->headers_sent) {
         unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
