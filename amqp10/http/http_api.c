@@ -18,6 +18,7 @@
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "http_dash.h"
 #include "http_internal.h"
 #include "http_router.h"
 
@@ -199,6 +200,11 @@ static void route(http_pss *pss)
 {
     http_req *r = pss->req;
     pss->routed = true;
+    if (r->body_refused && http_dash_route_is_api(r)) { /* the dashboard answers in JSON */
+        http_dash_error(r, SB_ERR_MESSAGE_SIZE_EXCEEDED, "The request body is larger than %d bytes, the most the "
+                        "dashboard's API takes.", HTTP_ADMIN_BODY_MAX);
+        return;
+    }
     if (r->body_refused) {
         http_respond_error(r, SB_ERR_MESSAGE_SIZE_EXCEEDED, "The request body is larger than %d bytes, the most the "
                            "management API takes.", HTTP_ADMIN_BODY_MAX);

@@ -299,6 +299,8 @@ static void api(http_req *r, const char *what)
                                          "status and clock.", API_PREFIX, (int)n, what);
 }
 
+bool http_dash_route_is_api(const http_req *r) { return !strncmp(r->path, API_PREFIX, strlen(API_PREFIX)); }
+
 bool http_dash_route(http_req *r)
 {
     if (!strncmp(r->path, API_PREFIX, strlen(API_PREFIX))) {

@@ -60,6 +60,8 @@
  * API): true. false leaves r to the router. Called before the management
  * API's SAS check: the API checks its own. */
 bool http_dash_route(http_req *r);
+/* Whether r's path is the dashboard's API (its refusals are JSON). */
+bool http_dash_route_is_api(const http_req *r);
 
 /* ---- answers and arguments (http_dash.c) ---- */
 
