@@ -186,6 +186,17 @@ void store_dash_purge(store *s, int64_t entity_id, int subqueue, int max, store_
     store_submit(s, op);
 }
 
+void store_dash_last(store *s, int64_t entity_id, int subqueue, store_dash_count_cb cb, void *ctx)
+{
+    store_op *op = count_op(cb, ctx);
+    if (!op)
+        return;
+    int8_param e = be_int8(entity_id), sq = be_int8(subqueue);
+    if (store_op_stmt(op, 0, STMT_DASH_LAST, (store_param[]){P_INT8(e), P_INT8(sq)}, 2))
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
 /* ---- status ---- */
 
 static void status_parse(store_op *op, int stmt, const void *res)

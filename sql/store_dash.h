@@ -30,6 +30,7 @@
 #define STMT_DASH_STATUS_TOPIC "sb_dash_status_topic"
 #define STMT_DASH_STATUS_SUBSCRIPTION "sb_dash_status_subscription"
 #define STMT_DASH_SESSIONS "sb_dash_sessions"
+#define STMT_DASH_LAST "sb_dash_last"
 
 /* Message states as the messages table keeps them (migrations 001, 007). */
 #define STORE_DASH_STATE_ACTIVE 0
@@ -69,6 +70,9 @@ void store_dash_pick(store *s, int64_t entity_id, int subqueue, const int64_t *s
                      int64_t now_ms, store_dash_msgs_cb cb, void *ctx);
 
 typedef void (*store_dash_count_cb)(void *ctx, sb_status st, int64_t n);
+/* The highest sequence number in (entity, subqueue) now (n; 0: none): what
+ * came later has a higher one, so a walk can stop there. */
+void store_dash_last(store *s, int64_t entity_id, int subqueue, store_dash_count_cb cb, void *ctx);
 /* Deletes the messages of (entity, subqueue) among seqs (with unlocked_only,
  * those whose lock is absent or lapsed); n is how many went. A receiver that
  * held one loses its lock (its settlement answers lock lost). */

@@ -60,6 +60,14 @@ static const stmt_def dash_stmt_defs[] = {
     {STMT_DASH_STATUS_SUBSCRIPTION,
      "UPDATE subscriptions SET status = $2, updated_at = sbemu_ts($3) WHERE id = $1 RETURNING 1", 3,
      {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8}},
+    /* $1 entity, $2 subqueue: the last of the two index ranges' last entries. */
+    {STMT_DASH_LAST,
+     "SELECT coalesce(greatest("
+     "(SELECT sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0"
+     " AND lock_token IS NULL ORDER BY sequence_number DESC LIMIT 1),"
+     "(SELECT sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
+     " AND (state <> 0 OR lock_token IS NOT NULL) ORDER BY sequence_number DESC LIMIT 1)), 0)",
+     2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 entity, $2 max. Sessions with messages (messages_session) and rows of sessions. */
     {STMT_DASH_SESSIONS,
      "WITH m AS (SELECT session_id, count(*) AS n FROM messages WHERE entity_id = $1 AND session_id IS NOT NULL"

@@ -210,11 +210,11 @@ static void on_entity(void *ctx, sb_status st, const ent_entity *e, const ent_ro
 void http_dash_with_entity(http_req *r, const char *path, const char *what, http_dash_entity_fn fn)
 {
     if (!path || !*path) {
-        http_dash_error(r, SB_ERR_ARGUMENT, "'%s' must name a queue, topic or subscription.", what);
+        http_dash_error(r, SB_ERR_ARGUMENT, "%s must name a queue, topic or subscription.", what);
         return;
     }
     if (strlen(path) > ENT_ENTITY_PATH_MAX) {
-        http_dash_error(r, SB_ERR_NOT_FOUND, "No entity has a path that long (%zu bytes; '%s').", strlen(path), what);
+        http_dash_error(r, SB_ERR_NOT_FOUND, "No entity has a path that long (%zu bytes; %s).", strlen(path), what);
         return;
     }
     entity_call *c = ent_calloc(1, sizeof *c);

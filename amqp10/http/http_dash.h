@@ -43,10 +43,6 @@
 #define HTTP_DASH_PURGE_BATCH 1000
 /* Dead letters one resubmit round takes (read, sent as one send, deleted); "all" is rounds of these. */
 #define HTTP_DASH_RESUBMIT_BATCH 100
-/* Dead letters one "resubmit all" takes at most: a receiver dead-lettering
- * what comes back at once would otherwise keep it going; the answer says
- * when it stopped there (call it again for the rest). */
-#define HTTP_DASH_RESUBMIT_ALL_MAX 10000
 /* Application properties a message sent from the dashboard may carry. */
 #define HTTP_DASH_SEND_PROPERTIES_MAX 64
 /* Sessions listed for an entity. */

@@ -13,7 +13,9 @@
  *        dead letters of a queue or subscription sent to it again, as they
  *        were sent (a fresh sequence number, delivery count and TTL), then
  *        deleted from the dead-letter subqueue, HTTP_DASH_RESUBMIT_BATCH at
- *        a time. A dead letter a receiver holds is left alone. Its send
+ *        a time; "all" stops at the last dead letter there was when it
+ *        began (one dead-lettered again meanwhile is not taken twice). A
+ *        dead letter a receiver holds is left alone. Its send
  *        commits before its dead letter is deleted: a crash between the two
  *        leaves both (at least once, never lost). An entity with duplicate
  *        detection is refused: the copy keeps its MessageId and would be
@@ -399,7 +401,7 @@ typedef struct resubmit_work {
     int64_t *round; /* this round's sequence numbers, to delete once sent */
     size_t nround;
     bool more;      /* all: another round follows this one */
-    bool stopped_at_max; /* all: HTTP_DASH_RESUBMIT_ALL_MAX reached, dead letters may be left */
+    int64_t until;  /* all: the last dead letter's sequence number when it began */
     int64_t sent, deleted, skipped_locked;
 } resubmit_work;
 
@@ -421,8 +423,6 @@ static void answer_resubmitted(http_req *r)
                             "deletedFromDeadLetter", (json_int_t)w->deleted);
     if (w->skipped_locked)
         json_object_set_new(doc, "leftLocked", json_integer(w->skipped_locked));
-    if (w->stopped_at_max)
-        json_object_set_new(doc, "more", json_true()); /* stopped at HTTP_DASH_RESUBMIT_ALL_MAX */
     if (w->deleted < w->sent)
         json_object_set_new(doc, "note", json_string("Some dead letters were taken by a receiver while they were "
                                                      "resubmitted: those were delivered again (at least once)."));
@@ -491,6 +491,8 @@ static void on_dead_letters(void *ctx, sb_status st, const store_dash_msg *msgs,
     }
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
+        if (w->all && msgs[i].sequence_number > w->until)
+            break; /* dead-lettered after the resubmit began (perhaps by it): not this time */
         if (msgs[i].has_lock && msgs[i].locked_until_ms > now) {
             w->skipped_locked++;
             continue;
@@ -502,9 +504,8 @@ static void on_dead_letters(void *ctx, sb_status st, const store_dash_msg *msgs,
         at += msgs[i].len;
     }
     w->nround = k;
-    /* a full round: more may follow, up to the bound of one call */
-    w->more = w->all && n == HTTP_DASH_RESUBMIT_BATCH && w->sent + (int64_t)k < HTTP_DASH_RESUBMIT_ALL_MAX;
-    w->stopped_at_max = w->all && n == HTTP_DASH_RESUBMIT_BATCH && !w->more;
+    /* a full round that has not reached the end yet: more may follow */
+    w->more = w->all && n == HTTP_DASH_RESUBMIT_BATCH && msgs[n - 1].sequence_number < w->until;
     if (w->all && n)
         w->from = msgs[n - 1].sequence_number + 1;
     if (!k) { /* nothing to send in this round (none left, or all held by receivers) */
@@ -535,6 +536,23 @@ static void next_round(http_req *r)
     store_dash_peek(broker_store(r->broker), w->entity.id, 1, w->from, HTTP_DASH_RESUBMIT_BATCH, on_dead_letters, r);
 }
 
+static void on_last(void *ctx, sb_status st, int64_t last)
+{
+    http_req *r = ctx;
+    if (http_req_gone(r))
+        return;
+    resubmit_work *w = r->work;
+    if (st != SB_OK) {
+        http_dash_store_error(r, st, "the dead letters");
+        return;
+    }
+    w->until = last;
+    if (last)
+        next_round(r);
+    else
+        answer_resubmitted(r);
+}
+
 static void resubmit_to(http_req *r, const ent_entity *e, const ent_route *route)
 {
     resubmit_work *w = r->work;
@@ -555,7 +573,7 @@ static void resubmit_to(http_req *r, const ent_entity *e, const ent_route *route
         return;
     }
     if (w->all)
-        next_round(r);
+        store_dash_last(broker_store(r->broker), e->id, 1, on_last, r);
     else
         store_dash_pick(broker_store(r->broker), e->id, 1, w->seqs, w->n, false, ent_clock_now_ms(), on_dead_letters,
                         r);
