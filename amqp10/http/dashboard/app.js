@@ -38,7 +38,7 @@ function h(tag, attrs, ...children) {
     else if (v === true) el.setAttribute(k, "");
     else el.setAttribute(k, v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -686,10 +686,10 @@ function testerPanel(e) {
     try {
       const r = await api("rules/test", req);
       const cls = r.result === "match" ? "match" : r.result === "error" ? "error" : "nomatch";
-      out.replaceChildren(h("p", { class: `result ${cls}`, "data-testid": "tester-verdict" }, r.result === "match" ? "Match" : r.result === "unknown" ? "No match (unknown: a property it reads is missing)" : r.result === "error" ? `Error: ${r.error}` : "No match"),
+      out.replaceChildren(...[h("p", { class: `result ${cls}`, "data-testid": "tester-verdict" }, r.result === "match" ? "Match" : r.result === "unknown" ? "No match (unknown: a property it reads is missing)" : r.result === "error" ? `Error: ${r.error}` : "No match"),
         r.note ? h("p", { class: "muted" }, r.note) : null,
         r.actionError ? h("p", { class: "error" }, `Action failed: ${r.actionError}`) : null,
-        r.after ? h("div", {}, h("p", {}, "After the action:"), h("pre", {}, JSON.stringify(r.after.system && r.after.properties ? r.after : { system: r.after.system, applicationProperties: r.after.applicationProperties }, null, 2))) : null);
+        r.after ? h("div", {}, h("p", {}, "After the action:"), h("pre", {}, JSON.stringify(r.after.system && r.after.properties ? r.after : { system: r.after.system, applicationProperties: r.after.applicationProperties }, null, 2))) : null].filter(Boolean));
     } catch (err) {
       out.replaceChildren(h("p", { class: "result error", "data-testid": "tester-verdict" }, err.message));
     }
