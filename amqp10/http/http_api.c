@@ -42,7 +42,9 @@ static int write_stream(struct lws *wsi, http_req *r)
             lws_finalize_write_http_header(wsi, start, &p, end))
             return -1;
         r->headers_sent = true;
-        lws_http_mark_sse(wsi); /* no idle timeout from here on */
+        /* no timeout from here on: the stream lasts as long as its client
+         * (lws_http_mark_sse is for HTTP/2 streams and says so at error level on HTTP/1.1) */
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
     }
     size_t left = r->out_len - r->out_sent, n = left < HTTP_ADMIN_WRITE_CHUNK ? left : HTTP_ADMIN_WRITE_CHUNK;
     if (n) {
