@@ -57,6 +57,10 @@ emulatorSuite("dashboard API", { queues, topics }, (ctx) => {
       assert.equal(a.status, 200, asset);
       assert.match(a.headers["content-type"], type, asset);
     }
+    // the AMQP port's HTTP plane shares the router: the page is there too
+    const onAmqpPort = await get(emu.amqpPort, "/");
+    assert.equal(onAmqpPort.status, 200);
+    assert.match(onAmqpPort.body, /sbemu dashboard/);
     const missing = await get(emu.httpPort, "/$sbemu/dashboard/nope.js");
     assert.equal(missing.status, 404);
     assert.match(JSON.parse(missing.body).error, /no asset 'nope\.js'/);
