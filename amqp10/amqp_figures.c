@@ -23,7 +23,7 @@ void amqp_figures_init(amqp_server *srv, const char **names, size_t n)
 
 const broker_door_figures *amqp_server_figures(const amqp_server *srv) { return &srv->figures; }
 
-static broker_link_kind kind_of(amqp_link_role role)
+broker_link_kind amqp_link_kind_of(amqp_link_role role)
 {
     switch (role) {
     case LINK_CBS_REQUESTS:
@@ -42,7 +42,7 @@ void amqp_link_count(amqp_link *lk)
     if (lk->counted)
         return;
     lk->counted = true;
-    lk->conn->srv->figures.links_open[kind_of(lk->role)]++;
+    lk->conn->srv->figures.links_open[amqp_link_kind_of(lk->role)]++;
 }
 
 void amqp_link_uncount(amqp_link *lk)
@@ -50,7 +50,7 @@ void amqp_link_uncount(amqp_link *lk)
     if (!lk->counted)
         return;
     lk->counted = false;
-    lk->conn->srv->figures.links_open[kind_of(lk->role)]--;
+    lk->conn->srv->figures.links_open[amqp_link_kind_of(lk->role)]--;
 }
 
 void amqp_count_refusal(amqp_server *srv, sb_status st) { broker_door_refused(&srv->figures, st); }

@@ -277,6 +277,8 @@ void amqp_txn_free_all(amqp_conn *c);
 void amqp_link_count(amqp_link *lk);
 void amqp_link_uncount(amqp_link *lk);
 void amqp_count_refusal(amqp_server *srv, sb_status st);
+/* What a link is for, as the client sees it (its figures' label, the dashboard's). */
+broker_link_kind amqp_link_kind_of(amqp_link_role role);
 /* Names what the server's figures count (its $management operations). */
 /* names: the $management operations counted by name (mgmt_node.c's, handed
  * in by the server, which sits above both). */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "broker.h"
+#include "broker_peers.h"
 
 struct lws_context;
 struct lws_protocols;
@@ -39,4 +40,7 @@ int amqp_server_connection_count(const amqp_server *srv);
 /* What the wire counts about itself (connections, links, $management
  * requests, $cbs tokens, refusals), for GET /metrics; lives as long as srv. */
 const broker_door_figures *amqp_server_figures(const amqp_server *srv);
+/* The wire's connections and links, and who holds a lock, for the
+ * dashboard (amqp_peers.c); its ctx is srv. */
+broker_peers_source amqp_server_peers(amqp_server *srv);
 #endif

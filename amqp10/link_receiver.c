@@ -1,7 +1,8 @@
 /* Messages a client sends to an entity: decode (a plain message or a batch of
- * whole messages), give each the fate entities/ent_send.h decides (TTL cap,
- * schedule, dead letter), hand them to the store (or the broker, for a
- * topic), and accept the delivery only once its transaction committed. */
+ * whole messages), then the broker's send path (broker.h, "sending": each
+ * message's fate, TTL cap, schedule, dead letter, the ForwardTo chain, a
+ * topic's routing), and accept the delivery only once its transaction
+ * committed. */
 #include <proton/disposition.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,83 +14,23 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_props.h"
-#include "ent_message_rules.h"
-#include "ent_send.h"
-#include "store_fate.h"
 
 static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t got);
 
-/* What a send does to its target, counted once it committed (GET /metrics):
- * one tally per delivery, made as it is handed to the store. The reason is a
- * static text of entities/ (a send's dead letters all have one cause). */
-typedef struct send_tally {
-    int64_t target;
-    uint64_t n, scheduled, dead;
-    const char *reason;
-} send_tally;
-
-static send_tally tally_of(int64_t target, const store_new_message *msgs, size_t n)
-{
-    send_tally t = {target, n, 0, 0, NULL};
-    for (size_t i = 0; i < n; i++) {
-        t.scheduled += store_fate_is_scheduled(&msgs[i]);
-        if (msgs[i].subqueue) {
-            t.dead++;
-            t.reason = msgs[i].dead_letter_reason;
-        }
-    }
-    return t;
-}
-
-/* Into the broker's counters (committed), or a transaction's tally (added at its commit). */
-static void count_sent(broker *b, broker_counts *txn_tally, const send_tally *t)
-{
-    if (txn_tally) {
-        broker_counts_add(txn_tally, t->target, BROKER_EV_IN, t->n);
-        broker_counts_add(txn_tally, t->target, BROKER_EV_SCHEDULED, t->scheduled);
-        broker_counts_add_dead_letters(txn_tally, t->target, t->reason, t->dead);
-        return;
-    }
-    broker_count(b, t->target, BROKER_EV_IN, t->n);
-    broker_count(b, t->target, BROKER_EV_SCHEDULED, t->scheduled);
-    broker_count_dead_letters(b, t->target, t->reason, t->dead);
-}
-
-/* A delivery waiting for its commit; freed by on_sent. A forwarded send keeps
- * its messages (msgs point into buf): if the chain's end has no room, they are
- * dead-lettered in the entity the client sent to instead. */
+/* A delivery waiting for its commit (broker_send_commit); freed by on_sent. */
 typedef struct pending_send {
     amqp_link *lk;
     pn_delivery_t *d;
-    send_tally tally;
-    uint8_t *buf;            /* forwarded sends only, else NULL */
-    store_new_message *msgs; /* forwarded sends only */
-    amqp_msg *parsed;        /* forwarded sends only: the ids msgs point to */
-    size_t n;
 } pending_send;
-
-static void divert(store_new_message *msgs, size_t n);
-static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char *description);
-static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf, store_new_message *msgs,
-                   amqp_msg *parsed, size_t n);
 
 static void on_sent(void *ctx, sb_status st)
 {
     pending_send *ps = ctx;
     amqp_conn *c = ps->lk->conn;
     char desc[STORE_LAST_ERROR_MAX + 256];
-    if (st == SB_ERR_QUOTA_EXCEEDED && ps->msgs) {
-        /* the ForwardTo end is full: ForwardingFailed in the source, same delivery */
-        divert(ps->msgs, ps->n);
-        submit(ps->lk, ps->d, ps->lk->entity.id, ps->buf, ps->msgs, ps->parsed, ps->n);
-        amqp_link_drop(ps->lk);
-        ent_free(ps);
-        return;
-    }
     if (st == SB_OK) {
         /* receivers are woken once per commit, by its NOTIFY (store.c), not per message */
         pn_delivery_update(ps->d, PN_ACCEPTED);
-        count_sent(c->srv->broker, NULL, &ps->tally);
     } else {
         if (st == SB_ERR_QUOTA_EXCEEDED)
             snprintf(desc, sizeof desc,
@@ -112,15 +53,11 @@ static void on_sent(void *ctx, sb_status st)
         amqp_link_top_up(ps->lk);
     amqp_conn_pump(c);
     amqp_link_drop(ps->lk);
-    ent_free(ps->buf);
-    ent_free(ps->msgs);
-    ent_free(ps->parsed);
     ent_free(ps);
 }
 
-/* Hands messages to the store for target. Takes buf, msgs and parsed (what
- * msgs point into): kept with the delivery when the send is forwarded (target
- * is not the link's entity), freed at once otherwise (the store copies). */
+/* Hands messages to the broker for target (broker_send_commit takes buf,
+ * msgs and parsed); the delivery is settled once they committed. */
 static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf, store_new_message *msgs,
                    amqp_msg *parsed, size_t n)
 {
@@ -135,26 +72,15 @@ static void submit(amqp_link *lk, pn_delivery_t *d, int64_t target, uint8_t *buf
     }
     ps->lk = lk;
     ps->d = d;
-    ps->tally = tally_of(target, msgs, n);
-    bool keep = target != lk->entity.id;
-    if (keep) {
-        ps->buf = buf;
-        ps->msgs = msgs;
-        ps->parsed = parsed;
-        ps->n = n;
-    }
     amqp_link_hold(lk);
-    amqp_server *srv = lk->conn->srv;
-    if (target == lk->route.send_target_id && lk->route.send_target_kind == ENT_KIND_TOPIC) {
-        broker_publish(srv->broker, target, msgs, parsed, n, NULL, on_sent, ps);
-    } else {
-        store_send(srv->store, target, msgs, n, on_sent, ps);
-    }
-    if (!keep) {
-        ent_free(buf);
-        ent_free(msgs);
-        ent_free(parsed);
-    }
+    broker_send_commit(lk->conn->srv->broker, lk->entity.id, &lk->route, target, buf, msgs, parsed, n, on_sent, ps);
+}
+
+static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char *description)
+{
+    LOG_INFO("conn %llu: send to '%s' rejected: %s", (unsigned long long)lk->conn->id, lk->entity.name, description);
+    amqp_delivery_reject(d, st, description);
+    pn_delivery_settle(d);
 }
 
 /* A send that joins a transaction: added to its work (copied) and answered
@@ -172,37 +98,9 @@ static void send_in_txn(amqp_link *lk, pn_delivery_t *d, amqp_txn *txn, int64_t 
     if (rc) {
         reject_now(lk, d, SB_ERR_INTERNAL, "The send could not join the transaction (out of memory).");
     } else {
-        send_tally t = tally_of(target, msgs, n);
-        count_sent(srv->broker, amqp_txn_tally(txn), &t);
+        broker_send_tally(amqp_txn_tally(txn), target, msgs, n);
         amqp_txn_answer(txn, d);
     }
-}
-
-/* What Service Bus does with a message its ForwardTo end will not take. */
-static void divert(store_new_message *msgs, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        store_fate_forward_failed(&msgs[i]); /* entities/ent_send.h decides */
-}
-
-static void reject_now(amqp_link *lk, pn_delivery_t *d, sb_status st, const char *description)
-{
-    LOG_INFO("conn %llu: send to '%s' rejected: %s", (unsigned long long)lk->conn->id, lk->entity.name, description);
-    amqp_delivery_reject(d, st, description);
-    pn_delivery_settle(d);
-}
-
-/* Fills one store message from a parsed AMQP message and its fate. */
-static void stamp(const amqp_link *lk, const amqp_msg *m, const uint8_t *bytes, size_t len, int64_t now,
-                  store_new_message *out)
-{
-    ent_send_fate f = ent_send_decide(&lk->route, m->ttl_ms, m->scheduled_enqueue_ms, now);
-    out->bytes = bytes;
-    out->len = len;
-    out->message_id = m->has_message_id ? m->message_id : NULL;
-    out->session_id = m->has_session_id ? m->session_id : NULL;
-    out->now_ms = now;
-    store_fate_apply(out, &f);
 }
 
 void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d)
@@ -252,7 +150,7 @@ static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t
             cur = NULL;
             while (msgs && parsed && amqp_msg_batch_next(&m, &cur, &inner)) {
                 amqp_msg_parse(inner.p, inner.len, &parsed[n], NULL, 0); /* checked by amqp_msg_is_batch */
-                stamp(lk, &parsed[n], inner.p, inner.len, now, &msgs[n]);
+                broker_send_stamp(&lk->route, &parsed[n], inner.p, inner.len, now, &msgs[n]);
                 n++;
             }
         } else {
@@ -260,7 +158,7 @@ static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t
             parsed = ent_malloc(sizeof *parsed); /* on the heap: a forwarded send keeps it */
             if (msgs && parsed) {
                 *parsed = m;
-                stamp(lk, parsed, buf, (size_t)got, now, &msgs[n++]);
+                broker_send_stamp(&lk->route, parsed, buf, (size_t)got, now, &msgs[n++]);
             }
         }
         if (!msgs || !parsed) {
@@ -268,11 +166,7 @@ static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t
         } else {
             const ent_route *route = &lk->route;
             for (size_t i = 0; i < n; i++) {
-                sb_status st = ent_message_ids_check(parsed[i].message_id_chars, parsed[i].session_id_chars, desc,
-                                                     sizeof desc);
-                if (st == SB_OK)
-                    st = ent_session_send_check(route->send_target_requires_session, lk->entity.name,
-                                                msgs[i].session_id != NULL, desc, sizeof desc);
+                sb_status st = broker_send_check(route, lk->entity.name, &parsed[i], &msgs[i], desc, sizeof desc);
                 if (st != SB_OK) {
                     reject_now(lk, d, st, desc);
                     ent_free(msgs);
@@ -282,11 +176,7 @@ static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t
                 }
             }
             /* a ForwardTo chain sends to its end, unless that end refuses sends */
-            int64_t target = route->send_target_id;
-            if (ent_send_diverts(route, lk->entity.id)) {
-                divert(msgs, n);
-                target = lk->entity.id;
-            }
+            int64_t target = broker_send_target(route, lk->entity.id, msgs, n);
             amqp_txn *txn;
             if (amqp_txn_of(lk->conn, d, &txn)) {
                 /* part of a transaction: stored only when it commits */

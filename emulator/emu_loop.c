@@ -238,6 +238,8 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
     L->http.figures.door = "http";
     L->http.namespace_name = emu_config_namespace_name();
     L->http.metrics_token_required = o->metrics_token_required;
+    L->http.dashboard_read_only = o->dashboard_read_only;
+    L->http.peers = amqp_server_peers(srv);
     L->pg_protocols[0] = (struct lws_protocols){"sbemu-pg", pg_callback, 0, 0, 0, NULL, 0};
 
     lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_to_ours);

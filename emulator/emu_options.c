@@ -74,6 +74,9 @@ static const opt_def opt_table[] = {
       "error, warn, info or debug", NULL },
     { "metrics-token-required", OPT_FLAG, F(metrics_token_required), NULL, "false",
       "GET /metrics asks for a SAS token, as the management API does (default: none, as /health)", NULL },
+    { "dashboard-read-only", OPT_FLAG, F(dashboard_read_only), NULL, "false",
+      "the dashboard (http://HOST:HTTP-PORT/) only shows: sending, resubmitting, deleting, purging, status changes "
+      "and clock moves from it are refused (403)", NULL },
     { "help", OPT_HELP, 0, NULL, NULL, "print this help and exit", NULL },
 };
 

@@ -48,6 +48,7 @@ typedef struct emu_options {
     char *bind;              /* --bind: address or interface; NULL = all interfaces (IPv4 and IPv6) */
     ent_log_level log_level; /* --log-level */
     int metrics_token_required; /* --metrics-token-required: GET /metrics asks for a SAS token (0/1) */
+    int dashboard_read_only;    /* --dashboard-read-only: the dashboard's actions are refused (0/1) */
 } emu_options;
 
 /* Fills o from argv (argv[0] is skipped) and the environment.

@@ -581,3 +581,24 @@ bool ent_entity_status_allows_receive(const char *status)
 }
 
 bool ent_forward_diverts(const char *target_status) { return !ent_entity_status_allows_send(target_status); }
+
+sb_status ent_entity_status_for(const char *kind, const char *name, ent_entity_status *out, char *err, size_t errlen)
+{
+    const entity_kind *k = !strcmp(kind, "queue")          ? &queue_kind
+                           : !strcmp(kind, "topic")        ? &topic_kind
+                           : !strcmp(kind, "subscription") ? &subscription_kind
+                                                           : NULL;
+    if (!k)
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "\"%s\" is not a kind of entity", kind);
+    char allowed[96] = "";
+    for (unsigned i = 0; i < STATUS_COUNT; i++)
+        if (k->status_mask & STATUS_BIT(i))
+            snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", *allowed ? ", " : "",
+                     status_names[i]);
+    ent_entity_status s;
+    if (!name || ent_entity_status_parse(name, &s) || !(k->status_mask & STATUS_BIT(s)))
+        return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "Status \"%.64s\" is not allowed for a %s (allowed: %s)",
+                               name ? name : "", k->kind, allowed);
+    *out = s;
+    return SB_OK;
+}

@@ -108,6 +108,11 @@ typedef enum ent_entity_status {
 const char *ent_entity_status_name(ent_entity_status s);
 /* Case-insensitive; returns 0 or -1 for an unknown name. */
 int ent_entity_status_parse(const char *name, ent_entity_status *out);
+/* The status called name (any letter case) for an entity of kind ("queue",
+ * "topic", "subscription"): SB_OK, or SB_ERR_ARGUMENT naming the statuses
+ * that kind may have (a topic is never ReceiveDisabled, a subscription never
+ * SendDisabled). */
+sb_status ent_entity_status_for(const char *kind, const char *name, ent_entity_status *out, char *err, size_t errlen);
 /* Whether an entity with this status (its column value) takes sends / gives
  * receives; an unknown status allows nothing. */
 bool ent_entity_status_allows_send(const char *status);

@@ -27,6 +27,7 @@ static const status_row status_table[SB_STATUS_COUNT] = {
     [SB_ERR_SESSION_LOCK_LOST] = {"session-lock-lost", "com.microsoft:session-lock-lost", 410, 410, 410},
     [SB_ERR_SESSION_CANNOT_BE_LOCKED] = {"session-cannot-be-locked", "com.microsoft:session-cannot-be-locked", 410, 410, 410},
     [SB_ERR_UNAUTHORIZED] = {"unauthorized", "amqp:unauthorized-access", 401, 401, 401},
+    [SB_ERR_FORBIDDEN] = {"forbidden", "amqp:unauthorized-access", 403, 403, 403},
     [SB_ERR_ENTITY_DISABLED] = {"entity-disabled", "com.microsoft:entity-disabled", 400, 400, 400},
     [SB_ERR_QUOTA_EXCEEDED] = {"quota-exceeded", "amqp:resource-limit-exceeded", 403, 403, 403},
     [SB_ERR_MESSAGE_SIZE_EXCEEDED] = {"message-size-exceeded", "amqp:link:message-size-exceeded", 403, 413, 403},

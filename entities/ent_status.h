@@ -22,6 +22,7 @@ typedef enum sb_status {
     SB_ERR_SESSION_LOCK_LOST,
     SB_ERR_SESSION_CANNOT_BE_LOCKED,
     SB_ERR_UNAUTHORIZED,    /* no valid token for this path, bad signature, expired */
+    SB_ERR_FORBIDDEN,       /* the emulator was started to refuse this (the dashboard's read-only mode) */
     SB_ERR_ENTITY_DISABLED,
     SB_ERR_QUOTA_EXCEEDED,
     SB_ERR_MESSAGE_SIZE_EXCEEDED,

@@ -18,6 +18,8 @@ if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs); fi
 if ! command -v npm  >/dev/null 2>&1; then PACKAGES+=(npm); fi
 # The e2e test of GET /metrics scrapes with a real Prometheus (and promtool, same package).
 if ! command -v prometheus >/dev/null 2>&1; then PACKAGES+=(prometheus); fi
+# The dashboard's e2e test drives a real browser (playwright-core with Debian's chromium, no download).
+if ! command -v chromium >/dev/null 2>&1; then PACKAGES+=(chromium); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -8,6 +8,7 @@
 
 #include "ent_log.h"
 #include "store.h"
+#include "store_dash.h"
 #include "store_faults.h"
 #include "store_setup.h"
 #include "store_reset.h"
@@ -53,7 +54,7 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
     err[0] = 0;
     if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
         store_admin_statements_prepare(conn, err, errlen) || store_reset_statements_prepare(conn, err, errlen) ||
-        store_fault_statements_prepare(conn, err, errlen) ||
+        store_fault_statements_prepare(conn, err, errlen) || store_dash_statements_prepare(conn, err, errlen) ||
         PQsetnonblocking(conn, 1) ||
         !PQenterPipelineMode(conn)) {
         if (!err[0])

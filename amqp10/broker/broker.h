@@ -99,6 +99,32 @@ int broker_publish_txn(broker *b, int64_t topic_id, const store_new_message *msg
 /* Routes what rests in a topic now (0: every topic; broker_topic_pump.c). */
 void broker_topic_pump(broker *b, int64_t topic_id);
 
+/* ---- sending (broker_send.c) ----
+ * The one path of a client's send, whichever front door it came through (a
+ * link's transfer, the dashboard): stamp each message (its fate,
+ * entities/ent_send.h), check it, find its target, commit. */
+
+/* Fills out for message m (parsed from bytes/len) sent through route at now. */
+void broker_send_stamp(const ent_route *route, const amqp_msg *m, const uint8_t *bytes, size_t len, int64_t now,
+                       store_new_message *out);
+/* SB_OK, or the refusal (desc says why) of a message whose ids are too long
+ * or whose session the entity (entity_name, for the text) cannot take. */
+sb_status broker_send_check(const ent_route *route, const char *entity_name, const amqp_msg *m,
+                            const store_new_message *stamped, char *desc, size_t desclen);
+/* Where n stamped messages sent to entity_id go: the end of its ForwardTo
+ * chain, or entity_id itself with them made ForwardingFailed dead letters
+ * when that end refuses sends. */
+int64_t broker_send_target(const ent_route *route, int64_t entity_id, store_new_message *msgs, size_t n);
+/* Commits n stamped messages sent to entity_id (through route) to target
+ * (broker_send_target's), all or none, and counts them once committed; cb
+ * with the store's outcome. A ForwardTo end without room (quota exceeded)
+ * makes them ForwardingFailed dead letters of entity_id instead. Takes buf,
+ * msgs and parsed (ent_malloc'd; msgs point into buf and parsed). */
+void broker_send_commit(broker *b, int64_t entity_id, const ent_route *route, int64_t target, uint8_t *buf,
+                        store_new_message *msgs, amqp_msg *parsed, size_t n, store_status_cb cb, void *ctx);
+/* What such a send will do, added to tally (a transaction's, added when it commits). */
+void broker_send_tally(broker_counts *tally, int64_t target, const store_new_message *msgs, size_t n);
+
 /* ---- the sweep (broker_sweep.c) ----
  * Runs the background sweep now (after the clock moved). */
 void broker_sweep_now(broker *b);

@@ -18,6 +18,7 @@
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "http_dash.h"
 #include "http_internal.h"
 #include "http_router.h"
 
@@ -27,9 +28,43 @@ typedef struct http_pss {
     bool routed; /* the router has it: an answer will come */
 } http_pss;
 
+/* An event stream (http_stream_begin): its headers, without a length, then
+ * what is queued; it ends only when the client leaves or the writer ends it. */
+static int write_stream(struct lws *wsi, http_req *r)
+{
+    unsigned char buf[LWS_PRE + HTTP_ADMIN_WRITE_CHUNK];
+    if (!r->headers_sent) {
+        unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
+        if (lws_add_http_common_headers(wsi, (unsigned int)r->code, r->content_type, LWS_ILLEGAL_HTTP_CONTENT_LEN, &p,
+                                        end) ||
+            lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)"no-cache", 8, &p,
+                                         end) ||
+            lws_finalize_write_http_header(wsi, start, &p, end))
+            return -1;
+        r->headers_sent = true;
+        /* no timeout from here on: the stream lasts as long as its client
+         * (lws_http_mark_sse is for HTTP/2 streams and says so at error level on HTTP/1.1) */
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+    }
+    size_t left = r->out_len - r->out_sent, n = left < HTTP_ADMIN_WRITE_CHUNK ? left : HTTP_ADMIN_WRITE_CHUNK;
+    if (n) {
+        memcpy(buf + LWS_PRE, r->out + r->out_sent, n);
+        if (lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_HTTP) != (int)n)
+            return -1;
+        r->out_sent += n;
+    }
+    if (r->out_sent < r->out_len) {
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    return r->close_after ? -1 : 0;
+}
+
 static int write_answer(struct lws *wsi, http_pss *pss)
 {
     http_req *r = pss->req;
+    if (r->stream)
+        return write_stream(wsi, r);
     unsigned char buf[LWS_PRE + HTTP_ADMIN_WRITE_CHUNK];
     if (!r->headers_sent) {
         unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
@@ -167,6 +202,11 @@ static void route(http_pss *pss)
 {
     http_req *r = pss->req;
     pss->routed = true;
+    if (r->body_refused && http_dash_route_is_api(r)) { /* the dashboard answers in JSON */
+        http_dash_error(r, SB_ERR_MESSAGE_SIZE_EXCEEDED, "The request body is larger than %d bytes, the most the "
+                        "dashboard's API takes.", HTTP_ADMIN_BODY_MAX);
+        return;
+    }
     if (r->body_refused) {
         http_respond_error(r, SB_ERR_MESSAGE_SIZE_EXCEEDED, "The request body is larger than %d bytes, the most the "
                            "management API takes.", HTTP_ADMIN_BODY_MAX);

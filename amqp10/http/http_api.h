@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "broker.h"
+#include "broker_peers.h"
 
 struct lws_protocols;
 
@@ -23,6 +24,10 @@ typedef struct http_plane {
     broker_door_figures figures;     /* the HTTP plane's own (its refusals) */
     const char *namespace_name;      /* every entity's namespace label (borrowed; NULL: the default) */
     bool metrics_token_required;     /* /metrics asks for a SAS token, as the management API does */
+    /* the dashboard (http_dash*.c): / and /$sbemu/api/... */
+    bool dashboard_read_only;        /* its actions are refused (403), what it reads is not */
+    broker_peers_source peers;       /* the wire's connections (ctx NULL: none) */
+    struct http_dash_live *live;     /* its event streams while someone watches; NULL: nobody does */
 } http_plane;
 
 /* The HTTP protocol, with hp as its user (every request finds the plane there). */

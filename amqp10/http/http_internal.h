@@ -43,6 +43,9 @@
 /* Query arguments kept (api-version, enrich, $skip, $top, ...). */
 #define HTTP_ADMIN_ARGS_MAX 16
 #define HTTP_ADMIN_ARG_MAX 256
+/* Bytes an event stream may hold for a client that does not read them:
+ * past this it is closed (the dashboard reconnects and reads afresh). */
+#define HTTP_STREAM_QUEUE_MAX (4 * 1024 * 1024)
 /* Bytes written per WRITEABLE. */
 #define HTTP_ADMIN_WRITE_CHUNK 16384
 
@@ -86,6 +89,10 @@ typedef struct http_req {
     size_t out_len, out_sent;
     bool headers_sent;
     bool close_after;           /* close the connection once answered */
+    /* an event stream (http_stream_begin): headers without a length, then
+     * whatever http_stream_write queues in out, until either side ends it */
+    bool stream;
+    size_t out_cap;
 } http_req;
 
 /* ---- answering (http_respond.c) ---- */
@@ -105,6 +112,16 @@ void http_respond_ok(http_req *r);
 void http_respond_json(http_req *r, sb_status st, const char *json);
 /* Takes body (ent_malloc'd, NULL: out of memory) as the answer, of content_type (a static text). */
 void http_respond_text(http_req *r, sb_status st, const char *content_type, char *body, size_t len);
+/* Answers with a stream of content_type (server-sent events): the
+ * connection stays open, its answer never ends, and it carries what
+ * http_stream_write queues. The request is freed when the client leaves
+ * (its work_free tells whoever writes to it). */
+void http_stream_begin(http_req *r, const char *content_type);
+/* Queues len bytes on a stream; -1 (nothing queued) when more than
+ * HTTP_STREAM_QUEUE_MAX would wait for a client that does not read. */
+int http_stream_write(http_req *r, const char *data, size_t len);
+/* Ends a stream: the connection closes once what is queued is written. */
+void http_stream_end(http_req *r);
 /* True when the client is gone: the request is freed and must not be touched. */
 bool http_req_gone(http_req *r);
 

@@ -134,8 +134,52 @@ void http_respond_json(http_req *r, sb_status st, const char *json)
     respond(r, sb_status_http_code(st), "application/json", copy, copy ? n : 0);
 }
 
-/* Writes headers and the next chunk of the body; returns what the callback
- * returns (-1 closes the connection). */
+/* ---- event streams ---- */
+
+void http_stream_begin(http_req *r, const char *content_type)
+{
+    if (http_req_gone(r) || r->answered)
+        return;
+    r->answered = true;
+    r->stream = true;
+    r->code = sb_status_http_code(SB_OK);
+    r->content_type = content_type;
+    lws_callback_on_writable(r->wsi); /* the headers */
+}
+
+int http_stream_write(http_req *r, const char *data, size_t len)
+{
+    if (!r->stream || !r->wsi || r->close_after)
+        return -1;
+    if (r->out_sent == r->out_len)
+        r->out_sent = r->out_len = 0; /* everything went: start the buffer again */
+    size_t need = r->out_len + len;
+    if (need - r->out_sent > HTTP_STREAM_QUEUE_MAX)
+        return -1;
+    if (need > r->out_cap) {
+        size_t cap = r->out_cap ? r->out_cap : HTTP_ADMIN_WRITE_CHUNK;
+        while (cap < need)
+            cap *= 2;
+        char *grown = ent_realloc(r->out, cap);
+        if (!grown)
+            return -1;
+        r->out = grown;
+        r->out_cap = cap;
+    }
+    memcpy(r->out + r->out_len, data, len);
+    r->out_len += len;
+    lws_callback_on_writable(r->wsi);
+    return 0;
+}
+
+void http_stream_end(http_req *r)
+{
+    if (!r->stream || !r->wsi)
+        return;
+    r->close_after = true;
+    lws_callback_on_writable(r->wsi);
+}
+
 /* ---- the request ---- */
 
 const char *http_req_arg(const http_req *r, const char *name)

@@ -1,6 +1,8 @@
 /* See http_router.h. */
 #include "http_router.h"
 
+#include "http_dash.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,9 @@ void http_route(http_req *r)
         http_metrics(r);
         return;
     }
+    /* the dashboard: its page at / and its API under $sbemu/api/ (which checks its own token; http_dash.c) */
+    if (http_dash_route(r))
+        return;
     char why[512];
     if (http_auth_check(r, why, sizeof why) != SB_OK) {
         http_respond_error(r, SB_ERR_UNAUTHORIZED, "Unauthorized: %s.", why);

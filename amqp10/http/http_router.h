@@ -1,6 +1,7 @@
 /* Which resource a request names (http_router.c): the emulator's own
- * (/health, /$sbemu/clock, /metrics), then, with a valid SAS token, a
- * namespace's reset and snapshots (http_reset.c) and the ATOM API's
+ * (/health, /$sbemu/clock, /metrics), the dashboard (/ and /$sbemu/api/...,
+ * http_dash.h), then, with a valid SAS token, a namespace's reset and
+ * snapshots (http_reset.c) and the ATOM API's
  * (wire-protocol §9.2), in any letter case as Service Bus paths are:
  *
  *   $namespaceinfo                                 GET

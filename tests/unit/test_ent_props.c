@@ -744,6 +744,26 @@ static void test_type_names(void **state)
     assert_int_equal(ent_utf8_length("\xc0\x80"), -1); /* overlong */
 }
 
+/* The dashboard's status change: each kind takes only its own statuses, any letter case. */
+static void test_status_for_kind(void **state)
+{
+    (void)state;
+    ent_entity_status s;
+    char err[256];
+    assert_int_equal(ent_entity_status_for("queue", "receivedisabled", &s, err, sizeof err), SB_OK);
+    assert_int_equal(s, ENT_ENTITY_RECEIVE_DISABLED);
+    assert_int_equal(ent_entity_status_for("topic", "SendDisabled", &s, err, sizeof err), SB_OK);
+    assert_int_equal(s, ENT_ENTITY_SEND_DISABLED);
+    assert_int_equal(ent_entity_status_for("topic", "ReceiveDisabled", &s, err, sizeof err), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(err, "not allowed for a topic (allowed: Active, Disabled, SendDisabled)"));
+    assert_int_equal(ent_entity_status_for("subscription", "SendDisabled", &s, err, sizeof err), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(err, "ReceiveDisabled"));
+    assert_int_equal(ent_entity_status_for("queue", "Paused", &s, err, sizeof err), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(err, "\"Paused\""));
+    assert_int_equal(ent_entity_status_for("queue", NULL, &s, err, sizeof err), SB_ERR_ARGUMENT);
+    assert_int_equal(ent_entity_status_for("namespace", "Active", &s, err, sizeof err), SB_ERR_ARGUMENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_user_metadata_limit),
         cmocka_unit_test_teardown(test_changed_limits, teardown_limits),
         cmocka_unit_test(test_status_per_kind),
+        cmocka_unit_test(test_status_for_kind),
         cmocka_unit_test(test_queue_names),
         cmocka_unit_test(test_child_names),
         cmocka_unit_test(test_forward_to),

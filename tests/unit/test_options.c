@@ -332,6 +332,33 @@ static void test_metrics_token_flag(void **state)
     EXPECT_ERROR("unexpected argument \"true\"", NULL, "--metrics-token-required", "true");
 }
 
+/* --dashboard-read-only: off by default, on alone, =true|false, its env variable, refusals. */
+static void test_dashboard_read_only(void **state)
+{
+    (void)state;
+    emu_options o;
+    char err[256];
+    assert_int_equal(parse_none(&o, err, sizeof err), 0);
+    assert_int_equal(o.dashboard_read_only, 0);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--dashboard-read-only", "--http-port", "6001"), 0);
+    assert_int_equal(o.dashboard_read_only, 1);
+    assert_int_equal(o.http_port, 6001);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--dashboard-read-only=false"), 0);
+    assert_int_equal(o.dashboard_read_only, 0);
+    emu_options_free(&o);
+    setenv("SBEMU_DASHBOARD_READ_ONLY", "true", 1);
+    assert_int_equal(parse_none(&o, err, sizeof err), 0);
+    assert_int_equal(o.dashboard_read_only, 1);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--dashboard-read-only=no"), 0); /* the flag wins */
+    assert_int_equal(o.dashboard_read_only, 0);
+    emu_options_free(&o);
+    unsetenv("SBEMU_DASHBOARD_READ_ONLY");
+    EXPECT_ERROR("--dashboard-read-only", "\"sometimes\" is not true or false", "--dashboard-read-only=sometimes");
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -382,6 +409,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_flags, clear_env),
         cmocka_unit_test_setup(test_bad_env_names_flag_and_var, clear_env),
         cmocka_unit_test_setup(test_metrics_token_flag, clear_env),
+        cmocka_unit_test_setup(test_dashboard_read_only, clear_env),
         cmocka_unit_test_setup(test_help, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,7 @@ static void test_codes(void **state)
     assert_int_equal(sb_status_http_code(SB_ERR_METHOD_NOT_ALLOWED), 405);
     assert_int_equal(sb_status_http_code(SB_CREATED), 201); /* a PUT of the management API that made the entity */
     assert_int_equal(sb_status_http_code(SB_ERR_MESSAGE_SIZE_EXCEEDED), 413);
+    assert_int_equal(sb_status_http_code(SB_ERR_FORBIDDEN), 403); /* the dashboard's read-only mode */
     assert_string_equal(sb_status_condition(SB_ERR_SESSION_LOCK_LOST), "com.microsoft:session-lock-lost");
     /* out of range reads as internal */
     assert_int_equal(sb_status_http_code((sb_status)SB_STATUS_COUNT), 500);
