@@ -124,7 +124,9 @@ static const stmt_def mgmt_stmt_defs[] = {
      * session id, or nothing (held by another receiver, or none available).
      * Two emulators picking the same session meet on its row: one locks it. */
     {STMT_SESSION_LOCK,
-     "WITH pick AS (SELECT coalesce($2, (SELECT m.session_id FROM messages m"
+     /* MATERIALIZED: sid is read twice below, and an inlined pick ran its
+      * search twice (two InitPlans) */
+     "WITH pick AS MATERIALIZED (SELECT coalesce($2, (SELECT m.session_id FROM messages m"
      "  WHERE m.entity_id = $1 AND m.subqueue = 0 AND m.state = 0 AND m.lock_token IS NULL"
      "  AND m.session_id IS NOT NULL AND (m.expires_at IS NULL OR m.expires_at > sbemu_ts($3))"
      "  AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.entity_id = $1 AND x.session_id = m.session_id"

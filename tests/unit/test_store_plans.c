@@ -124,7 +124,7 @@ static const struct {
     {STMT_SWEEP_SCHEDULED, "messages_scheduled"},
     {STMT_CLAIM_SESSION_LOCK, "messages_session"},
     {STMT_CLAIM_SESSION_DELETE, "messages_session"},
-    {STMT_SESSION_LOCK, "messages_ready"}, /* next available: the oldest claimable message */
+    {STMT_SESSION_LOCK, "messages_session_ready"}, /* next available: the oldest claimable session message */
     {STMT_SESSION_RENEW, "messages_session"},
     {STMT_SESSION_RELEASE, "messages_session"},
     {STMT_SESSION_PEEK, "messages_session"},
