@@ -182,6 +182,14 @@ struct amqp_conn {
     amqp_link *links;
     amqp_grant *grants; /* grown as tokens come (most connections hold one or two): an idle connection stays small */
     int ngrants, grants_cap;
+    /* The namespace it is in (ent_namespace.h), chosen by its first put-token
+     * (the open's hostname or the token's audience host, else the token's key
+     * name) and kept for its life: a token for another namespace is refused.
+     * ns_name "" is the default namespace; ns_id is 0 until the namespace is
+     * resolved (every grant comes after), and every look-up uses it. */
+    bool ns_chosen;
+    char ns_name[ENT_NAMESPACE_NAME_SIZE];
+    int32_t ns_id;
     lws_sorted_usec_list_t tick_timer; /* only for a tick nearer than the poll timer's next turn */
     int64_t next_tick_ms;              /* when Proton wants its next tick (wall clock) */
     uint64_t id;

@@ -162,7 +162,7 @@ static void on_refreshed(void *ctx, const ent_cache *cache)
         for (amqp_link *lk = c->links; lk; lk = lk->next) {
             if (!has_entity(lk))
                 continue;
-            const ent_entity *e = ent_cache_find(cache, lk->address.entity);
+            const ent_entity *e = ent_cache_find(cache, lk->entity.namespace_id, lk->address.entity);
             if (!e || e->id != lk->entity.id) {
                 detach_gone(lk);
             } else {

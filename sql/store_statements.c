@@ -65,6 +65,8 @@ static stmt_def stmt_defs[] = {
      "SELECT subscription_id, name, filter_type, sql_expression, correlation::text, action_expression,"
      " filter_parameters::text, action_parameters::text FROM rules ORDER BY subscription_id, created_at, id",
      0, {0}},
+    /* Every namespace (migration 013), in id order. */
+    {STMT_LOAD_NAMESPACES, "SELECT id, name FROM namespaces ORDER BY id", 0, {0}},
     /* Every send of a commit to one entity, as one statement (a merged
      * statement: $1 the entity, then one array per column, see store_merge_def in store.h).
      * One sequence reservation and one size/activity update for all of them.
@@ -385,7 +387,8 @@ static stmt_def stmt_defs[] = {
      1, {STORE_OID_INT8}},
     /* The namespace clock only moves forward; every emulator hears of it. $1 offset (text) */
     {STMT_CLOCK_PUBLISH,
-     "WITH u AS (UPDATE sbemu_clock SET offset_ms = greatest(offset_ms, $1::bigint) RETURNING offset_ms)"
+     "WITH u AS (UPDATE sbemu_clock SET offset_ms = greatest(offset_ms, $1::bigint) WHERE namespace_id = 1"
+     " RETURNING offset_ms)"
      " SELECT pg_notify('sbemu_clock', offset_ms::text) FROM u",
      1, {STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */

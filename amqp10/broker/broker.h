@@ -18,6 +18,7 @@
 #include "broker_figures.h"
 #include "ent_cache.h"
 #include "ent_fault.h"
+#include "ent_namespace.h"
 #include "ent_settle.h"
 #include "store.h"
 #include "store_queue.h"
@@ -75,13 +76,27 @@ const ent_cache *broker_cache(const broker *b);
  * (for every look-up waiting) and looks again, so an entity made a moment
  * ago with SQL is found. cb may run before this returns. */
 typedef void (*broker_entity_cb)(void *ctx, sb_status st, const ent_entity *e, const ent_route *route);
-void broker_entity_lookup(broker *b, const char *name, broker_entity_cb cb, void *ctx);
+/* The entity of that name in namespace ns (ent_namespace.h; 0: the default). */
+void broker_entity_lookup(broker *b, int32_t ns, const char *name, broker_entity_cb cb, void *ctx);
 /* cb (with e NULL) once a refill that started after this call has ended:
  * what was committed before it is in the cache (a rule change answered only
  * then routes the client's next send by the new rules). */
 void broker_after_refill(broker *b, broker_entity_cb cb, void *ctx);
 /* Entities changed (sbemu_entities): refill the cache. */
 void broker_refresh_entities(broker *b);
+
+/* ---- namespaces (broker_namespaces.c) ----
+ * The namespaces this emulator knows (entities/ent_namespace.h), refilled
+ * with the entities. A look-up by name finds one in memory, or makes it in
+ * the store (its first use) and answers once it is made: cb with its id.
+ * name is ent_namespace_choose's: "" (and every name of the default) is the
+ * default namespace, answered at once. cb may run before this returns. */
+typedef void (*broker_namespace_cb)(void *ctx, sb_status st, int32_t ns);
+void broker_namespace_resolve(broker *b, const char *name, broker_namespace_cb cb, void *ctx);
+/* What the broker knows now (never NULL). */
+const ent_namespaces *broker_namespaces(const broker *b);
+/* The default namespace's own name (Config.json's, or sbemulatorns). */
+const char *broker_default_namespace_name(const broker *b);
 
 /* ---- publishing to a topic (broker_publish.c) ----
  * The copies of n messages sent to a topic, committed together (cb once

@@ -42,6 +42,7 @@ struct broker {
     uint64_t refills;              /* refills started so far */
     bool load_again;               /* entities changed again while it was */
     struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
+    ent_namespaces *namespaces;    /* every namespace, refilled with the cache (broker_namespaces.c) */
     struct topic_pump *pumps;      /* topics being routed now (broker_topic_pump.c) */
     broker_counts counts;          /* what happened to each entity's messages (GET /metrics) */
     /* faults on demand (broker_fault.c) */
@@ -74,5 +75,8 @@ void broker_entities_free(broker *b);
  * the loop goes; free lets go of the rules. */
 void broker_faults_stop(broker *b);
 void broker_faults_free(broker *b);
+/* broker_namespaces.c: the namespaces a refill read (-1: out of memory, the old ones stay). */
+int broker_namespaces_replace(broker *b, const ent_namespace *list, size_t n);
+void broker_namespaces_free(broker *b);
 
 #endif

@@ -60,6 +60,7 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
     static const char prefix[] = "SharedAccessSignature ";
     const char *sr, *sig, *se, *skn;
     size_t srl, sigl, sel, sknl;
+    out->key_name[0] = 0;
     if (!token || strlen(token) > AMQP_SAS_TOKEN_MAX || strncmp(token, prefix, sizeof prefix - 1)) {
         snprintf(why, whylen, "the token is not a SharedAccessSignature");
         return SB_ERR_UNAUTHORIZED;
@@ -70,9 +71,10 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
         snprintf(why, whylen, "the SharedAccessSignature lacks one of sr, sig, se, skn");
         return SB_ERR_UNAUTHORIZED;
     }
-    char name[256], sebuf[32];
-    url_decode(skn, sknl, name, sizeof name);
-    if (strcmp(name, key_name)) {
+    char sebuf[32];
+    char *name = out->key_name;
+    url_decode(skn, sknl, name, sizeof out->key_name);
+    if (key_name && strcmp(name, key_name)) {
         snprintf(why, whylen, "unknown SharedAccessKeyName '%s'", name);
         return SB_ERR_UNAUTHORIZED;
     }
@@ -107,7 +109,7 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
     char given[256];
     size_t givenlen = url_decode(sig, sigl, given, sizeof given);
     if (b64 < 0 || givenlen != (size_t)b64 || CRYPTO_memcmp(given, expect, givenlen)) {
-        snprintf(why, whylen, "the token's signature does not match the key of '%s'", key_name);
+        snprintf(why, whylen, "the token's signature does not match the key of '%s'", name);
         return SB_ERR_UNAUTHORIZED;
     }
     out->expires_ms = expiry * 1000;

@@ -74,6 +74,7 @@ typedef struct http_req {
     int64_t declared_len;       /* Content-Length, -1 if none */
     bool body_refused;          /* too large: dropped as it comes, answered 413 */
     int64_t now_ms;             /* the emulator's clock when the request came */
+    int32_t ns;                 /* the namespace it names entities in (ent_namespace.h; 0: the default) */
     /* what a handler keeps between its steps */
     char entity[ENT_ENTITY_PATH_SIZE]; /* the queue or topic */
     char sub[ENT_SUBSCRIPTION_NAME_SIZE];

@@ -42,4 +42,4 @@ static void on_namespace(void *ctx, sb_status st, int64_t created_ms, int64_t mo
     http_respond_xml(r, SB_OK, false, body, len);
 }
 
-void http_namespace_get(http_req *r) { store_admin_namespace(broker_store(r->broker), on_namespace, r); }
+void http_namespace_get(http_req *r) { store_admin_namespace(broker_store(r->broker), r->ns, on_namespace, r); }

@@ -88,6 +88,7 @@ void http_route(http_req *r)
         http_respond_error(r, SB_ERR_UNAUTHORIZED, "Unauthorized: %s.", why);
         return;
     }
+    r->ns = ENT_NAMESPACE_DEFAULT_ID;
     char path[HTTP_ADMIN_PATH_MAX];
     snprintf(path, sizeof path, "%s", r->path);
     size_t plen = strlen(path);
