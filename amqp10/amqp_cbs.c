@@ -204,6 +204,30 @@ static sb_status choose_namespace(amqp_conn *c, const amqp_sas_result *sas, char
     return SB_OK;
 }
 
+void amqp_cbs_namespace_of(amqp_conn *c, pn_message_t *req, char *out, size_t outlen)
+{
+    out[0] = 0;
+    if (c->ns_chosen) {
+        snprintf(out, outlen, "%s", c->ns_name);
+        return;
+    }
+    char token[AMQP_SAS_TOKEN_MAX + 1], why[256], host_ns[ENT_NAMESPACE_NAME_SIZE];
+    amqp_sas_result sas;
+    if (!body_string(req, token, sizeof token))
+        return;
+    /* the key name is read even from a token the key does not sign */
+    if (amqp_sas_verify(token, NULL, c->srv->settings->sas_key, ent_clock_wall_ms(), &sas, why, sizeof why) != SB_OK)
+        sas.audience[0] = 0;
+    int h = ent_namespace_of_host(pn_connection_remote_hostname(c->driver.connection), host_ns, sizeof host_ns, why,
+                                  sizeof why);
+    if (h == 0)
+        h = ent_namespace_of_audience(sas.audience, host_ns, sizeof host_ns, why, sizeof why);
+    if (h < 0 || ent_namespace_choose(host_ns, sas.key_name, c->srv->settings->sas_key_name,
+                                      broker_default_namespace_name(c->srv->broker), out, outlen, why,
+                                      sizeof why) != SB_OK)
+        out[0] = 0;
+}
+
 void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
 {
     amqp_conn *c = lk->conn;

@@ -303,6 +303,10 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
 bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
 /* Answers a put-token request (status-code from st's row of the status table). */
 void amqp_cbs_respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *description);
+/* The namespace a put-token request is for (its connection's once chosen;
+ * else the one the request would choose: ent_namespace_choose), into out
+ * ("" for the default; also when the request names none it may have). */
+void amqp_cbs_namespace_of(amqp_conn *c, pn_message_t *req, char *out, size_t outlen);
 
 /* link_attach.c */
 /* Sets an error condition (name, description) with an info map, empty when nothing fills it:

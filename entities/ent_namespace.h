@@ -78,6 +78,7 @@ sb_status ent_namespace_choose(const char *host_ns, const char *key_name, const 
 typedef struct ent_namespace {
     int32_t id;
     char name[ENT_NAMESPACE_NAME_SIZE];
+    int64_t clock_offset_ms; /* its clock's offset as the store read it (ent_clock.h holds the one in force) */
 } ent_namespace;
 
 /* Owned by its creator; holds copies, sorted by id. */

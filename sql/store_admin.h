@@ -145,6 +145,7 @@ typedef struct store_admin_counts_row {
     ent_kind kind;
     char path[ENT_ENTITY_PATH_MAX + 1]; /* a subscription's: topic/Subscriptions/name */
     int64_t size_in_bytes, active, dead_letter, scheduled, deferred;
+    int32_t namespace_id;
 } store_admin_counts_row;
 /* rows belong to the store until cb returns. */
 typedef void (*store_admin_counts_cb)(void *ctx, sb_status st, const store_admin_counts_row *rows, size_t n);

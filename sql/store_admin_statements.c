@@ -145,7 +145,7 @@ static stmt_def admin_stmt_defs[] = {
      " coalesce((SELECT sum(x.size_in_bytes) FROM subscriptions s JOIN entity_runtime x ON x.entity_id = s.id"
      "  WHERE s.topic_id = e.id), 0)::int8 ELSE 0 END,"
      COUNTS("e.id", "$1") ","
-     " " COUNT_IN(HELD, "e.id", "0", " AND m.state = 1", "$1")
+     " " COUNT_IN(HELD, "e.id", "0", " AND m.state = 1", "$1") ", e.namespace_id"
      " FROM entities e LEFT JOIN entity_runtime r ON r.entity_id = e.id ORDER BY lower(e.path), e.id",
      1, {STORE_OID_INT8}},
 

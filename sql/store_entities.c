@@ -136,6 +136,7 @@ static void parse_namespaces(entity_list *l, const PGresult *r, store_op *op)
     for (int i = 0; i < rows; i++) {
         l->namespaces[i].id = (int32_t)col_i64(r, i, 0);
         col_text(r, i, 1, l->namespaces[i].name, sizeof l->namespaces[i].name);
+        l->namespaces[i].clock_offset_ms = col_i64(r, i, 2);
     }
     l->nnamespaces = (size_t)rows;
 }

@@ -149,6 +149,12 @@ typedef struct store_sweep_policy {
     size_t n_forward;
     int64_t lapsed_since_ms; /* look at locks that lapsed after this (0: all) */
     store_sweep_counts_cb counted; /* NULL: not told */
+    /* Which entities this sweep looks at (their namespaces' clocks read
+     * now_ms: ent_clock.h): all when scope is NULL; else only those of scope
+     * (scope_in) or all but those (!scope_in). */
+    const int64_t *scope;
+    size_t n_scope;
+    bool scope_in;
 } store_sweep_policy;
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx);
 

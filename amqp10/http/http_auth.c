@@ -11,7 +11,7 @@
 #include "ent_clock.h"
 #include "http_internal.h"
 
-sb_status http_auth_check(const http_req *r, char *why, size_t whylen)
+sb_status http_auth_check(http_req *r, char *why, size_t whylen)
 {
     if (!r->broker) {
         snprintf(why, whylen, "the emulator is not ready");
@@ -23,9 +23,19 @@ sb_status http_auth_check(const http_req *r, char *why, size_t whylen)
     }
     amqp_sas_result sas;
     const broker_settings *keys = broker_settings_of(r->broker);
-    sb_status st = amqp_sas_verify(r->auth, keys->sas_key_name, keys->sas_key, ent_clock_wall_ms(), &sas, why, whylen);
+    /* any key name: it may name the namespace, as on $cbs */
+    sb_status st = amqp_sas_verify(r->auth, NULL, keys->sas_key, ent_clock_wall_ms(), &sas, why, whylen);
     if (st != SB_OK)
         return st == SB_ERR_INTERNAL ? st : SB_ERR_UNAUTHORIZED;
+    char host_ns[ENT_NAMESPACE_NAME_SIZE];
+    if (ent_namespace_of_audience(sas.audience, host_ns, sizeof host_ns, why, whylen) < 0 ||
+        ent_namespace_choose(host_ns, sas.key_name, keys->sas_key_name, broker_default_namespace_name(r->broker),
+                             r->token_ns, sizeof r->token_ns, why, whylen) != SB_OK) {
+        size_t n = strlen(why);
+        if (n && why[n - 1] == '.')
+            why[n - 1] = 0; /* the caller ends the sentence */
+        return SB_ERR_UNAUTHORIZED;
+    }
     char granted[ENT_ENTITY_PATH_MAX + 1];
     if (ent_audience_path(sas.audience, granted, sizeof granted)) {
         snprintf(why, whylen, "the token's audience is not a Service Bus address");

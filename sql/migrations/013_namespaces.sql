@@ -274,7 +274,12 @@ BEGIN
     END IF;
     PERFORM pg_advisory_xact_lock(hashtext('sbemu snapshots'));
     SELECT * INTO snap FROM sbemu_snapshots s WHERE s.namespace = k AND s.name = p_name;
-    IF NOT FOUND THEN
+    IF NOT FOUND AND p_name = '$declared' THEN
+        -- a namespace Config.json does not declare (made on first use): its
+        -- reset leaves it empty
+        INSERT INTO sbemu_snapshots (namespace, name, created_at, clock_offset_ms)
+            VALUES (k, '$declared', sbemu_ts(p_wall_ms), 0) RETURNING * INTO snap;
+    ELSIF NOT FOUND THEN
         RETURN;
     END IF;
     now_ts := sbemu_ts(p_wall_ms + snap.clock_offset_ms);

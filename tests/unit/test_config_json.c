@@ -660,9 +660,9 @@ static void test_faults(void **state)
                 "UserConfig.Faults[0] (\"b\"): unknown effect 'explode'", NULL);
     expect_fail(FAULTS("{\"operation\": \"send\", \"effect\": \"never\"}"), "UserConfig.Faults[0] has no \"name\"",
                 NULL);
-    expect_fail(FAULTS("{\"name\": \"n\", \"namespace\": \"other\", \"operation\": \"send\", \"effect\": "
+    expect_fail(FAULTS("{\"name\": \"n\", \"namespace\": \"no.such\", \"operation\": \"send\", \"effect\": "
                        "\"never\"}"),
-                "namespace 'other' does not exist: namespaces other than the default one ('myns'", NULL);
+                "The namespace name 'no.such' holds '.' at position 3", NULL);
     expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\", \"times\": -1}"),
                 "\"times\" must be from 1", NULL);
     expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\", \"color\": 1}"),

@@ -163,7 +163,7 @@ static void test_registry(void **state)
     assert_int_equal(ent_namespaces_count(r), 0);
     assert_null(ent_namespaces_get(r, 1));
     assert_null(ent_namespaces_find(r, "default", NULL));
-    ent_namespace list[] = {{7, "suite-a"}, {1, "orders-ns"}, {3, "NS2"}};
+    ent_namespace list[] = {{7, "suite-a", 0}, {1, "orders-ns", 0}, {3, "NS2", 0}};
     assert_int_equal(ent_namespaces_replace(r, list, 3), 0);
     assert_int_equal(ent_namespaces_count(r), 3);
     assert_int_equal(ent_namespaces_at(r, 0)->id, 1); /* id order */
