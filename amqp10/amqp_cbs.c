@@ -15,6 +15,7 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 #include "ent_namespace.h"
+#include "store_namespace.h"
 
 static void put_token(amqp_link *lk, pn_message_t *req);
 /* What a fault rule goes on with, or answers with (amqp_fault.c). */
@@ -161,6 +162,9 @@ static void on_put_namespace(void *ctx, sb_status st, int32_t ns)
         return;
     }
     c->ns_id = ns;
+    const ent_namespace *known = ent_namespaces_get(broker_namespaces(c->srv->broker), ns);
+    if (known && known->auto_delete_on_idle_ms > 0) /* a client chose it: it is not idle */
+        store_namespace_touch(c->srv->store, ns, ent_clock_now_ms_in(ns));
     if (p->entity[0]) {
         broker_entity_lookup(c->srv->broker, ns, p->entity, on_put_lookup, p); /* may answer at once */
         return;
@@ -169,39 +173,53 @@ static void on_put_namespace(void *ctx, sb_status st, int32_t ns)
     put_done(p);
 }
 
-/* Which namespace the token puts the connection in (c->ns_name, c->ns_chosen):
- * SB_OK, or SB_ERR_UNAUTHORIZED with why when it names none or another one
- * than the connection is in. */
-static sb_status choose_namespace(amqp_conn *c, const amqp_sas_result *sas, char *why, size_t whylen)
+/* The namespace a token is for (its connection's host name, else its
+ * audience's host, else its key name: ent_namespace_choose), into name ("" the
+ * default). SB_OK, or SB_ERR_UNAUTHORIZED with why when it names none a
+ * namespace may have. */
+static sb_status namespace_of_token(const amqp_conn *c, const amqp_sas_result *sas, char *name, size_t n, char *why,
+                                    size_t whylen)
 {
-    char host_ns[ENT_NAMESPACE_NAME_SIZE], name[ENT_NAMESPACE_NAME_SIZE];
-    const char *open_host = pn_connection_remote_hostname(c->driver.connection);
-    int h = ent_namespace_of_host(open_host, host_ns, sizeof host_ns, why, whylen);
+    char host_ns[ENT_NAMESPACE_NAME_SIZE];
+    int h = ent_namespace_of_host(pn_connection_remote_hostname(c->driver.connection), host_ns, sizeof host_ns, why,
+                                  whylen);
     if (h == 0)
         h = ent_namespace_of_audience(sas->audience, host_ns, sizeof host_ns, why, whylen);
     if (h < 0)
         return SB_ERR_UNAUTHORIZED;
-    broker *b = c->srv->broker;
-    sb_status st = ent_namespace_choose(host_ns, sas->key_name, c->srv->settings->sas_key_name,
-                                        broker_default_namespace_name(b), name, sizeof name, why, whylen);
+    return ent_namespace_choose(host_ns, sas->key_name, c->srv->settings->sas_key_name,
+                                broker_default_namespace_name(c->srv->broker), name, n, why, whylen);
+}
+
+/* Reads and checks a put-token's token: the namespace it is for (name), and
+ * its signature with that namespace's key (its own keys when it has any,
+ * else the emulator's: ent_namespace_signing_key). A connection is in one
+ * namespace: a token for another is refused. SB_OK with sas filled, or an
+ * error with why. */
+static sb_status check_token(const amqp_conn *c, const char *token, amqp_sas_result *sas, char *name, size_t n,
+                             char *why, size_t whylen)
+{
+    sb_status st = amqp_sas_read(token, sas, why, whylen);
+    if (st == SB_OK)
+        st = namespace_of_token(c, sas, name, n, why, whylen);
     if (st != SB_OK)
         return st;
+    broker *b = c->srv->broker;
+    const char *own = broker_default_namespace_name(b);
     if (c->ns_chosen && strcasecmp(c->ns_name, name)) {
         snprintf(why, whylen,
                  "this connection is in namespace '%s' (its first token chose it); a token for namespace '%s' "
                  "cannot be used on it: open one connection per namespace",
-                 c->ns_name[0] ? c->ns_name : broker_default_namespace_name(b),
-                 name[0] ? name : broker_default_namespace_name(b));
+                 c->ns_name[0] ? c->ns_name : own, name[0] ? name : own);
         return SB_ERR_UNAUTHORIZED;
     }
-    if (!c->ns_chosen) {
-        c->ns_chosen = true;
-        snprintf(c->ns_name, sizeof c->ns_name, "%s", name);
-        if (name[0])
-            LOG_DEBUG("conn %llu: in namespace '%s' (open hostname '%s', key name '%s')", (unsigned long long)c->id,
-                      name, open_host ? open_host : "", sas->key_name);
-    }
-    return SB_OK;
+    const ent_namespaces *known = broker_namespaces(b);
+    const ent_namespace *ns = name[0] ? ent_namespaces_find(known, name, own) : NULL;
+    const char *key = ent_namespace_signing_key(known, ns ? ns->id : 0, name, sas->key_name, c->srv->settings->sas_key,
+                                                why, whylen);
+    if (!key)
+        return SB_ERR_UNAUTHORIZED;
+    return amqp_sas_verify(token, NULL, key, ent_clock_wall_ms(), sas, why, whylen);
 }
 
 void amqp_cbs_namespace_of(amqp_conn *c, pn_message_t *req, char *out, size_t outlen)
@@ -211,20 +229,10 @@ void amqp_cbs_namespace_of(amqp_conn *c, pn_message_t *req, char *out, size_t ou
         snprintf(out, outlen, "%s", c->ns_name);
         return;
     }
-    char token[AMQP_SAS_TOKEN_MAX + 1], why[256], host_ns[ENT_NAMESPACE_NAME_SIZE];
+    char token[AMQP_SAS_TOKEN_MAX + 1], why[256];
     amqp_sas_result sas;
-    if (!body_string(req, token, sizeof token))
-        return;
-    /* the key name is read even from a token the key does not sign */
-    if (amqp_sas_verify(token, NULL, c->srv->settings->sas_key, ent_clock_wall_ms(), &sas, why, sizeof why) != SB_OK)
-        sas.audience[0] = 0;
-    int h = ent_namespace_of_host(pn_connection_remote_hostname(c->driver.connection), host_ns, sizeof host_ns, why,
-                                  sizeof why);
-    if (h == 0)
-        h = ent_namespace_of_audience(sas.audience, host_ns, sizeof host_ns, why, sizeof why);
-    if (h < 0 || ent_namespace_choose(host_ns, sas.key_name, c->srv->settings->sas_key_name,
-                                      broker_default_namespace_name(c->srv->broker), out, outlen, why,
-                                      sizeof why) != SB_OK)
+    if (!body_string(req, token, sizeof token) || amqp_sas_read(token, &sas, why, sizeof why) != SB_OK ||
+        namespace_of_token(c, &sas, out, outlen, why, sizeof why) != SB_OK)
         out[0] = 0;
 }
 
@@ -264,9 +272,8 @@ static void put_token(amqp_link *lk, pn_message_t *req)
         amqp_cbs_respond(lk, req, SB_ERR_ARGUMENT, "The put-token body must be the token as an AMQP string.");
     } else {
         amqp_sas_result sas;
-        /* any key name: it may name the namespace (choose_namespace) */
-        sb_status st = amqp_sas_verify(token, NULL, c->srv->settings->sas_key, ent_clock_wall_ms(), &sas, why,
-                                       sizeof why);
+        char ns_name[ENT_NAMESPACE_NAME_SIZE];
+        sb_status st = check_token(c, token, &sas, ns_name, sizeof ns_name, why, sizeof why);
         /* What the signature covers is the token's own audience (sr): the
          * request's name may narrow it, never widen it (a token signed for
          * sb://host/other put with name=sb://host/q grants nothing). */
@@ -278,8 +285,13 @@ static void put_token(amqp_link *lk, pn_message_t *req)
             st = SB_ERR_UNAUTHORIZED,
             snprintf(why, sizeof why, "the token was signed for '/%s', which does not cover '/%s'", signed_path,
                      path);
-        if (st == SB_OK)
-            st = choose_namespace(c, &sas, why, sizeof why);
+        if (st == SB_OK && !c->ns_chosen) {
+            c->ns_chosen = true;
+            snprintf(c->ns_name, sizeof c->ns_name, "%s", ns_name);
+            if (ns_name[0])
+                LOG_DEBUG("conn %llu: in namespace '%s' (open hostname '%s', key name '%s')", (unsigned long long)c->id,
+                          ns_name, pn_connection_remote_hostname(c->driver.connection), sas.key_name);
+        }
         ent_address a;
         if (st == SB_OK) {
             put_req *p = ent_calloc(1, sizeof *p);

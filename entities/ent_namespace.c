@@ -115,11 +115,41 @@ sb_status ent_namespace_choose(const char *host_ns, const char *key_name, const 
     return SB_OK;
 }
 
+sb_status ent_namespace_key_check(const char *key_name, const char *key, char *why, size_t whylen)
+{
+    size_t n = key_name ? strlen(key_name) : 0;
+    if (!n || n > ENT_NAMESPACE_KEY_NAME_MAX)
+        return ent_fail_status(SB_ERR_ARGUMENT, why, whylen, "A key name is 1 to %d characters long, not %zu.",
+                               ENT_NAMESPACE_KEY_NAME_MAX, n);
+    for (size_t i = 0; i < n; i++) {
+        char c = key_name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-'))
+            return ent_fail_status(SB_ERR_ARGUMENT, why, whylen,
+                                   "The key name '%.64s' holds '%c' at position %zu: a key name is made of letters, "
+                                   "digits, '.', '_' and '-'.",
+                                   key_name, c >= 0x20 && c < 0x7f ? c : '?', i + 1);
+    }
+    n = key ? strlen(key) : 0;
+    if (!n || n > ENT_NAMESPACE_KEY_MAX)
+        return ent_fail_status(SB_ERR_ARGUMENT, why, whylen, "The key of '%.64s' is 1 to %d characters long, not %zu.",
+                               key_name, ENT_NAMESPACE_KEY_MAX, n);
+    for (size_t i = 0; i < n; i++)
+        if (key[i] < 0x21 || key[i] > 0x7e || key[i] == ';')
+            return ent_fail_status(SB_ERR_ARGUMENT, why, whylen,
+                                   "The key of '%.64s' holds a character it may not at position %zu: a key is "
+                                   "printable ASCII without spaces or ';'.",
+                                   key_name, i + 1);
+    return SB_OK;
+}
+
 /* ---- the registry ---- */
 
 struct ent_namespaces {
     ent_namespace *items; /* sorted by id */
     size_t n, cap;
+    ent_namespace_key *keys; /* sorted by namespace */
+    size_t nkeys;
 };
 
 ent_namespaces *ent_namespaces_new(void) { return ent_calloc(1, sizeof(ent_namespaces)); }
@@ -129,6 +159,7 @@ void ent_namespaces_free(ent_namespaces *r)
     if (!r)
         return;
     ent_free(r->items);
+    ent_free(r->keys);
     ent_free(r);
 }
 
@@ -207,5 +238,69 @@ const ent_namespace *ent_namespaces_find(const ent_namespaces *r, const char *na
     for (size_t i = 0; i < r->n; i++)
         if (!strcasecmp(r->items[i].name, name))
             return &r->items[i];
+    return NULL;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const ent_namespace_key *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int ent_namespaces_set_keys(ent_namespaces *r, const ent_namespace_key *keys, size_t n)
+{
+    ent_namespace_key *copy = ent_malloc((n ? n : 1) * sizeof *copy);
+    if (!copy)
+        return -1;
+    if (n)
+        memcpy(copy, keys, n * sizeof *copy);
+    qsort(copy, n, sizeof *copy, cmp_key);
+    ent_free(r->keys);
+    r->keys = copy;
+    r->nkeys = n;
+    return 0;
+}
+
+/* The first key of ns in r->keys, and how many it has. */
+static const ent_namespace_key *keys_of(const ent_namespaces *r, int32_t ns, size_t *n)
+{
+    size_t lo = 0, hi = r->nkeys;
+    while (lo < hi) { /* the first slot with ns >= the one asked */
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->keys[mid].ns < ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < r->nkeys && r->keys[end].ns == ns)
+        end++;
+    *n = end - lo;
+    return *n ? &r->keys[lo] : NULL;
+}
+
+size_t ent_namespaces_key_count(const ent_namespaces *r, int32_t ns)
+{
+    size_t n;
+    keys_of(r, ns, &n);
+    return n;
+}
+
+const char *ent_namespace_signing_key(const ent_namespaces *r, int32_t ns, const char *ns_name, const char *key_name,
+                                      const char *emulator_key, char *why, size_t whylen)
+{
+    size_t n = 0;
+    const ent_namespace_key *k = r && ns > 0 ? keys_of(r, ns, &n) : NULL;
+    if (!n)
+        return emulator_key;
+    for (size_t i = 0; i < n; i++)
+        if (key_name && !strcmp(k[i].name, key_name))
+            return k[i].key;
+    ent_fail_status(SB_ERR_UNAUTHORIZED, why, whylen,
+                    "the namespace '%s' has keys of its own, and '%.64s' is not one of them (a token for another "
+                    "namespace, or a key it no longer has)",
+                    ns_name && *ns_name ? ns_name : "?", key_name ? key_name : "");
     return NULL;
 }

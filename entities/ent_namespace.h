@@ -43,8 +43,22 @@
 /* The domain whose labels name namespaces: `<name>.localhost`. */
 #define ENT_NAMESPACE_HOST_DOMAIN "localhost"
 
+/* A namespace's own SAS keys (namespace_keys, migration 014): at most 12, as
+ * Service Bus's shared access rules per namespace; a key name is 1 to 256 of
+ * ASCII letters, digits, '.', '_' and '-' (what a connection string's
+ * SharedAccessKeyName carries unquoted), a key 1 to 256 printable ASCII
+ * characters but ';' (it ends a connection string's field). */
+#define ENT_NAMESPACE_KEYS_MAX 12
+#define ENT_NAMESPACE_KEY_NAME_MAX 256
+#define ENT_NAMESPACE_KEY_MAX 256
+/* The shortest AutoDeleteOnIdle a namespace may have (1 minute: a test suite's
+ * namespace may go soon after it; Service Bus's entities take 5 minutes). */
+#define ENT_NAMESPACE_IDLE_MIN_MS 60000
+
 /* SB_OK, or SB_ERR_ARGUMENT with why naming the rule the name breaks. */
 sb_status ent_namespace_name_check(const char *name, char *why, size_t whylen);
+/* The same for one key of a namespace. */
+sb_status ent_namespace_key_check(const char *key_name, const char *key, char *why, size_t whylen);
 
 /* Whether name is the default namespace: NULL, "", "default", "sbemulatorns"
  * or own_name (the default's own name; NULL or "": "sbemulatorns"), in any
@@ -79,7 +93,15 @@ typedef struct ent_namespace {
     int32_t id;
     char name[ENT_NAMESPACE_NAME_SIZE];
     int64_t clock_offset_ms; /* its clock's offset as the store read it (ent_clock.h holds the one in force) */
+    int64_t auto_delete_on_idle_ms; /* 0: never (its clients' activity need not be stamped) */
 } ent_namespace;
+
+/* One key of a namespace, as the store read it. */
+typedef struct ent_namespace_key {
+    int32_t ns;
+    char name[ENT_NAMESPACE_KEY_NAME_MAX + 1];
+    char key[ENT_NAMESPACE_KEY_MAX + 1];
+} ent_namespace_key;
 
 /* Owned by its creator; holds copies, sorted by id. */
 typedef struct ent_namespaces ent_namespaces;
@@ -100,5 +122,21 @@ const ent_namespace *ent_namespaces_get(const ent_namespaces *r, int32_t id);
 /* By name in any letter case; the default namespace also by
  * ent_namespace_is_default's names (own_name: its own). */
 const ent_namespace *ent_namespaces_find(const ent_namespaces *r, const char *name, const char *own_name);
+
+/* Replaces every namespace's keys with these n (copied; the store reads them
+ * with the namespaces). -1 when out of memory (the old ones stay). */
+int ent_namespaces_set_keys(ent_namespaces *r, const ent_namespace_key *keys, size_t n);
+/* How many keys of its own namespace ns has. */
+size_t ent_namespaces_key_count(const ent_namespaces *r, int32_t ns);
+
+/* The key a token of key name key_name for namespace ns must be signed
+ * with: one of the namespace's own when it has any (key names match as
+ * written, as Service Bus's do), else the emulator's (--sas-key) whatever the
+ * key name (the default namespace's, and one made on first use until it is
+ * given keys). NULL with why when the namespace has keys and none of that
+ * name: a token for another namespace, or a key it no longer has. ns 0 (not
+ * known yet) takes the emulator's. */
+const char *ent_namespace_signing_key(const ent_namespaces *r, int32_t ns, const char *ns_name, const char *key_name,
+                                      const char *emulator_key, char *why, size_t whylen);
 
 #endif

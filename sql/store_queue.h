@@ -15,11 +15,11 @@
 #include "store.h"
 
 /* Every queue, topic and subscription, as the in-process entity cache holds
- * it (ent_cache.h), every rule, and every namespace (ent_namespace.h). The lists belong to the store until the
+ * it (ent_cache.h), every rule, and every namespace with its keys (ent_namespace.h). The lists belong to the store until the
  * callback returns. */
 typedef void (*store_entities_cb)(void *ctx, sb_status st, const ent_entity *list, size_t n,
                                   const ent_rule_def *rules, size_t nrules, const ent_namespace *namespaces,
-                                  size_t nnamespaces);
+                                  size_t nnamespaces, const ent_namespace_key *keys, size_t nkeys);
 void store_load_entities(store *s, store_entities_cb cb, void *ctx);
 
 typedef struct store_new_message {

@@ -67,8 +67,11 @@ static stmt_def stmt_defs[] = {
      0, {0}},
     /* Every namespace (migration 013), in id order, with its clock's offset. */
     {STMT_LOAD_NAMESPACES,
-     "SELECT n.id, n.name, coalesce(c.offset_ms, 0) FROM namespaces n LEFT JOIN sbemu_clock c ON c.namespace_id = n.id"
-     " ORDER BY n.id",
+     "SELECT n.id, n.name, coalesce(c.offset_ms, 0), coalesce(sbemu_interval_ms(n.auto_delete_on_idle), 0)"
+     " FROM namespaces n LEFT JOIN sbemu_clock c ON c.namespace_id = n.id ORDER BY n.id",
+     0, {0}},
+    /* Every namespace's own keys (migration 014). */
+    {STMT_LOAD_NAMESPACE_KEYS, "SELECT namespace_id, key_name, key FROM namespace_keys ORDER BY namespace_id, key_name",
      0, {0}},
     /* Every send of a commit to one entity, as one statement (a merged
      * statement: $1 the entity, then one array per column, see store_merge_def in store.h).

@@ -26,6 +26,7 @@
 #define STMT_LOAD_ENTITIES "sb_load_entities"
 #define STMT_LOAD_RULES "sb_load_rules"
 #define STMT_LOAD_NAMESPACES "sb_load_namespaces"
+#define STMT_LOAD_NAMESPACE_KEYS "sb_load_namespace_keys"
 #define STMT_PUBLISH_SET "sb_publish_set"
 #define STMT_SEND_SET "sb_send_set"
 #define STMT_CLAIM_LOCK "sb_claim_lock"

@@ -48,11 +48,12 @@ static void answer(broker *b, int32_t ns, const char *name, broker_entity_cb cb,
 }
 
 static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n, const ent_rule_def *rules,
-                      size_t nrules, const ent_namespace *namespaces, size_t nnamespaces)
+                      size_t nrules, const ent_namespace *namespaces, size_t nnamespaces, const ent_namespace_key *keys,
+                      size_t nkeys)
 {
     broker *b = ctx;
     b->loading = false;
-    if (st == SB_OK && broker_namespaces_replace(b, namespaces, nnamespaces))
+    if (st == SB_OK && broker_namespaces_replace(b, namespaces, nnamespaces, keys, nkeys))
         LOG_WARN("entities: the namespaces could not be refilled (out of memory); the old ones are kept");
     if (st != SB_OK || ent_cache_replace(b->cache, list, n, rules, nrules))
         LOG_WARN("entities: the cache could not be refilled (%s); links keep what they had",

@@ -43,10 +43,11 @@ static void follow_clocks(const ent_namespace *list, size_t n)
     }
 }
 
-int broker_namespaces_replace(broker *b, const ent_namespace *list, size_t n)
+int broker_namespaces_replace(broker *b, const ent_namespace *list, size_t n, const ent_namespace_key *keys,
+                              size_t nkeys)
 {
     ent_namespaces *r = namespaces_of(b);
-    if (!r || ent_namespaces_replace(r, list, n))
+    if (!r || ent_namespaces_replace(r, list, n) || ent_namespaces_set_keys(r, keys, nkeys))
         return -1;
     follow_clocks(list, n);
     return 0;

@@ -16,6 +16,7 @@
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_sweep.h"
+#include "store_namespace.h"
 
 static void sweep_timer(lws_sorted_usec_list_t *sul);
 
@@ -112,12 +113,36 @@ static int64_t *entities_at(const broker *b, const int32_t *ids, const int64_t *
     return out;
 }
 
+/* Namespaces idle past their AutoDeleteOnIdle were deleted (their NOTIFY
+ * refills every emulator's entities). */
+static void on_namespaces_swept(void *ctx, sb_status st, const char *const *names, size_t n)
+{
+    (void)ctx;
+    if (st != SB_OK && st != SB_ERR_SERVER_BUSY)
+        LOG_WARN("sweep: idle namespaces: %s", sb_status_name(st));
+    for (size_t i = 0; i < n; i++)
+        LOG_INFO("namespace '%s' was idle for its AutoDeleteOnIdle and is deleted, with everything in it", names[i]);
+}
+
+/* Whether a namespace this emulator knows may be deleted when idle: only then
+ * does a sweep look (the default namespace never is). */
+static bool any_idle_policy(const broker *b)
+{
+    const ent_namespaces *known = broker_namespaces(b);
+    for (size_t i = 0; i < ent_namespaces_count(known); i++)
+        if (ent_namespaces_at(known, i)->auto_delete_on_idle_ms > 0)
+            return true;
+    return false;
+}
+
 void broker_sweep_now(broker *b)
 {
     if (b->sweeping) {
         b->sweep_again = true;
         return;
     }
+    if (any_idle_policy(b))
+        store_namespace_sweep(b->store, ent_clock_wall_ms(), on_namespaces_swept, b);
     b->sweeping = true;
     b->sweep_worst = SB_OK;
     /* what expired and lapsed messages become: entities/ent_sweep.h decides */

@@ -14,6 +14,7 @@
 #include "ent_clock.h"
 #include "ent_namespace.h"
 #include "http_internal.h"
+#include "store_namespace.h"
 #include "store_rule_json.h"
 
 /* An error in the shape the request's resource answers with: the ATOM API's
@@ -79,6 +80,9 @@ static void on_resolved(void *ctx, sb_status st, int32_t ns)
     }
     r->ns = ns;
     r->now_ms = ent_clock_now_ms_in(ns); /* its own clock, from here on */
+    const ent_namespace *known = ent_namespaces_get(broker_namespaces(r->broker), ns);
+    if (known && known->auto_delete_on_idle_ms > 0) /* a request in it: it is not idle */
+        store_namespace_touch(broker_store(r->broker), ns, r->now_ms);
     r->ns_next(r);
 }
 

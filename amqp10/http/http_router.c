@@ -101,6 +101,8 @@ void http_route(http_req *r)
     normalized_path(r, path, sizeof path);
     if (http_reset_route(r, path)) /* a namespace's reset and snapshots (http_reset.c) */
         return;
+    if (http_namespaces_route(r, path)) /* the namespaces themselves (http_namespaces.c) */
+        return;
     segments s;
     split(path, &s);
     if ((s.n == 2 || s.n == 3) && is(&s, 0, "$sbemu") && is(&s, 1, "faults")) {

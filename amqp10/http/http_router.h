@@ -42,4 +42,9 @@ void http_faults(http_req *r, const char *name);
  * (it is then answered); false leaves it to the router. */
 bool http_reset_route(http_req *r, const char *path);
 
+/* http_namespaces.c: $sbemu/namespaces (GET) and $sbemu/namespaces/{name}
+ * (GET, PUT with the namespace's keys and idle time, DELETE), after the SAS
+ * check. True when path is one of them (it is then answered). */
+bool http_namespaces_route(http_req *r, const char *path);
+
 #endif

@@ -299,11 +299,11 @@ static void finish_entities(store *s, fop *op, sb_status st)
          .correlation = {.correlation_id = "c1", .label = "x", .properties = props, .nproperties = 1}},
         {.subscription_id = FAKE_SUBSCRIPTION_ID, .name = "$Default", .filter_type = "True"},
     };
-    ent_namespace namespaces[] = {{ENT_NAMESPACE_DEFAULT_ID, "sbemulatorns"}, {FAKE_NAMESPACE_ID, "other"}};
+    ent_namespace namespaces[] = {{ENT_NAMESPACE_DEFAULT_ID, "sbemulatorns", 0, 0}, {FAKE_NAMESPACE_ID, "other", 0, 0}};
     if (st == SB_OK)
-        op->cb.entities(op->ctx, SB_OK, list, 6, rules, 3, namespaces, 2);
+        op->cb.entities(op->ctx, SB_OK, list, 6, rules, 3, namespaces, 2, NULL, 0);
     else
-        op->cb.entities(op->ctx, st, NULL, 0, NULL, 0, NULL, 0);
+        op->cb.entities(op->ctx, st, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
 }
 
 void store_load_entities(store *s, store_entities_cb cb, void *ctx)
@@ -322,6 +322,15 @@ void store_namespace_ensure(store *s, const char *name, store_namespace_cb cb, v
 {
     (void)name;
     submit(s, finish_namespace, errs_any, ctx, 0)->cb.ns = cb;
+}
+
+void store_namespace_touch(store *s, int32_t ns, int64_t now_ms) { (void)s, (void)ns, (void)now_ms; }
+
+void store_namespace_sweep(store *s, int64_t wall_ms, store_namespace_swept_cb cb, void *ctx)
+{
+    (void)s, (void)wall_ms;
+    if (cb)
+        cb(ctx, SB_OK, NULL, 0); /* no namespace is ever idle here */
 }
 
 /* ---- sends, claims, settlements ---- */

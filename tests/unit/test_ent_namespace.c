@@ -163,7 +163,7 @@ static void test_registry(void **state)
     assert_int_equal(ent_namespaces_count(r), 0);
     assert_null(ent_namespaces_get(r, 1));
     assert_null(ent_namespaces_find(r, "default", NULL));
-    ent_namespace list[] = {{7, "suite-a", 0}, {1, "orders-ns", 0}, {3, "NS2", 0}};
+    ent_namespace list[] = {{7, "suite-a", 0, 0}, {1, "orders-ns", 0, 0}, {3, "NS2", 0, 0}};
     assert_int_equal(ent_namespaces_replace(r, list, 3), 0);
     assert_int_equal(ent_namespaces_count(r), 3);
     assert_int_equal(ent_namespaces_at(r, 0)->id, 1); /* id order */
@@ -203,6 +203,57 @@ static void test_registry(void **state)
     ent_namespaces_free(NULL);
 }
 
+/* A namespace's own keys: what they may be, and which key a token must be
+ * signed with. */
+static void test_keys(void **state)
+{
+    (void)state;
+    assert_int_equal(ent_namespace_key_check("sender", "c2VjcmV0+/=", why, sizeof why), SB_OK);
+    assert_int_equal(ent_namespace_key_check("Root.Key_2-a", "x", why, sizeof why), SB_OK);
+    assert_int_equal(ent_namespace_key_check("", "x", why, sizeof why), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(why, "A key name is 1 to 256 characters long, not 0"));
+    assert_int_equal(ent_namespace_key_check("a b", "x", why, sizeof why), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(why, "The key name 'a b' holds ' ' at position 2"));
+    assert_int_equal(ent_namespace_key_check("k", "", why, sizeof why), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(why, "The key of 'k' is 1 to 256 characters long, not 0"));
+    assert_int_equal(ent_namespace_key_check("k", "a;b", why, sizeof why), SB_ERR_ARGUMENT);
+    assert_non_null(strstr(why, "at position 2: a key is printable ASCII without spaces or ';'"));
+    assert_int_equal(ent_namespace_key_check("k", "a b", why, sizeof why), SB_ERR_ARGUMENT);
+    char longest[ENT_NAMESPACE_KEY_MAX + 2];
+    memset(longest, 'k', sizeof longest - 1);
+    longest[sizeof longest - 1] = 0;
+    assert_int_equal(ent_namespace_key_check("k", longest, why, sizeof why), SB_ERR_ARGUMENT);
+    longest[ENT_NAMESPACE_KEY_MAX] = 0;
+    assert_int_equal(ent_namespace_key_check("k", longest, why, sizeof why), SB_OK);
+
+    ent_namespaces *r = ent_namespaces_new();
+    ent_namespace list[] = {{1, "sbemulatorns", 0, 0}, {4, "keyed", 0, 0}, {5, "open", 0, 0}};
+    assert_int_equal(ent_namespaces_replace(r, list, 3), 0);
+    ent_namespace_key keys[] = {{4, "sender", "s3cret"}, {4, "listener", "l1sten"}, {9, "gone", "x"}};
+    assert_int_equal(ent_namespaces_set_keys(r, keys, 3), 0);
+    assert_int_equal(ent_namespaces_key_count(r, 4), 2);
+    assert_int_equal(ent_namespaces_key_count(r, 5), 0);
+    assert_int_equal(ent_namespaces_key_count(r, 9), 1);
+    /* a namespace with keys takes its own, by name as written */
+    assert_string_equal(ent_namespace_signing_key(r, 4, "keyed", "sender", "EMU", why, sizeof why), "s3cret");
+    assert_string_equal(ent_namespace_signing_key(r, 4, "keyed", "listener", "EMU", why, sizeof why), "l1sten");
+    assert_null(ent_namespace_signing_key(r, 4, "keyed", "Sender", "EMU", why, sizeof why));
+    assert_null(ent_namespace_signing_key(r, 4, "keyed", "RootManageSharedAccessKey", "EMU", why, sizeof why));
+    assert_non_null(strstr(why, "the namespace 'keyed' has keys of its own, and 'RootManageSharedAccessKey' is not "
+                                "one of them"));
+    /* without keys, unknown, or the default: the emulator's, whatever the key name */
+    assert_string_equal(ent_namespace_signing_key(r, 5, "open", "anything", "EMU", why, sizeof why), "EMU");
+    assert_string_equal(ent_namespace_signing_key(r, 0, "new-one", "sender", "EMU", why, sizeof why), "EMU");
+    assert_string_equal(ent_namespace_signing_key(r, 1, "", "RootManageSharedAccessKey", "EMU", why, sizeof why),
+                        "EMU");
+    assert_string_equal(ent_namespace_signing_key(NULL, 4, "keyed", "x", "EMU", why, sizeof why), "EMU");
+    /* keys replaced whole */
+    assert_int_equal(ent_namespaces_set_keys(r, NULL, 0), 0);
+    assert_int_equal(ent_namespaces_key_count(r, 4), 0);
+    assert_string_equal(ent_namespace_signing_key(r, 4, "keyed", "sender", "EMU", why, sizeof why), "EMU");
+    ent_namespaces_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_audiences),
         cmocka_unit_test(test_choose),
         cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

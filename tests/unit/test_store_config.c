@@ -103,7 +103,8 @@ static int setup(void **state)
     if (!conn)
         return 0;
     PGresult *r = PQexec(conn, "TRUNCATE queues, topics, subscriptions, rules, messages RESTART IDENTITY CASCADE;"
-                               " DELETE FROM namespaces WHERE id <> 1; DELETE FROM sbemu_snapshots");
+                               " DELETE FROM namespaces WHERE id <> 1; DELETE FROM sbemu_snapshots;"
+                               " UPDATE sbemu_clock SET offset_ms = 0");
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     return ok ? 0 : -1;
@@ -530,6 +531,67 @@ static void test_several_namespaces(void **state)
     assert_string_equal(q1("SELECT sbemu_namespace_ensure('Fresh') = sbemu_namespace_ensure('fresh')"), "t");
 }
 
+/* Migration 014: a namespace's own keys and idle time (sbemu_namespace_put),
+ * its deletion when idle on its own clock (sbemu_namespace_sweep), and a
+ * namespace made again getting back what Config.json declared for it. */
+static void test_namespace_keys_and_idle(void **state)
+{
+    (void)state;
+    NEED_PG();
+    apply_text(several);
+    /* made, with keys and an idle time; then changed */
+    assert_string_equal(q1("SELECT created FROM sbemu_namespace_put('fresh', 120000,"
+                           " '[{\"name\": \"sender\", \"key\": \"k1\"}]')"),
+                        "t");
+    assert_string_equal(q1("SELECT created FROM sbemu_namespace_put('FRESH', NULL,"
+                           " '[{\"name\": \"a\", \"key\": \"k2\"}, {\"name\": \"b\", \"key\": \"k3\"}]')"),
+                        "f");
+    assert_string_equal(q1("SELECT string_agg(k.key_name || '=' || k.key, ',' ORDER BY k.key_name) FROM namespace_keys k"
+                           " JOIN namespaces n ON n.id = k.namespace_id WHERE n.name = 'fresh'"),
+                        "a=k2,b=k3");
+    assert_string_equal(q1("SELECT auto_delete_on_idle IS NULL FROM namespaces WHERE name = 'fresh'"), "t");
+    /* the table's own checks */
+    PGresult *r = PQexec(conn, "INSERT INTO namespace_keys VALUES (1, 'x', 'y')");
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    assert_non_null(strstr(PQresultErrorMessage(r), "namespace_keys_not_the_default"));
+    PQclear(r);
+    r = PQexec(conn, "UPDATE namespaces SET auto_delete_on_idle = '10 seconds' WHERE name = 'fresh'");
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    assert_non_null(strstr(PQresultErrorMessage(r), "namespaces_auto_delete_on_idle_at_least_1m"));
+    PQclear(r);
+
+    /* idle past its time on its own clock: suite-a (idle 2 min) goes once its clock is 3 min ahead; ns2 (no
+     * idle time) and the default never do */
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_put('suite-a', 120000, '[]')"), "1");
+    exec_ok("INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, message)"
+            " SELECT id, 1, now(), now(), '\\x00' FROM queues");
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_sweep(sbemu_ms(now()))"), "0");
+    exec_ok("UPDATE sbemu_clock SET offset_ms = 180000 WHERE namespace_id = (SELECT id FROM namespaces"
+            " WHERE name = 'suite-a')");
+    assert_string_equal(q1("SELECT string_agg(name, ',') FROM sbemu_namespace_sweep(sbemu_ms(now()))"), "suite-a");
+    assert_string_equal(q1("SELECT count(*) FROM namespaces WHERE name = 'suite-a'"), "0");
+    assert_string_equal(q1("SELECT count(*) FROM queues q WHERE NOT EXISTS (SELECT 1 FROM namespaces n"
+                           " WHERE n.id = q.namespace_id)"),
+                        "0");
+    assert_string_equal(q1("SELECT count(*) FROM messages"), "2"); /* the default's and ns2's */
+    /* activity keeps it: an entity's accessed_at on its clock */
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_put('busy', 60000, '[]')"), "1");
+    exec_ok("INSERT INTO queues (name, namespace_id) SELECT 'q', id FROM namespaces WHERE name = 'busy'");
+    exec_ok("UPDATE sbemu_clock SET offset_ms = 600000 WHERE namespace_id = (SELECT id FROM namespaces"
+            " WHERE name = 'busy')");
+    exec_ok("UPDATE entity_runtime SET accessed_at = now() + interval '10 minutes' WHERE entity_id ="
+            " (SELECT q.id FROM queues q JOIN namespaces n ON n.id = q.namespace_id WHERE n.name = 'busy')");
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_sweep(sbemu_ms(now()))"), "0");
+    /* made again on first use: what Config.json declared comes back */
+    assert_string_equal(q1("SELECT sbemu_namespace_ensure('suite-a') > 0"), "t");
+    assert_string_equal(q1("SELECT string_agg(q.name, ',' ORDER BY q.name) FROM queues q JOIN namespaces n"
+                           " ON n.id = q.namespace_id WHERE n.name = 'suite-a'"),
+                        "fwd,q");
+    assert_string_equal(q1("SELECT count(*) FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
+                           " JOIN namespaces n ON n.id = t.namespace_id WHERE n.name = 'suite-a'"),
+                        "1");
+}
+
 static void test_load_and_apply(void **state)
 {
     (void)state;
@@ -566,6 +628,7 @@ int main(void)
         cmocka_unit_test_setup(test_failure_rolls_back, setup),
         cmocka_unit_test_setup(test_load_and_apply, setup),
         cmocka_unit_test_setup(test_several_namespaces, setup),
+        cmocka_unit_test_setup(test_namespace_keys_and_idle, setup),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
