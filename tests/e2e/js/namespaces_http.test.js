@@ -171,6 +171,8 @@ emulatorSuite("js namespaces over HTTP", { config: config() }, (ctx) => {
     assert.equal(r.json.messages, 2);
     r = await sbemu(ctx.emu, "GET", "namespaces/sbemulatorns/snapshots");
     assert.deepEqual(r.json.snapshots, [], "the default namespace has no snapshot");
+    r = await sbemu(ctx.emu, "GET", "namespaces/SUITE-A/snapshots");
+    assert.deepEqual(r.json.snapshots.map((x) => x.name), ["before"], "a namespace's name in any letter case");
     r = await sbemu(ctx.emu, "POST", "namespaces/suite-a/reset");
     assert.equal(r.status, 200, r.body);
     assert.equal(r.json.namespace, "suite-a");
