@@ -222,7 +222,10 @@ static sb_status check_token(const amqp_conn *c, const char *token, amqp_sas_res
     return amqp_sas_verify(token, NULL, key, ent_clock_wall_ms(), sas, why, whylen);
 }
 
-void amqp_cbs_namespace_of(amqp_conn *c, pn_message_t *req, char *out, size_t outlen)
+/* The namespace a put-token request is for (its connection's once chosen;
+ * else the one the request would choose), into out ("" for the default; also
+ * when the request names none a namespace may have). */
+static void namespace_of_request(amqp_conn *c, pn_message_t *req, char *out, size_t outlen)
 {
     out[0] = 0;
     if (c->ns_chosen) {
@@ -246,8 +249,12 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         LOG_WARN("conn %llu: $cbs request is not an AMQP message", (unsigned long long)c->id);
         return;
     }
-    if (c->srv->faults->n && amqp_fault_cbs(lk, req, &fault_go))
-        return; /* a fault rule has it (and req): put_token goes on, if it may */
+    if (c->srv->faults->n) {
+        char ns[ENT_NAMESPACE_NAME_SIZE];
+        namespace_of_request(c, req, ns, sizeof ns);
+        if (amqp_fault_cbs(lk, req, ns, &fault_go))
+            return; /* a fault rule has it (and req): put_token goes on, if it may */
+    }
     put_token(lk, req);
 }
 

@@ -512,7 +512,7 @@ bool amqp_fault_mgmt(mgmt_req *r, mgmt_handler handler)
     return ask(h, &p);
 }
 
-bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const amqp_fault_cbs_ops *go)
+bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const char *ns_name, const amqp_fault_cbs_ops *go)
 {
     /* a token's entity is the path of the audience it is put for */
     char name[1024], path[ENT_ENTITY_PATH_MAX + 1] = "";
@@ -520,10 +520,8 @@ bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const amqp_fault_cbs_ops *
     if (audience && ent_audience_path(audience, path, sizeof path))
         path[0] = 0;
     /* the first token of a connection chooses its namespace: the rules of that one apply */
-    char ns[ENT_NAMESPACE_NAME_SIZE];
-    amqp_cbs_namespace_of(lk->conn, req, ns, sizeof ns);
     ent_fault_point p = point_of(lk->conn, ENT_FAULT_CBS, path, NULL);
-    p.namespace_name = ns;
+    p.namespace_name = ns_name;
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_CBS, lk->conn, lk) : NULL;
     if (!h)
         return false;

@@ -303,10 +303,6 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
 bool amqp_cbs_authorized(const amqp_conn *c, const char *entity_path);
 /* Answers a put-token request (status-code from st's row of the status table). */
 void amqp_cbs_respond(amqp_link *lk, pn_message_t *req, sb_status st, const char *description);
-/* The namespace a put-token request is for (its connection's once chosen;
- * else the one the request would choose: ent_namespace_choose), into out
- * ("" for the default; also when the request names none it may have). */
-void amqp_cbs_namespace_of(amqp_conn *c, pn_message_t *req, char *out, size_t outlen);
 
 /* link_attach.c */
 /* Sets an error condition (name, description) with an info map, empty when nothing fills it:
@@ -389,7 +385,8 @@ bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len, 
 bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound,
                         amqp_fault_go_receive go);
 bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind, amqp_fault_go_settle go);
-bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const amqp_fault_cbs_ops *go); /* takes req */
+/* ns_name: the namespace the request is for ("" the default; amqp_cbs.c knows which). */
+bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const char *ns_name, const amqp_fault_cbs_ops *go); /* takes req */
 
 /* Sets an error condition on a delivery's local state and settles it rejected. */
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description);

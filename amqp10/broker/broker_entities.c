@@ -18,6 +18,7 @@
 
 #include "broker_internal.h"
 #include "ent_alloc.h"
+#include "ent_clock.h"
 #include "ent_log.h"
 
 /* A look-up waiting for a refill; freed when answered. */
@@ -32,6 +33,45 @@ typedef struct entity_waiter {
 } entity_waiter;
 
 static void refill(broker *b);
+
+static ent_namespaces *namespaces_of(broker *b)
+{
+    if (!b->namespaces)
+        b->namespaces = ent_namespaces_new();
+    return b->namespaces;
+}
+
+/* The clocks follow what the store read: an offset only grows (one that
+ * went back came with its reset's NOTIFY, broker_replaced, which sets it),
+ * and a namespace that is gone has none. */
+static void follow_clocks(const ent_namespace *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].clock_offset_ms > ent_clock_offset_ms_in(list[i].id))
+            ent_clock_set_offset_in(list[i].id, list[i].clock_offset_ms);
+    const int32_t *ids;
+    const int64_t *offsets;
+    size_t moved = ent_clock_moved(&ids, &offsets);
+    for (size_t k = moved; k-- > 0;) {
+        bool known = false;
+        for (size_t i = 0; i < n && !known; i++)
+            known = list[i].id == ids[k];
+        if (!known)
+            ent_clock_set_offset_in(ids[k], 0);
+    }
+}
+
+/* The namespaces and keys a refill read (-1: out of memory, the old ones stay). */
+static int namespaces_replace(broker *b, const ent_namespace *list, size_t n, const ent_namespace_key *keys,
+                              size_t nkeys)
+{
+    ent_namespaces *r = namespaces_of(b);
+    if (!r || ent_namespaces_replace(r, list, n) || ent_namespaces_set_keys(r, keys, nkeys))
+        return -1;
+    follow_clocks(list, n);
+    return 0;
+}
+
 
 static int in_cache(void *ctx, int64_t id) { return ent_cache_get(ctx, id) != NULL; }
 
@@ -53,7 +93,7 @@ static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n,
 {
     broker *b = ctx;
     b->loading = false;
-    if (st == SB_OK && broker_namespaces_replace(b, namespaces, nnamespaces, keys, nkeys))
+    if (st == SB_OK && namespaces_replace(b, namespaces, nnamespaces, keys, nkeys))
         LOG_WARN("entities: the namespaces could not be refilled (out of memory); the old ones are kept");
     if (st != SB_OK || ent_cache_replace(b->cache, list, n, rules, nrules))
         LOG_WARN("entities: the cache could not be refilled (%s); links keep what they had",

@@ -81,9 +81,7 @@ void broker_entities_free(broker *b);
  * the loop goes; free lets go of the rules. */
 void broker_faults_stop(broker *b);
 void broker_faults_free(broker *b);
-/* broker_namespaces.c: the namespaces a refill read (-1: out of memory, the old ones stay). */
-int broker_namespaces_replace(broker *b, const ent_namespace *list, size_t n, const ent_namespace_key *keys,
-                              size_t nkeys);
+/* broker_namespaces.c */
 void broker_namespaces_free(broker *b);
 
 #endif

@@ -1,6 +1,7 @@
 /* The namespaces the broker knows (broker.h), and a namespace's first use.
  *
- * The list is refilled with the entity cache (one load reads both), so a
+ * The list is refilled with the entity cache (one load reads both, and
+ * broker_entities.c puts them in place), so a
  * namespace made by another emulator, by the HTTP API or with plain SQL is
  * known after the next refill. A name not known yet is made in the store
  * (sbemu_namespace_ensure: one row, no entities; two emulators that make it
@@ -12,46 +13,8 @@
 
 #include "broker_internal.h"
 #include "ent_alloc.h"
-#include "ent_clock.h"
 #include "ent_log.h"
 #include "store_namespace.h"
-
-static ent_namespaces *namespaces_of(broker *b)
-{
-    if (!b->namespaces)
-        b->namespaces = ent_namespaces_new();
-    return b->namespaces;
-}
-
-/* The clocks follow what the store read: an offset only grows (one that
- * went back came with its reset's NOTIFY, broker_replaced, which sets it),
- * and a namespace that is gone has none. */
-static void follow_clocks(const ent_namespace *list, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (list[i].clock_offset_ms > ent_clock_offset_ms_in(list[i].id))
-            ent_clock_set_offset_in(list[i].id, list[i].clock_offset_ms);
-    const int32_t *ids;
-    const int64_t *offsets;
-    size_t moved = ent_clock_moved(&ids, &offsets);
-    for (size_t k = moved; k-- > 0;) {
-        bool known = false;
-        for (size_t i = 0; i < n && !known; i++)
-            known = list[i].id == ids[k];
-        if (!known)
-            ent_clock_set_offset_in(ids[k], 0);
-    }
-}
-
-int broker_namespaces_replace(broker *b, const ent_namespace *list, size_t n, const ent_namespace_key *keys,
-                              size_t nkeys)
-{
-    ent_namespaces *r = namespaces_of(b);
-    if (!r || ent_namespaces_replace(r, list, n) || ent_namespaces_set_keys(r, keys, nkeys))
-        return -1;
-    follow_clocks(list, n);
-    return 0;
-}
 
 void broker_namespaces_free(broker *b)
 {
@@ -87,7 +50,9 @@ static void on_ensured(void *ctx, sb_status st, int32_t id)
 {
     ensure_req *q = ctx;
     if (st == SB_OK) {
-        ent_namespaces *r = namespaces_of(q->b);
+        if (!q->b->namespaces)
+            q->b->namespaces = ent_namespaces_new();
+        ent_namespaces *r = q->b->namespaces;
         if (r && !ent_namespaces_get(r, id)) {
             LOG_INFO("namespace '%s' (id %d) is in use", q->name, (int)id);
             if (ent_namespaces_add(r, id, q->name))
