@@ -208,12 +208,21 @@ emulatorSuite("js namespaces over HTTP", { config: config() }, (ctx) => {
     const err = await failureOf(a.createSender("orders").sendMessages({ body: "x" }), "suite-a's send");
     assert.equal(err.code, "ServiceBusy", `${err.code}: ${err.message}`);
     await deleteRule(ctx.emu, "busy-a");
+    // a $cbs rule: the first token of a connection is in the namespace its key name chooses
+    await putRule(ctx.emu, "notoken-a", { namespace: "suite-a", entity: "orders", operation: "cbs", effect: "error",
+      error: "amqp:unauthorized-access" });
+    const a2 = ctx.client(connStr(ctx.emu.amqpPort, "suite-a"), { retryOptions: { maxRetries: 0, timeoutInMs: 10000 } });
+    const refused = await failureOf(a2.createSender("orders").sendMessages({ body: "x" }), "suite-a's put-token");
+    assert.equal(refused.code, "UnauthorizedAccess", `${refused.code}: ${refused.message}`);
+    const d2 = ctx.client(ctx.emu.connectionString, { retryOptions: { maxRetries: 0, timeoutInMs: 10000 } });
+    await d2.createSender("orders").sendMessages({ body: "the default's token is not refused" });
+    await deleteRule(ctx.emu, "notoken-a");
   });
 
   ctx.test("/metrics labels each entity with its namespace", async () => {
     const res = await rawRequest(ctx.emu, "metrics", { auth: false });
     assert.equal(res.status, 200);
     assert.match(res.body, /sbemu_entity_active_messages\{namespace="suite-a",entity="orders",kind="queue"\} 2/);
-    assert.match(res.body, /sbemu_entity_active_messages\{namespace="sbemulatorns",entity="orders",kind="queue"\} 2/);
+    assert.match(res.body, /sbemu_entity_active_messages\{namespace="sbemulatorns",entity="orders",kind="queue"\} 3/);
   });
 });
