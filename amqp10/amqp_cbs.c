@@ -14,6 +14,8 @@
 #include "ent_alloc.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "ent_namespace.h"
+#include "store_namespace.h"
 
 static void put_token(amqp_link *lk, pn_message_t *req);
 /* What a fault rule goes on with, or answers with (amqp_fault.c). */
@@ -81,15 +83,17 @@ void amqp_cbs_respond(amqp_link *lk, pn_message_t *req, sb_status st, const char
     amqp_reply_send(lk, req, r);
 }
 
-/* A token whose audience names an entity is answered once the entity is looked up: Service
- * Bus refuses put-token for an entity that does not exist with 404 ("Put token failed.
- * status-code: 404, status-description: The messaging entity 'sb://...' could not be found"),
- * and that 404 is how the Go SDK tells CodeNotFound (a refused attach is no more than an
- * *amqp.Error to it); .NET and Java name it MessagingEntityNotFound the same way. */
+/* A token is answered once its namespace is resolved (a first use makes it
+ * in the store) and, when its audience names an entity, once the entity is
+ * looked up there: Service Bus refuses put-token for an entity that does not exist with 404
+ * ("Put token failed. status-code: 404, status-description: The messaging entity 'sb://...'
+ * could not be found"), and that 404 is how the Go SDK tells CodeNotFound (a refused attach is
+ * no more than an *amqp.Error to it); .NET and Java name it MessagingEntityNotFound the same way. */
 typedef struct put_req {
     amqp_link *lk;
     pn_message_t *req;
     char path[ENT_ENTITY_PATH_MAX + 1];
+    char entity[ENT_ENTITY_PATH_MAX + 1]; /* "" when the audience names no entity */
     int64_t expires_ms;
 } put_req;
 
@@ -101,7 +105,17 @@ static void put_granted(amqp_link *lk, pn_message_t *req, const char *path, int6
         return;
     }
     amqp_cbs_respond(lk, req, SB_OK, "Accepted");
-    LOG_DEBUG("conn %llu: token granted for '%s'", (unsigned long long)c->id, path);
+    LOG_DEBUG("conn %llu: token granted for '%s' in namespace %d", (unsigned long long)c->id, path, (int)c->ns_id);
+}
+
+static void put_done(put_req *p)
+{
+    amqp_link *lk = p->lk;
+    if (!lk->closed && lk->conn->wsi)
+        amqp_conn_pump(lk->conn);
+    pn_message_free(p->req);
+    amqp_link_drop(lk);
+    ent_free(p);
 }
 
 static void on_put_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_route *route)
@@ -115,20 +129,114 @@ static void on_put_lookup(void *ctx, sb_status st, const ent_entity *e, const en
             const char *h = pn_connection_remote_hostname(lk->conn->driver.connection);
             char desc[ENT_ENTITY_PATH_MAX + 256];
             snprintf(desc, sizeof desc,
-                     "The messaging entity 'sb://%s/%s' could not be found. To know more visit "
+                     "The messaging entity 'sb://%s/%s' could not be found%s%s%s. To know more visit "
                      "https://aka.ms/sbResourceMgrExceptions.",
-                     h && *h ? h : "localhost", p->path);
+                     h && *h ? h : "localhost", p->path, lk->conn->ns_name[0] ? " in namespace '" : "",
+                     lk->conn->ns_name, lk->conn->ns_name[0] ? "'" : "");
             amqp_cbs_respond(lk, p->req, SB_ERR_NOT_FOUND, desc);
-            LOG_INFO("conn %llu: put-token refused: no entity '%s'", (unsigned long long)lk->conn->id, p->path);
+            LOG_INFO("conn %llu: put-token refused: no entity '%s' in namespace %d", (unsigned long long)lk->conn->id,
+                     p->path, (int)lk->conn->ns_id);
         } else {
             /* a store that cannot look now: the token is taken, the attach will say what is wrong */
             put_granted(lk, p->req, p->path, p->expires_ms);
         }
-        amqp_conn_pump(lk->conn);
     }
-    pn_message_free(p->req);
-    amqp_link_drop(lk);
-    ent_free(p);
+    put_done(p);
+}
+
+static void on_put_namespace(void *ctx, sb_status st, int32_t ns)
+{
+    put_req *p = ctx;
+    amqp_link *lk = p->lk;
+    amqp_conn *c = lk->conn;
+    if (lk->closed || !c->wsi) {
+        put_done(p);
+        return;
+    }
+    if (st != SB_OK) {
+        char desc[ENT_NAMESPACE_NAME_SIZE + 128];
+        snprintf(desc, sizeof desc, "Error: the namespace '%s' could not be made (%s); retry.", c->ns_name,
+                 sb_status_name(st));
+        amqp_cbs_respond(lk, p->req, st == SB_ERR_SERVER_BUSY ? st : SB_ERR_INTERNAL, desc);
+        put_done(p);
+        return;
+    }
+    c->ns_id = ns;
+    const ent_namespace *known = ent_namespaces_get(broker_namespaces(c->srv->broker), ns);
+    if (known && known->auto_delete_on_idle_ms > 0) /* a client chose it: it is not idle */
+        store_namespace_touch(c->srv->store, ns, ent_clock_now_ms_in(ns));
+    if (p->entity[0]) {
+        broker_entity_lookup(c->srv->broker, ns, p->entity, on_put_lookup, p); /* may answer at once */
+        return;
+    }
+    put_granted(lk, p->req, p->path, p->expires_ms);
+    put_done(p);
+}
+
+/* The namespace a token is for (its connection's host name, else its
+ * audience's host, else its key name: ent_namespace_choose), into name ("" the
+ * default). SB_OK, or SB_ERR_UNAUTHORIZED with why when it names none a
+ * namespace may have. */
+static sb_status namespace_of_token(const amqp_conn *c, const amqp_sas_result *sas, char *name, size_t n, char *why,
+                                    size_t whylen)
+{
+    char host_ns[ENT_NAMESPACE_NAME_SIZE];
+    int h = ent_namespace_of_host(pn_connection_remote_hostname(c->driver.connection), host_ns, sizeof host_ns, why,
+                                  whylen);
+    if (h == 0)
+        h = ent_namespace_of_audience(sas->audience, host_ns, sizeof host_ns, why, whylen);
+    if (h < 0)
+        return SB_ERR_UNAUTHORIZED;
+    return ent_namespace_choose(host_ns, sas->key_name, c->srv->settings->sas_key_name,
+                                broker_default_namespace_name(c->srv->broker), name, n, why, whylen);
+}
+
+/* Reads and checks a put-token's token: the namespace it is for (name), and
+ * its signature with that namespace's key (its own keys when it has any,
+ * else the emulator's: ent_namespace_signing_key). A connection is in one
+ * namespace: a token for another is refused. SB_OK with sas filled, or an
+ * error with why. */
+static sb_status check_token(const amqp_conn *c, const char *token, amqp_sas_result *sas, char *name, size_t n,
+                             char *why, size_t whylen)
+{
+    sb_status st = amqp_sas_read(token, sas, why, whylen);
+    if (st == SB_OK)
+        st = namespace_of_token(c, sas, name, n, why, whylen);
+    if (st != SB_OK)
+        return st;
+    broker *b = c->srv->broker;
+    const char *own = broker_default_namespace_name(b);
+    if (c->ns_chosen && strcasecmp(c->ns_name, name)) {
+        snprintf(why, whylen,
+                 "this connection is in namespace '%s' (its first token chose it); a token for namespace '%s' "
+                 "cannot be used on it: open one connection per namespace",
+                 c->ns_name[0] ? c->ns_name : own, name[0] ? name : own);
+        return SB_ERR_UNAUTHORIZED;
+    }
+    const ent_namespaces *known = broker_namespaces(b);
+    const ent_namespace *ns = name[0] ? ent_namespaces_find(known, name, own) : NULL;
+    const char *key = ent_namespace_signing_key(known, ns ? ns->id : 0, name, sas->key_name, c->srv->settings->sas_key,
+                                                why, whylen);
+    if (!key)
+        return SB_ERR_UNAUTHORIZED;
+    return amqp_sas_verify(token, NULL, key, ent_clock_wall_ms(), sas, why, whylen);
+}
+
+/* The namespace a put-token request is for (its connection's once chosen;
+ * else the one the request would choose), into out ("" for the default; also
+ * when the request names none a namespace may have). */
+static void namespace_of_request(amqp_conn *c, pn_message_t *req, char *out, size_t outlen)
+{
+    out[0] = 0;
+    if (c->ns_chosen) {
+        snprintf(out, outlen, "%s", c->ns_name);
+        return;
+    }
+    char token[AMQP_SAS_TOKEN_MAX + 1], why[256];
+    amqp_sas_result sas;
+    if (!body_string(req, token, sizeof token) || amqp_sas_read(token, &sas, why, sizeof why) != SB_OK ||
+        namespace_of_token(c, &sas, out, outlen, why, sizeof why) != SB_OK)
+        out[0] = 0;
 }
 
 void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, size_t len)
@@ -141,8 +249,12 @@ void amqp_cbs_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, siz
         LOG_WARN("conn %llu: $cbs request is not an AMQP message", (unsigned long long)c->id);
         return;
     }
-    if (c->srv->faults->n && amqp_fault_cbs(lk, req, &fault_go))
-        return; /* a fault rule has it (and req): put_token goes on, if it may */
+    if (c->srv->faults->n) {
+        char ns[ENT_NAMESPACE_NAME_SIZE];
+        namespace_of_request(c, req, ns, sizeof ns);
+        if (amqp_fault_cbs(lk, req, ns, &fault_go))
+            return; /* a fault rule has it (and req): put_token goes on, if it may */
+    }
     put_token(lk, req);
 }
 
@@ -167,8 +279,8 @@ static void put_token(amqp_link *lk, pn_message_t *req)
         amqp_cbs_respond(lk, req, SB_ERR_ARGUMENT, "The put-token body must be the token as an AMQP string.");
     } else {
         amqp_sas_result sas;
-        sb_status st = amqp_sas_verify(token, c->srv->settings->sas_key_name, c->srv->settings->sas_key,
-                                       ent_clock_wall_ms(), &sas, why, sizeof why);
+        char ns_name[ENT_NAMESPACE_NAME_SIZE];
+        sb_status st = check_token(c, token, &sas, ns_name, sizeof ns_name, why, sizeof why);
         /* What the signature covers is the token's own audience (sr): the
          * request's name may narrow it, never widen it (a token signed for
          * sb://host/other put with name=sb://host/q grants nothing). */
@@ -180,28 +292,34 @@ static void put_token(amqp_link *lk, pn_message_t *req)
             st = SB_ERR_UNAUTHORIZED,
             snprintf(why, sizeof why, "the token was signed for '/%s', which does not cover '/%s'", signed_path,
                      path);
+        if (st == SB_OK && !c->ns_chosen) {
+            c->ns_chosen = true;
+            snprintf(c->ns_name, sizeof c->ns_name, "%s", ns_name);
+            if (ns_name[0])
+                LOG_DEBUG("conn %llu: in namespace '%s' (open hostname '%s', key name '%s')", (unsigned long long)c->id,
+                          ns_name, pn_connection_remote_hostname(c->driver.connection), sas.key_name);
+        }
         ent_address a;
-        if (st == SB_OK && path[0] && !ent_address_parse(path, &a) && a.kind != ENT_NODE_CBS && a.entity[0]) {
+        if (st == SB_OK) {
             put_req *p = ent_calloc(1, sizeof *p);
             if (p) {
                 p->lk = lk;
                 p->req = req;
                 snprintf(p->path, sizeof p->path, "%s", path);
+                if (path[0] && !ent_address_parse(path, &a) && a.kind != ENT_NODE_CBS && a.entity[0])
+                    snprintf(p->entity, sizeof p->entity, "%s", a.entity);
                 p->expires_ms = sas.expires_ms;
                 amqp_link_hold(lk);
-                broker_entity_lookup(c->srv->broker, a.entity, on_put_lookup, p); /* may answer at once */
-                return; /* on_put_lookup frees req */
+                /* may answer at once; on_put_namespace (or on_put_lookup) frees req */
+                broker_namespace_resolve(c->srv->broker, c->ns_name, on_put_namespace, p);
+                return;
             }
             st = SB_ERR_INTERNAL, snprintf(why, sizeof why, "the emulator is out of memory");
         }
-        if (st == SB_OK) {
-            put_granted(lk, req, path, sas.expires_ms);
-        } else {
-            char desc[sizeof why + 32];
-            snprintf(desc, sizeof desc, "%s: %s.", st == SB_ERR_UNAUTHORIZED ? "Unauthorized" : "Error", why);
-            amqp_cbs_respond(lk, req, st, desc);
-            LOG_INFO("conn %llu: put-token refused: %s", (unsigned long long)c->id, why);
-        }
+        char desc[sizeof why + 32];
+        snprintf(desc, sizeof desc, "%s: %s.", st == SB_ERR_UNAUTHORIZED ? "Unauthorized" : "Error", why);
+        amqp_cbs_respond(lk, req, st, desc);
+        LOG_INFO("conn %llu: put-token refused: %s", (unsigned long long)c->id, why);
     }
     pn_message_free(req);
 }

@@ -102,7 +102,7 @@ static void give_back(fault_hold *h)
     for (size_t i = 0; i < h->n; i++) {
         amqp_after_release then = amqp_after_release_of(srv, h->lk->entity.id);
         store_settle(srv->store, h->lk->entity.id, h->msgs[i].lock_token, STORE_SETTLE_RELEASE, NULL, NULL, 0,
-                     ent_clock_now_ms(), then.cb, then.ctx);
+                     ent_clock_now_ms_in(h->lk->entity.namespace_id), then.cb, then.ctx);
     }
 }
 
@@ -206,7 +206,7 @@ static bool end_locks(fault_hold *h, int64_t after_ms)
     for (size_t i = 0; i < h->n; i++)
         memcpy(tokens[i], h->msgs[i].lock_token, 16);
     store_fault_lock_end(lk->conn->srv->store, lk->entity.id, (const uint8_t(*)[16])tokens, h->n,
-                         ent_clock_now_ms() + after_ms, on_locks_ended, h);
+                         ent_clock_now_ms_in(lk->entity.namespace_id) + after_ms, on_locks_ended, h);
     ent_free(tokens);
     return true;
 }
@@ -270,7 +270,7 @@ static void act_mgmt(fault_hold *h, const broker_fault_act *a)
     }
     switch (a->effect) {
     case ENT_FAULT_NONE:
-        r->now_ms = ent_clock_now_ms(); /* the operation happens now, after the delay */
+        r->now_ms = ent_clock_now_ms_in(lk->entity.namespace_id); /* the operation happens now, after the delay */
         h->handler(r);
         break;
     case ENT_FAULT_ERROR: mgmt_respond_error(r, a->error, "%s", a->description); break;
@@ -350,7 +350,14 @@ static fault_hold *hold_new(hold_kind kind, amqp_conn *c, amqp_link *lk)
  * list and no more. */
 static bool may_fire(amqp_server *srv, const ent_fault_point *p)
 {
-    return ent_fault_any_matches(srv->faults, p, ent_clock_now_ms());
+    return ent_fault_any_matches(srv->faults, p, ent_clock_now_ms_in(p->ns));
+}
+
+/* A point of connection c's namespace (the default's until a token chose one). */
+static ent_fault_point point_of(const amqp_conn *c, ent_fault_op op, const char *entity, const char *management)
+{
+    return (ent_fault_point){op, entity, management, c->ns_name, broker_default_namespace_name(c->srv->broker),
+                             c->ns_id};
 }
 
 /* Asks the broker for h, which owns what the point hands it from here (on_act
@@ -368,7 +375,13 @@ static bool ask(fault_hold *h, const ent_fault_point *p)
 
 bool amqp_fault_connect(amqp_conn *c)
 {
-    ent_fault_point p = {ENT_FAULT_CONNECT, "", NULL};
+    /* at the open only the hostname can have named the namespace */
+    char ns[ENT_NAMESPACE_NAME_SIZE], why[256];
+    const char *host = pn_connection_remote_hostname(c->driver.connection);
+    if (ent_namespace_of_host(host, ns, sizeof ns, why, sizeof why) != 1 ||
+        ent_namespace_is_default(ns, broker_default_namespace_name(c->srv->broker)))
+        ns[0] = 0;
+    ent_fault_point p = {ENT_FAULT_CONNECT, "", NULL, ns, broker_default_namespace_name(c->srv->broker), 0};
     if (!may_fire(c->srv, &p))
         return false;
     fault_hold *h = hold_new(HOLD_CONNECT, c, NULL);
@@ -385,7 +398,7 @@ bool amqp_fault_attach(amqp_link *lk, amqp_fault_go_link go)
 {
     char path[ENT_FAULT_ENTITY_SIZE];
     link_path(lk, path, sizeof path);
-    ent_fault_point p = {ENT_FAULT_ATTACH, path, NULL};
+    ent_fault_point p = point_of(lk->conn, ENT_FAULT_ATTACH, path, NULL);
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_ATTACH, lk->conn, lk) : NULL;
     if (!h)
         return false;
@@ -395,7 +408,7 @@ bool amqp_fault_attach(amqp_link *lk, amqp_fault_go_link go)
 
 bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len, amqp_fault_go_send go)
 {
-    ent_fault_point p = {ENT_FAULT_SEND, lk->address.entity, NULL};
+    ent_fault_point p = point_of(lk->conn, ENT_FAULT_SEND, lk->address.entity, NULL);
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_SEND, lk->conn, lk) : NULL;
     if (!h)
         return false;
@@ -448,7 +461,7 @@ bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int 
 {
     char path[ENT_FAULT_ENTITY_SIZE];
     link_path(lk, path, sizeof path);
-    ent_fault_point p = {ENT_FAULT_RECEIVE, path, NULL};
+    ent_fault_point p = point_of(lk->conn, ENT_FAULT_RECEIVE, path, NULL);
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_RECEIVE, lk->conn, lk) : NULL;
     if (!h)
         return false;
@@ -472,7 +485,7 @@ bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind, am
 {
     char path[ENT_FAULT_ENTITY_SIZE];
     link_path(lk, path, sizeof path);
-    ent_fault_point p = {ent_fault_op_of_settle(kind), path, NULL};
+    ent_fault_point p = point_of(lk->conn, ent_fault_op_of_settle(kind), path, NULL);
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_SETTLE, lk->conn, lk) : NULL;
     if (!h)
         return false;
@@ -490,7 +503,7 @@ bool amqp_fault_mgmt(mgmt_req *r, mgmt_handler handler)
     amqp_link *lk = r->lk;
     char path[ENT_FAULT_ENTITY_SIZE];
     link_path(lk, path, sizeof path);
-    ent_fault_point p = {ENT_FAULT_MANAGEMENT, path, r->operation};
+    ent_fault_point p = point_of(lk->conn, ENT_FAULT_MANAGEMENT, path, r->operation);
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_MGMT, lk->conn, lk) : NULL;
     if (!h)
         return false;
@@ -499,14 +512,16 @@ bool amqp_fault_mgmt(mgmt_req *r, mgmt_handler handler)
     return ask(h, &p);
 }
 
-bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const amqp_fault_cbs_ops *go)
+bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const char *ns_name, const amqp_fault_cbs_ops *go)
 {
     /* a token's entity is the path of the audience it is put for */
     char name[1024], path[ENT_ENTITY_PATH_MAX + 1] = "";
     const char *audience = amqp_request_app_string(req, "name", name, sizeof name);
     if (audience && ent_audience_path(audience, path, sizeof path))
         path[0] = 0;
-    ent_fault_point p = {ENT_FAULT_CBS, path, NULL};
+    /* the first token of a connection chooses its namespace: the rules of that one apply */
+    ent_fault_point p = point_of(lk->conn, ENT_FAULT_CBS, path, NULL);
+    p.namespace_name = ns_name;
     fault_hold *h = may_fire(lk->conn->srv, &p) ? hold_new(HOLD_CBS, lk->conn, lk) : NULL;
     if (!h)
         return false;

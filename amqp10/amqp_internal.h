@@ -182,6 +182,14 @@ struct amqp_conn {
     amqp_link *links;
     amqp_grant *grants; /* grown as tokens come (most connections hold one or two): an idle connection stays small */
     int ngrants, grants_cap;
+    /* The namespace it is in (ent_namespace.h), chosen by its first put-token
+     * (the open's hostname or the token's audience host, else the token's key
+     * name) and kept for its life: a token for another namespace is refused.
+     * ns_name "" is the default namespace; ns_id is 0 until the namespace is
+     * resolved (every grant comes after), and every look-up uses it. */
+    bool ns_chosen;
+    char ns_name[ENT_NAMESPACE_NAME_SIZE];
+    int32_t ns_id;
     lws_sorted_usec_list_t tick_timer; /* only for a tick nearer than the poll timer's next turn */
     int64_t next_tick_ms;              /* when Proton wants its next tick (wall clock) */
     uint64_t id;
@@ -377,7 +385,8 @@ bool amqp_fault_send(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, size_t len, 
 bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound,
                         amqp_fault_go_receive go);
 bool amqp_fault_settle(amqp_link *lk, pn_delivery_t *d, ent_settle_kind kind, amqp_fault_go_settle go);
-bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const amqp_fault_cbs_ops *go); /* takes req */
+/* ns_name: the namespace the request is for ("" the default; amqp_cbs.c knows which). */
+bool amqp_fault_cbs(amqp_link *lk, pn_message_t *req, const char *ns_name, const amqp_fault_cbs_ops *go); /* takes req */
 
 /* Sets an error condition on a delivery's local state and settles it rejected. */
 void amqp_delivery_reject(pn_delivery_t *d, sb_status st, const char *description);

@@ -82,13 +82,13 @@ static void on_rewind(void *ctx, int64_t entity_id)
  * session's lock, which another receiver may take from now on. A receiver
  * whose lock attempt is in the store finds out at its next claim or tick. The
  * broker wakes every receiver next. */
-static void on_replaced(void *ctx)
+static void on_replaced(void *ctx, int32_t ns)
 {
     amqp_server *srv = ctx;
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         bool touched = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next) {
-            if (lk->role != LINK_ENTITY_OUT)
+            if (lk->role != LINK_ENTITY_OUT || lk->entity.namespace_id != ns)
                 continue;
             rewind_link(lk);
             if (lk->session_held && !lk->closed) {
@@ -162,7 +162,7 @@ static void on_refreshed(void *ctx, const ent_cache *cache)
         for (amqp_link *lk = c->links; lk; lk = lk->next) {
             if (!has_entity(lk))
                 continue;
-            const ent_entity *e = ent_cache_find(cache, lk->address.entity);
+            const ent_entity *e = ent_cache_find(cache, lk->entity.namespace_id, lk->address.entity);
             if (!e || e->id != lk->entity.id) {
                 detach_gone(lk);
             } else {

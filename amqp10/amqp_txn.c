@@ -422,7 +422,7 @@ static void discharge(amqp_link *lk, pn_delivery_t *d, pn_bytes_t id, bool fail)
     t->work = NULL;
     txn_unlink_free(t);
     amqp_link_hold(lk);
-    store_txn_commit(c->srv->store, w, ent_clock_now_ms(), on_committed, q); /* takes w */
+    store_txn_commit(c->srv->store, w, ent_clock_now_ms_in(c->ns_id), on_committed, q); /* takes w */
 }
 
 void amqp_txn_on_control(amqp_link *lk, pn_delivery_t *d)

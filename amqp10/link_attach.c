@@ -76,10 +76,13 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
     if (lk->closed) {
         /* detached while we looked: nothing to answer */
     } else if (st == SB_ERR_NOT_FOUND) {
+        /* in a namespace other than the default, say which: a client that
+         * named one by its key name may not know it did */
         snprintf(desc, sizeof desc,
-                 "The messaging entity 'sb://%s/%s' could not be found. To know more visit "
+                 "The messaging entity 'sb://%s/%s' could not be found%s%s%s. To know more visit "
                  "https://aka.ms/sbResourceMgrExceptions.",
-                 host_of(c), lk->address.entity);
+                 host_of(c), lk->address.entity, c->ns_name[0] ? " in namespace '" : "", c->ns_name,
+                 c->ns_name[0] ? "'" : "");
         refuse_status(lk, st, desc);
     } else if (st != SB_OK) {
         refuse_status(lk, st, "The emulator's store could not look up the entity; retry.");
@@ -97,7 +100,7 @@ static void on_lookup(void *ctx, sb_status st, const ent_entity *e, const ent_ro
         } else {
             snprintf(lk->address.entity, sizeof lk->address.entity, "%s", dest);
             amqp_link_hold(lk);
-            broker_entity_lookup(c->srv->broker, dest, on_lookup, lk); /* answers the attach */
+            broker_entity_lookup(c->srv->broker, c->ns_id, dest, on_lookup, lk); /* answers the attach */
         }
     } else {
         lk->entity = *e;
@@ -203,5 +206,5 @@ void amqp_link_on_remote_open(amqp_conn *c, pn_link_t *l)
 static void attach_lookup(amqp_link *lk)
 {
     amqp_link_hold(lk);
-    broker_entity_lookup(lk->conn->srv->broker, lk->address.entity, on_lookup, lk); /* may answer at once */
+    broker_entity_lookup(lk->conn->srv->broker, lk->conn->ns_id, lk->address.entity, on_lookup, lk); /* may answer at once */
 }

@@ -135,7 +135,7 @@ static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t
             ent_free(buf);
             return;
         }
-        int64_t now = ent_clock_now_ms();
+        int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
         size_t n = 0;
         store_new_message *msgs;
         amqp_msg *parsed;

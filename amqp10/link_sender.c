@@ -66,10 +66,10 @@ static void deliver(amqp_link *lk, const store_claimed *m)
 }
 
 /* Gives back a lock nobody will settle (its receiver left while it claimed). */
-static void release_for_others(amqp_server *srv, int64_t entity_id, const uint8_t token[16])
+static void release_for_others(amqp_server *srv, int32_t ns, int64_t entity_id, const uint8_t token[16])
 {
     amqp_after_release then = amqp_after_release_of(srv, entity_id);
-    store_settle(srv->store, entity_id, token, STORE_SETTLE_RELEASE, NULL, NULL, 0, ent_clock_now_ms(), then.cb,
+    store_settle(srv->store, entity_id, token, STORE_SETTLE_RELEASE, NULL, NULL, 0, ent_clock_now_ms_in(ns), then.cb,
                  then.ctx);
 }
 
@@ -84,7 +84,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     if (lk->closed || !c->wsi) {
         /* the receiver left while we claimed: give the locks back at once */
         for (size_t i = 0; st == SB_OK && !lk->receive_and_delete && i < n; i++)
-            release_for_others(c->srv, lk->entity.id, msgs[i].lock_token);
+            release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
     } else if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound, deliver_claimed))) {
@@ -134,7 +134,8 @@ void amqp_link_pump(amqp_link *lk)
             pn_link_drained(lk->pn);
         return;
     }
-    if (lk->session && !ent_session_lock_live(lk->session_held, lk->session_until_ms, ent_clock_now_ms())) {
+    if (lk->session &&
+        !ent_session_lock_live(lk->session_held, lk->session_until_ms, ent_clock_now_ms_in(lk->entity.namespace_id))) {
         lk->parked = false; /* nothing to claim until it holds a live session lock */
         if (pn_link_get_drain(lk->pn))
             pn_link_drained(lk->pn);
@@ -159,7 +160,7 @@ void amqp_link_pump(amqp_link *lk)
     req->asked = asked;
     lk->claiming = true;
     lk->parked = false;
-    int64_t now = ent_clock_now_ms();
+    int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
     amqp_link_hold(lk);
     store_claim_mode mode = lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK;
     if (lk->session)
@@ -188,7 +189,8 @@ static void on_settled(void *ctx, sb_status st)
         pn_delivery_update(req->d, req->outcome); /* what follows was done (broker_settle) */
     } else if (ent_session_settle_failure(st, req->lk->session,
                                           ent_session_lock_live(req->lk->session_held, req->lk->session_until_ms,
-                                                                ent_clock_now_ms())) == SB_ERR_SESSION_LOCK_LOST) {
+                                                                ent_clock_now_ms_in(req->lk->entity.namespace_id))) ==
+               SB_ERR_SESSION_LOCK_LOST) {
         amqp_delivery_reject(req->d, SB_ERR_SESSION_LOCK_LOST,
                              "The session lock has expired on the MessageSession. Accept a new session.");
     } else if (st == SB_ERR_LOCK_LOST) {
@@ -290,7 +292,7 @@ static void on_disposition(amqp_link *lk, pn_delivery_t *d, bool fault_checked)
         /* part of a transaction: settled when it commits; until then the message stays locked */
         if (txn && amqp_txn_admit(txn, d, 1) == SB_OK) {
             store_settlement x = {kind, lk->entity.id, {0}, r, ds, lk->route.dead_letter_target_id,
-                                  ent_clock_now_ms()};
+                                  ent_clock_now_ms_in(lk->entity.namespace_id)};
             memcpy(x.lock_token, token, 16);
             if (store_txn_settle(amqp_txn_work(txn), &x)) {
                 amqp_delivery_reject(d, SB_ERR_INTERNAL, "The settlement could not join the transaction.");
@@ -316,7 +318,7 @@ static void on_disposition(amqp_link *lk, pn_delivery_t *d, bool fault_checked)
     pn_delivery_set_context(d, req);
     amqp_link_hold(lk);
     broker_settlement x = {lk->entity.id, lk->route.dead_letter_target_id, (ent_settle_kind)kind, r, ds,
-                           has_mods == 0 ? mods : NULL, modslen, ent_clock_now_ms()};
+                           has_mods == 0 ? mods : NULL, modslen, ent_clock_now_ms_in(lk->entity.namespace_id)};
     broker_settle(lk->conn->srv->broker, &x, (const uint8_t(*)[16])token, 1, on_settled, req); /* copies */
     ent_free(mods);
 }

@@ -173,7 +173,8 @@ static void on_locked(void *ctx, sb_status st, const char *sid)
     if (st == SB_OK && (lk->closed || !c->wsi)) {
         /* the receiver left while we locked */
         snprintf(lk->session_id, sizeof lk->session_id, "%s", sid);
-        store_session_release(c->srv->store, lk->entity.id, lk->session_id, lk->session_token, ent_clock_now_ms(),
+        store_session_release(c->srv->store, lk->entity.id, lk->session_id, lk->session_token,
+                              ent_clock_now_ms_in(lk->entity.namespace_id),
                               NULL, NULL);
     } else if (lk->closed) {
         /* nothing to answer */
@@ -206,7 +207,7 @@ static void try_lock(amqp_link *lk)
         refuse(lk, SB_ERR_INTERNAL, "out of memory");
         return;
     }
-    int64_t now = ent_clock_now_ms();
+    int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
     req->lk = lk;
     req->until_ms = ent_lock_until_ms(now, lk->entity.lock_duration_ms);
     /* a fresh token per attempt: a lock that lapsed unseen is never mistaken for ours */
@@ -257,7 +258,7 @@ void amqp_session_tick(amqp_link *lk)
         lk->session_waiting = false;
         refuse(lk, SB_ERR_TIMEOUT,
                "The operation did not complete within the allocated time: no session was available to accept.");
-    } else if (lk->session_held && ent_clock_now_ms() >= lk->session_until_ms) {
+    } else if (lk->session_held && ent_clock_now_ms_in(lk->entity.namespace_id) >= lk->session_until_ms) {
         char desc[ENT_SESSION_ID_SIZE + 128];
         snprintf(desc, sizeof desc, "The session lock has expired on the MessageSession '%s'. Accept a new session.",
                  lk->session_id);
@@ -275,7 +276,7 @@ void amqp_session_let_go(amqp_link *lk)
     /* its unsettled messages and the session are free: wake who waits */
     amqp_after_release then = amqp_after_release_of(lk->conn->srv, lk->entity.id);
     store_session_release(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                          ent_clock_now_ms(), then.cb, then.ctx);
+                          ent_clock_now_ms_in(lk->entity.namespace_id), then.cb, then.ctx);
 }
 
 amqp_link *amqp_session_holder(amqp_conn *c, int64_t entity_id, const char *sid)

@@ -85,7 +85,7 @@ void amqp_mgmt_on_request(amqp_link *lk, pn_delivery_t *d, const char *bytes, si
     r->lk = lk;
     r->msg = msg;
     r->body = pn_message_body(msg);
-    r->now_ms = ent_clock_now_ms();
+    r->now_ms = ent_clock_now_ms_in(lk->entity.namespace_id);
     r->txn = txn;
     r->operation = amqp_request_app_string(msg, "operation", r->op_buf, sizeof r->op_buf);
     count_request(lk, r->operation);

@@ -79,7 +79,8 @@ static void on_settled(void *ctx, sb_status worst)
                       mgmt_arg_string(r->body, "session-id", false, sid, sizeof sid, err, sizeof err) == 0;
     amqp_link *h = in_session ? amqp_session_holder(r->lk->conn, r->lk->entity.id, sid) : NULL;
     worst = ent_session_settle_failure(
-        worst, in_session, h && ent_session_lock_live(h->session_held, h->session_until_ms, ent_clock_now_ms()));
+        worst, in_session, h && ent_session_lock_live(h->session_held, h->session_until_ms,
+                                       ent_clock_now_ms_in(r->lk->entity.namespace_id)));
     if (worst == SB_ERR_SESSION_LOCK_LOST) {
         /* a session message whose session this connection no longer holds */
         mgmt_respond_error(r, SB_ERR_SESSION_LOCK_LOST,

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "ent_alloc.h"
 #include "ent_log.h"
+#include "ent_namespace.h"
 #include "store_config.h"
 #include "store_faults.h"
 
@@ -576,13 +578,35 @@ static const item_kind topic_kind = {"topic", "Topics", "Subscriptions", &sub_ki
 static const item_kind queue_kind = {"queue", "Queues", NULL, NULL, leaf_keys, true, false, queue_init, queue_name,
                                      path_free, set_queue, NULL, queue_check, queue_add, NULL};
 
+/* Which ent_config Namespaces[i] fills: the first is the default namespace
+ * (w->cfg itself); another is its own (merged into an earlier one of the
+ * same name, the default's included). NULL with the walk failed. */
+static ent_config *namespace_target(walk *w, size_t i, json_t *name, const char *where)
+{
+    if (i == 0)
+        return w->cfg;
+    if (!name) {
+        walk_fail(w, "%s has no \"Name\": every namespace but the first (the default one) needs one", where);
+        return NULL;
+    }
+    const char *n = json_string_value(name);
+    if (ent_namespace_is_default(n, w->cfg->namespace_name))
+        return w->cfg;
+    char why[256];
+    if (ent_namespace_name_check(n, why, sizeof why) != SB_OK) {
+        walk_fail(w, "%s: %s", where, why);
+        return NULL;
+    }
+    ent_config *other = ent_config_find_namespace(w->cfg, n);
+    if (!other && !(other = ent_config_add_namespace(w->cfg, n)))
+        walk_fail(w, "%s: out of memory", where);
+    return other;
+}
+
 static int read_namespaces(walk *w, json_t *namespaces)
 {
     size_t i;
     json_t *ns;
-    if (json_array_size(namespaces) > 1)
-        LOG_WARN("Config.json: %zu namespaces given; sbemu serves one and merges their entities",
-                 json_array_size(namespaces));
     json_array_foreach(namespaces, i, ns) {
         char where[64];
         snprintf(where, sizeof where, "Namespaces[%zu]", i);
@@ -591,14 +615,16 @@ static int read_namespaces(walk *w, json_t *namespaces)
         json_t *name = get_ci(ns, "Name");
         if (name && !json_is_string(name))
             return walk_fail(w, "%s: \"Name\" must be a string, got %s", where, json_kind(name));
-        if (name) {
+        if (name && i == 0) {
             if (strcasecmp(json_string_value(name), ENT_CONFIG_DEFAULT_NAMESPACE))
                 /* .NET Aspire names it after its resource: no cause for a warning */
                 LOG_DEBUG("Config.json: namespace \"%s\": the official schema names only \"%s\"; accepted",
                          json_string_value(name), ENT_CONFIG_DEFAULT_NAMESPACE);
-            if (i == 0)
-                snprintf(w->cfg->namespace_name, sizeof w->cfg->namespace_name, "%s", json_string_value(name));
+            snprintf(w->cfg->namespace_name, sizeof w->cfg->namespace_name, "%s", json_string_value(name));
         }
+        ent_config *target = namespace_target(w, i, name, where);
+        if (!target)
+            return -1;
         if (get_ci(ns, "Properties"))
             LOG_WARN("Config.json: %s: namespace \"Properties\" are not used by sbemu; ignored", where);
         static const char *const known[] = {"Name", "Queues", "Topics", "Properties", NULL};
@@ -610,9 +636,9 @@ static int read_namespaces(walk *w, json_t *namespaces)
         json_t *queues, *topics;
         if (get_array(w, ns, "Queues", where, &queues) || get_array(w, ns, "Topics", where, &topics))
             return -1;
-        if (queues && read_items(w, &queue_kind, w->cfg, queues, prefix))
+        if (queues && read_items(w, &queue_kind, target, queues, prefix))
             return -1;
-        if (topics && read_items(w, &topic_kind, w->cfg, topics, prefix))
+        if (topics && read_items(w, &topic_kind, target, topics, prefix))
             return -1;
     }
     return 0;
@@ -769,16 +795,24 @@ static char applied_namespace[sizeof(((ent_config *)0)->namespace_name)] = ENT_C
 
 const char *emu_config_namespace_name(void) { return applied_namespace; }
 
+/* Logs what one namespace of the file declared. */
+static void log_applied(const char *path, const ent_config *ns, bool is_default)
+{
+    size_t nsubs = 0, nrules = 0;
+    for (size_t i = 0; i < ns->ntopics; i++) {
+        nsubs += ns->topics[i].nsubscriptions;
+        for (size_t j = 0; j < ns->topics[i].nsubscriptions; j++)
+            nrules += ns->topics[i].subscriptions[j].nrules;
+    }
+    LOG_INFO("%s: applied %zu queue(s), %zu topic(s), %zu subscription(s), %zu rule(s)%s%s%s", path, ns->nqueues,
+             ns->ntopics, nsubs, nrules, is_default ? "" : " to namespace '", is_default ? "" : ns->namespace_name,
+             is_default ? "" : "'");
+}
+
 /* Applies cfg (and frees it); source names it in the log and in errors. */
 static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *path, char *err, size_t errlen)
 {
     ent_config cfg = *cfg_in;
-    size_t nsubs = 0, nrules = 0;
-    for (size_t i = 0; i < cfg.ntopics; i++) {
-        nsubs += cfg.topics[i].nsubscriptions;
-        for (size_t j = 0; j < cfg.topics[i].nsubscriptions; j++)
-            nrules += cfg.topics[i].subscriptions[j].nrules;
-    }
     char why[MSG_SIZE];
     int rc = store_config_apply(conn, &cfg, why, sizeof why);
     if (!rc && cfg.namespace_name[0])
@@ -788,8 +822,9 @@ static int apply_config(struct pg_conn *conn, ent_config *cfg_in, const char *pa
     if (rc) {
         snprintf(err, errlen, "%s: %s", path, why);
     } else {
-        LOG_INFO("%s: applied %zu queue(s), %zu topic(s), %zu subscription(s), %zu rule(s)", path, cfg.nqueues,
-                 cfg.ntopics, nsubs, nrules);
+        log_applied(path, &cfg, true);
+        for (size_t i = 0; i < cfg.nothers; i++)
+            log_applied(path, &cfg.others[i], false);
         if (cfg.nfaults)
             LOG_INFO("%s: applied %zu fault rule(s)", path, cfg.nfaults);
     }

@@ -9,6 +9,7 @@
 #include "emu_config_json.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "ent_namespace.h"
 #include "store_faults.h"
 
 /* The group-commit flush runs on the next loop turn, so that everything that
@@ -67,13 +68,13 @@ static void hook_on_messages(void *ud, const int64_t *entity_ids, size_t n)
         broker_wake(L->broker, entity_ids[i]);
 }
 
-/* Another emulator moved the namespace clock: follow it (it only moves forward). */
-static void hook_on_clock(void *ud, int64_t offset_ms)
+/* Another emulator moved namespace ns's clock: follow it (it only moves forward). */
+static void hook_on_clock(void *ud, int32_t ns, int64_t offset_ms)
 {
     emu_loop *L = ud;
-    if (offset_ms <= ent_clock_offset_ms())
+    if (offset_ms <= ent_clock_offset_ms_in(ns))
         return;
-    ent_clock_advance(offset_ms - ent_clock_offset_ms());
+    ent_clock_set_offset_in(ns, offset_ms);
     if (L->broker) {
         broker_sweep_now(L->broker);
         broker_wake(L->broker, 0);
@@ -93,11 +94,11 @@ static void hook_on_entities(void *ud, const char *table)
 
 /* The namespace was reset or a snapshot restored (by any emulator): what
  * this one holds in memory follows (broker_replaced; once per generation). */
-static void hook_on_reset(void *ud, int64_t generation, int64_t offset_ms)
+static void hook_on_reset(void *ud, int64_t generation, int64_t offset_ms, int32_t ns)
 {
     emu_loop *L = ud;
     if (L->broker)
-        broker_replaced(L->broker, generation, offset_ms);
+        broker_replaced(L->broker, generation, offset_ms, ns);
 }
 
 /* ---- losing PostgreSQL and finding it again ---- */
@@ -154,7 +155,7 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
              (double)(ent_clock_wall_ms() - L->lost_at_ms) / 1000.0, attempts);
     /* What was announced while we were away is lost: look again at
      * everything (entities, the clock, messages, deadlines). */
-    hook_on_clock(L, offset);
+    hook_on_clock(L, ENT_NAMESPACE_DEFAULT_ID, offset); /* the others' come with the entities' refill */
     if (L->broker) {
         broker_refresh_entities(L->broker);
         broker_faults_reload(L->broker, NULL, NULL);
@@ -281,8 +282,8 @@ void emu_loop_run(emu_loop *L, volatile int *stop)
 
 void emu_loop_drain(emu_loop *L, int ms, bool (*done)(void *), void *arg)
 {
-    int64_t until = ent_clock_now_ms() + ms;
-    while (!done(arg) && ent_clock_now_ms() < until)
+    int64_t until = ent_clock_wall_ms() + ms;
+    while (!done(arg) && ent_clock_wall_ms() < until)
         lws_service(L->ctx, 0);
 }
 

@@ -1,5 +1,5 @@
 /* See ent_cache.h. Two sorted index arrays over one array of entities: by
- * lower-cased name and by id, searched with bsearch. Entities change rarely
+ * namespace and lower-cased name, and by id, searched with bsearch. Entities change rarely
  * and are replaced whole, so sorting on replace is the whole maintenance.
  * A topic's subscriptions and a subscription's rules are runs of two more
  * arrays, found through the entity's slot. */
@@ -35,9 +35,18 @@ struct ent_cache {
 /* qsort has no context argument: the array being sorted, for the comparators. */
 static const ent_entity *sorting;
 
+/* By namespace, then by name in any letter case. */
+static int cmp_ns_name(int32_t ns_a, const char *a, int32_t ns_b, const char *b)
+{
+    if (ns_a != ns_b)
+        return ns_a < ns_b ? -1 : 1;
+    return strcasecmp(a, b);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
-    return strcasecmp(sorting[*(const size_t *)a].name, sorting[*(const size_t *)b].name);
+    const ent_entity *x = &sorting[*(const size_t *)a], *y = &sorting[*(const size_t *)b];
+    return cmp_ns_name(x->namespace_id, x->name, y->namespace_id, y->name);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -156,6 +165,9 @@ int ent_cache_replace(ent_cache *c, const ent_entity *list, size_t n, const ent_
         memcpy(next.items, list, n * sizeof *next.items);
     next.n = n;
     for (size_t i = 0; i < n; i++)
+        if (!next.items[i].namespace_id)
+            next.items[i].namespace_id = ENT_NAMESPACE_DEFAULT_ID;
+    for (size_t i = 0; i < n; i++)
         next.by_name[i] = next.by_id[i] = i;
     sorting = next.items;
     qsort(next.by_name, n, sizeof *next.by_name, cmp_name);
@@ -211,12 +223,15 @@ oom:
 size_t ent_cache_count(const ent_cache *c) { return c->n; }
 uint64_t ent_cache_generation(const ent_cache *c) { return c->generation; }
 
-const ent_entity *ent_cache_find(const ent_cache *c, const char *name)
+const ent_entity *ent_cache_find(const ent_cache *c, int32_t ns, const char *name)
 {
+    if (!ns)
+        ns = ENT_NAMESPACE_DEFAULT_ID;
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int r = strcasecmp(c->items[c->by_name[mid]].name, name);
+        const ent_entity *at = &c->items[c->by_name[mid]];
+        int r = cmp_ns_name(at->namespace_id, at->name, ns, name);
         if (!r)
             return &c->items[c->by_name[mid]];
         if (r < 0)
@@ -250,7 +265,7 @@ const ent_entity *ent_cache_send_target(const ent_cache *c, const ent_entity *e,
     const ent_entity *at = e;
     *hops_exceeded = false;
     for (int hops = 0; at->forward_to[0]; hops++) {
-        const ent_entity *next = ent_cache_find(c, at->forward_to);
+        const ent_entity *next = ent_cache_find(c, e->namespace_id, at->forward_to);
         if (!next || next->kind == ENT_KIND_SUBSCRIPTION)
             break; /* nothing is sent to a subscription but through its topic */
         if (hops == ENT_MAX_FORWARD_HOPS) {
@@ -264,7 +279,7 @@ const ent_entity *ent_cache_send_target(const ent_cache *c, const ent_entity *e,
 
 const ent_entity *ent_cache_dead_letter_target(const ent_cache *c, const ent_entity *e)
 {
-    const ent_entity *t = e->forward_dead_lettered_to[0] ? ent_cache_find(c, e->forward_dead_lettered_to) : NULL;
+    const ent_entity *t = e->forward_dead_lettered_to[0] ? ent_cache_find(c, e->namespace_id, e->forward_dead_lettered_to) : NULL;
     return t && t->id != e->id ? t : NULL;
 }
 

@@ -1,7 +1,8 @@
 /* The entities an emulator knows, in process: every queue, topic and
- * subscription with the properties a link acts on, found by name
- * (case-insensitive, as Service Bus names are; a subscription's name is its
- * path `topic/Subscriptions/sub`) or by id, and every subscription's rules,
+ * subscription with the properties a link acts on, found by namespace and
+ * name (case-insensitive, as Service Bus names are; a subscription's name is
+ * its path `topic/Subscriptions/sub`) or by id (ids are one space for every
+ * namespace), and every subscription's rules,
  * compiled once per refill (entities/ent_topic.h routes with them). It is refilled whole from the database at start and whenever the
  * entity tables change (sbemu_entities), so a row changed with plain SQL, by
  * the management plane or by another emulator is what links act on next.
@@ -18,6 +19,7 @@
 
 #include "ent_address.h"
 #include "ent_filter.h"
+#include "ent_namespace.h"
 
 /* Longest status column value ("ReceiveDisabled") and its NUL. */
 #define ENT_STATUS_MAX 24
@@ -30,6 +32,9 @@ typedef enum ent_kind { ENT_KIND_QUEUE = 0, ENT_KIND_TOPIC, ENT_KIND_SUBSCRIPTIO
  * topic's. */
 typedef struct ent_entity {
     int64_t id;
+    /* The namespace it is in (ent_namespace.h); its subscriptions are in
+     * their topic's. 0 reads as the default namespace (ENT_NAMESPACE_DEFAULT_ID). */
+    int32_t namespace_id;
     ent_kind kind;
     int64_t topic_id; /* subscriptions: their topic; else 0 */
     bool dead_lettering_on_filter_exceptions; /* subscriptions */
@@ -92,11 +97,13 @@ size_t ent_cache_count(const ent_cache *c);
 /* Increases at every replace: a reader can tell it has seen the newest. */
 uint64_t ent_cache_generation(const ent_cache *c);
 
-/* NULL when unknown. Pointers stay valid until the next replace. */
-const ent_entity *ent_cache_find(const ent_cache *c, const char *name);
+/* The entity of that name in namespace ns (0: the default namespace); NULL
+ * when unknown. Pointers stay valid until the next replace. */
+const ent_entity *ent_cache_find(const ent_cache *c, int32_t ns, const char *name);
 const ent_entity *ent_cache_get(const ent_cache *c, int64_t id);
 
-/* Where a send to e lands: the end of its ForwardTo chain, following at most
+/* Where a send to e lands: the end of its ForwardTo chain (names are e's
+ * namespace's: a chain never leaves it), following at most
  * ENT_MAX_FORWARD_HOPS hops (hops_exceeded set when the chain is longer or
  * loops; the send then dead-letters in e). A ForwardTo naming no entity ends
  * the chain where it is. Never NULL. */

@@ -33,6 +33,9 @@ void ent_config_free(ent_config *cfg)
     ent_free(cfg->topics);
     ent_free(cfg->queues);
     ent_free(cfg->faults);
+    for (size_t i = 0; i < cfg->nothers; i++)
+        ent_config_free(&cfg->others[i]);
+    ent_free(cfg->others);
     ent_config_init(cfg);
 }
 
@@ -120,5 +123,27 @@ ent_rule_props *ent_config_find_rule(const ent_subscription_config *s, const cha
     for (size_t i = 0; i < s->nrules; i++)
         if (!strcasecmp(s->rules[i].name, name))
             return &s->rules[i];
+    return NULL;
+}
+
+ent_config *ent_config_add_namespace(ent_config *cfg, const char *name)
+{
+    ent_config *e = grow((void **)&cfg->others, &cfg->nothers, sizeof *e);
+    if (!e)
+        return NULL;
+    ent_config_init(e);
+    size_t n = strlen(name);
+    if (n >= sizeof e->namespace_name)
+        n = sizeof e->namespace_name - 1;
+    memcpy(e->namespace_name, name, n);
+    e->namespace_name[n] = 0;
+    return e;
+}
+
+ent_config *ent_config_find_namespace(const ent_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->nothers; i++)
+        if (!strcasecmp(cfg->others[i].namespace_name, name))
+            return &cfg->others[i];
     return NULL;
 }

@@ -31,6 +31,7 @@ typedef struct ent_topic_config {
 /* Room for a namespace's name as Config.json gives it (Service Bus allows 50 characters). */
 #define ENT_CONFIG_NAMESPACE_NAME_SIZE 64
 
+/* One namespace's entities, and (in the whole file's) the other namespaces'. */
 typedef struct ent_config {
     char namespace_name[ENT_CONFIG_NAMESPACE_NAME_SIZE]; /* the first namespace's Name, "" if none */
     char logging_type[32];     /* Logging.Type as given ("File", "Console", ...), "" if absent */
@@ -40,6 +41,12 @@ typedef struct ent_config {
     size_t ntopics;
     ent_fault_rule *faults;    /* UserConfig.Faults: fault rules for a fixed setup, checked */
     size_t nfaults;
+    /* The file's other namespaces (Namespaces[1..], each named; one named as
+     * an earlier one is merged into it), each its own ent_config with its
+     * namespace_name; theirs have none of their own. The first namespace
+     * (this struct's entities) is the default namespace. */
+    struct ent_config *others;
+    size_t nothers;
 } ent_config;
 
 void ent_config_init(ent_config *cfg);
@@ -52,6 +59,10 @@ ent_topic_config *ent_config_add_topic(ent_config *cfg, const ent_topic_props *t
 ent_subscription_config *ent_config_add_subscription(ent_topic_config *t, const ent_subscription_props *s);
 ent_rule_props *ent_config_add_rule(ent_subscription_config *s, const ent_rule_props *r);
 ent_fault_rule *ent_config_add_fault(ent_config *cfg, const ent_fault_rule *r);
+/* Another namespace of that name (copied), with no entities; NULL when out of memory. */
+ent_config *ent_config_add_namespace(ent_config *cfg, const char *name);
+/* The other namespace of that name (any letter case), NULL when absent. */
+ent_config *ent_config_find_namespace(const ent_config *cfg, const char *name);
 
 /* Case-insensitive lookups (Service Bus names are). NULL when absent. */
 ent_queue_props *ent_config_find_queue(const ent_config *cfg, const char *name);

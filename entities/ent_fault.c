@@ -7,7 +7,7 @@
 #include <strings.h>
 
 #include "ent_filter.h"   /* ent_fv_parse_time: the ISO-8601 times rules and filters share */
-#include "ent_snapshot.h" /* ent_namespace_check: which namespace a request may name */
+#include "ent_namespace.h" /* which names a namespace may have, and the default's */
 
 #define RENEW_LOCK_OPERATION "com.microsoft:renew-lock"
 
@@ -342,11 +342,12 @@ sb_status ent_fault_validate(const ent_fault_rule *r, const char *namespace_name
     sb_status st = ent_fault_name_check(r->name, err, errlen);
     if (st != SB_OK)
         return st;
-    if (namespace_name && ent_namespace_check(r->namespace_name, namespace_name, err, errlen) != SB_OK) {
+    if (namespace_name && !ent_namespace_is_default(r->namespace_name, namespace_name) &&
+        ent_namespace_name_check(r->namespace_name, err, errlen) != SB_OK) {
         size_t n = err && errlen ? strlen(err) : 0;
         if (n && err[n - 1] == '.')
             err[n - 1] = 0; /* the refusals here end without one */
-        return SB_ERR_ARGUMENT; /* a rule that names nothing known: a bad rule, not a missing resource */
+        return SB_ERR_ARGUMENT; /* a rule that names nothing a namespace may be called: a bad rule */
     }
     if (r->op == ENT_FAULT_OP_COUNT)
         return ent_fail_status(SB_ERR_ARGUMENT, err, errlen, "a fault rule needs an \"operation\": " OPERATIONS_HELP);
@@ -442,9 +443,18 @@ static bool op_matches(const ent_fault_rule *r, const ent_fault_point *p)
     return r->op == ENT_FAULT_MANAGEMENT && (!r->management[0] || !strcmp(r->management, name));
 }
 
+/* A rule of the default namespace (its names, or none) matches operations
+ * of the default namespace; another, those of the namespace it names. */
+static bool namespace_matches(const ent_fault_rule *r, const ent_fault_point *p)
+{
+    bool rule_default = ent_namespace_is_default(r->namespace_name, p->own_namespace);
+    bool point_default = !p->namespace_name || !*p->namespace_name;
+    return rule_default == point_default && (rule_default || !strcasecmp(r->namespace_name, p->namespace_name));
+}
+
 bool ent_fault_matches(const ent_fault_rule *r, const ent_fault_point *p, int64_t now_ms)
 {
-    if (r->remaining == 0 || (r->until_ms && now_ms >= r->until_ms) || !op_matches(r, p))
+    if (r->remaining == 0 || (r->until_ms && now_ms >= r->until_ms) || !op_matches(r, p) || !namespace_matches(r, p))
         return false;
     return ent_fault_glob_match(r->entity, p->entity ? p->entity : "");
 }

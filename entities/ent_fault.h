@@ -116,6 +116,14 @@ typedef struct ent_fault_point {
     ent_fault_op op;
     const char *entity;     /* the path the client named (with /$DeadLetterQueue); "" when none */
     const char *management; /* op MANAGEMENT: the request's operation */
+    /* The namespace the operation is in (ent_namespace.h): its name (NULL or
+     * "": the default namespace), the default namespace's own name (what a
+     * rule may call it; NULL: sbemulatorns), and its id (whose clock a rule's
+     * "until" is read on; 0: the default's). A rule matches operations of its
+     * own namespace only. */
+    const char *namespace_name;
+    const char *own_namespace;
+    int32_t ns;
 } ent_fault_point;
 
 /* ---- names ---- */
@@ -139,9 +147,10 @@ void ent_fault_rule_init(ent_fault_rule *r, const char *name);
  * key as not given. SB_ERR_NOT_FOUND for an unknown key, SB_ERR_ARGUMENT for
  * a value that cannot be one (both with the reason in err). */
 sb_status ent_fault_set(ent_fault_rule *r, const char *key, ent_value v, char *err, size_t errlen);
-/* Checks the rule as a whole: its name, the namespace (only the default
- * exists yet: ent_namespace_check of entities/ent_snapshot.h says which
- * names it has, namespace_name being Config.json's; NULL skips the check),
+/* Checks the rule as a whole: its name, the namespace (the default's names,
+ * namespace_name being Config.json's, or a name any namespace may have,
+ * ent_namespace_name_check: the rule waits for a namespace made later; NULL
+ * skips the check),
  * the entity glob, which effects apply to the operation, and that
  * each effect has what it needs and nothing it does not use. SB_OK or
  * SB_ERR_ARGUMENT with the reason. */

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ent_config.h"
 
 static int name_char(char c)
 {
@@ -31,17 +30,4 @@ sb_status ent_snapshot_name_check(const char *name, char *why, size_t whylen)
         return ent_fail_status(SB_ERR_ARGUMENT, why, whylen,
                                "The snapshot name '%s' must start with a letter or a digit.", name);
     return SB_OK;
-}
-
-sb_status ent_namespace_check(const char *name, const char *own_name, char *why, size_t whylen)
-{
-    if (!own_name || !*own_name)
-        own_name = ENT_CONFIG_DEFAULT_NAMESPACE;
-    if (!name || !*name || !strcasecmp(name, own_name) || !strcasecmp(name, ENT_CONFIG_DEFAULT_NAMESPACE) ||
-        !strcasecmp(name, ENT_NAMESPACE_DEFAULT_ALIAS))
-        return SB_OK;
-    return ent_fail_status(SB_ERR_NOT_FOUND, why, whylen,
-                           "The namespace '%.*s' does not exist: namespaces other than the default one ('%s', also "
-                           "called '%s') do not exist yet.",
-                           128, name, own_name, ENT_NAMESPACE_DEFAULT_ALIAS);
 }

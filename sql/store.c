@@ -544,16 +544,30 @@ static void deliver_notification(store *s, const char *payload)
         s->hooks.on_messages(s->hooks.ud, ids, n);
 }
 
-/* "<generation> <clock offset ms>" (migration 011's sbemu_snapshot_restore). */
+/* "<generation> <clock offset ms> <namespace id>" (migration 013's
+ * sbemu_snapshot_restore; without the id, the default namespace's). */
 static void deliver_reset(store *s, const char *payload)
 {
-    char *end;
-    long long gen = strtoll(payload, &end, 10), offset = end != payload ? strtoll(end, NULL, 10) : 0;
-    if (end == payload || offset < 0) {
+    char *end, *end2;
+    long long gen = strtoll(payload, &end, 10), offset = end != payload ? strtoll(end, &end2, 10) : 0;
+    long long ns = end != payload ? strtoll(end2, NULL, 10) : 0;
+    if (end == payload || offset < 0 || ns < 0 || ns > INT32_MAX) {
         LOG_WARN("a reset's notification could not be read: '%.64s'", payload);
         return;
     }
-    s->hooks.on_reset(s->hooks.ud, gen, offset);
+    s->hooks.on_reset(s->hooks.ud, gen, offset, ns ? (int32_t)ns : 1);
+}
+
+/* "<clock offset ms> <namespace id>" (STMT_CLOCK_PUBLISH; without the id, the default namespace's). */
+static void deliver_clock(store *s, const char *payload)
+{
+    char *end;
+    long long offset = strtoll(payload, &end, 10), ns = end != payload ? strtoll(end, NULL, 10) : 0;
+    if (end == payload || offset < 0 || ns < 0 || ns > INT32_MAX) {
+        LOG_WARN("a clock's notification could not be read: '%.64s'", payload);
+        return;
+    }
+    s->hooks.on_clock(s->hooks.ud, ns ? (int32_t)ns : 1, offset);
 }
 
 static void process_input(store *s);
@@ -813,7 +827,7 @@ static void process_input(store *s)
         if (!strcmp(n->relname, STORE_NOTIFY_CHANNEL))
             deliver_notification(s, n->extra);
         else if (!strcmp(n->relname, STORE_CLOCK_CHANNEL) && s->hooks.on_clock)
-            s->hooks.on_clock(s->hooks.ud, strtoll(n->extra, NULL, 10));
+            deliver_clock(s, n->extra);
         else if (!strcmp(n->relname, STORE_ENTITIES_CHANNEL) && s->hooks.on_entities)
             s->hooks.on_entities(s->hooks.ud, n->extra);
         else if (!strcmp(n->relname, STORE_RESET_CHANNEL) && s->hooks.on_reset)
@@ -848,7 +862,7 @@ static void clock_done(store_op *op, sb_status st)
     ent_free(c);
 }
 
-void store_clock_publish(store *s, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx)
+void store_clock_publish(store *s, int32_t ns, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx)
 {
     clock_cb *c = ent_malloc(sizeof *c);
     store_op *op = c ? store_op_new(1, NULL, clock_done, c) : NULL;
@@ -860,10 +874,11 @@ void store_clock_publish(store *s, int64_t offset_ms, void (*cb)(void *ctx, sb_s
     }
     c->cb = cb;
     c->ctx = ctx;
-    char text[32];
+    char text[32], ns_text[16];
     snprintf(text, sizeof text, "%lld", (long long)offset_ms);
-    store_param p[1] = {{text, (int)strlen(text), 0}};
-    if (store_op_stmt(op, 0, STMT_CLOCK_PUBLISH, p, 1))
+    snprintf(ns_text, sizeof ns_text, "%d", (int)(ns > 0 ? ns : 1));
+    store_param p[2] = {{text, (int)strlen(text), 0}, {ns_text, (int)strlen(ns_text), 0}};
+    if (store_op_stmt(op, 0, STMT_CLOCK_PUBLISH, p, 2))
         op->status = SB_ERR_INTERNAL;
     store_submit(s, op);
 }

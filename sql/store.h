@@ -40,15 +40,15 @@ typedef struct store_hooks {
     void (*want_flush)(void *ud); /* call store_flush soon, after the current callbacks */
     /* Another process (or this one) committed messages to these entities (queues, subscriptions). */
     void (*on_messages)(void *ud, const int64_t *entity_ids, size_t n);
-    /* The namespace clock moved (sbemu_clock): its offset in milliseconds. */
-    void (*on_clock)(void *ud, int64_t offset_ms);
+    /* Namespace ns's clock moved (sbemu_clock): its offset in milliseconds. */
+    void (*on_clock)(void *ud, int32_t ns, int64_t offset_ms);
     /* Entities were created, changed or deleted (sbemu_entities: by any
      * emulator, the management plane or plain SQL); table is the table's name. */
     void (*on_entities)(void *ud, const char *table);
-    /* The namespace was reset or a snapshot restored (sbemu_reset, by any
+    /* Namespace ns was reset or a snapshot restored (sbemu_reset, by any
      * emulator: store_reset.h): generation names that restore, offset_ms is
      * the namespace clock's offset from now on. May be NULL. */
-    void (*on_reset)(void *ud, int64_t generation, int64_t offset_ms);
+    void (*on_reset)(void *ud, int64_t generation, int64_t offset_ms, int32_t ns);
     /* The connection broke and was closed: stop watching its socket, find a
      * new connection, store_resume. Called once per loss. */
     void (*on_lost)(void *ud);
@@ -172,6 +172,6 @@ int store_op_stmt_rows(store_op *op, int i, store_op *rows);
 int store_op_answered(const store_op *op);
 
 /* Raises the namespace clock offset to offset_ms and tells every emulator. */
-void store_clock_publish(store *s, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx);
+void store_clock_publish(store *s, int32_t ns, int64_t offset_ms, void (*cb)(void *ctx, sb_status st), void *ctx);
 
 #endif

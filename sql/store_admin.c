@@ -217,34 +217,39 @@ static const unsigned char *count_cap(void)
 }
 #define P_CAP ((store_param){count_cap(), 8, 1})
 
-void store_admin_get_queue(store *s, const char *name, store_admin_queues_cb cb, void *ctx)
+void store_admin_get_queue(store *s, int32_t ns, const char *name, store_admin_queues_cb cb, void *ctx)
 {
-    get_one(s, KIND_QUEUE, STMT_ADMIN_QUEUE_GET, (store_param[]){P_TEXT(name), P_CAP}, 2, (void (*)(void))cb, ctx);
-}
-
-void store_admin_get_topic(store *s, const char *name, store_admin_topics_cb cb, void *ctx)
-{
-    get_one(s, KIND_TOPIC, STMT_ADMIN_TOPIC_GET, (store_param[]){P_TEXT(name), P_CAP}, 2, (void (*)(void))cb, ctx);
-}
-
-void store_admin_get_subscription(store *s, const char *topic, const char *name, store_admin_subscriptions_cb cb,
-                                  void *ctx)
-{
-    get_one(s, KIND_SUBSCRIPTION, STMT_ADMIN_SUB_GET, (store_param[]){P_TEXT(topic), P_TEXT(name), P_CAP}, 3,
+    int8_param n = be_int8(ns);
+    get_one(s, KIND_QUEUE, STMT_ADMIN_QUEUE_GET, (store_param[]){P_TEXT(name), P_CAP, P_INT8(n)}, 3,
             (void (*)(void))cb, ctx);
 }
 
-void store_admin_list_queues(store *s, int64_t skip, int64_t top, store_admin_queues_cb cb, void *ctx)
+void store_admin_get_topic(store *s, int32_t ns, const char *name, store_admin_topics_cb cb, void *ctx)
 {
-    int8_param sk = be_int8(skip), tp = be_int8(top);
-    get_one(s, KIND_QUEUE, STMT_ADMIN_QUEUE_LIST, (store_param[]){P_INT8(sk), P_INT8(tp), P_CAP}, 3,
+    int8_param n = be_int8(ns);
+    get_one(s, KIND_TOPIC, STMT_ADMIN_TOPIC_GET, (store_param[]){P_TEXT(name), P_CAP, P_INT8(n)}, 3,
             (void (*)(void))cb, ctx);
 }
 
-void store_admin_list_topics(store *s, int64_t skip, int64_t top, store_admin_topics_cb cb, void *ctx)
+void store_admin_get_subscription(store *s, int32_t ns, const char *topic, const char *name,
+                                  store_admin_subscriptions_cb cb, void *ctx)
 {
-    int8_param sk = be_int8(skip), tp = be_int8(top);
-    get_one(s, KIND_TOPIC, STMT_ADMIN_TOPIC_LIST, (store_param[]){P_INT8(sk), P_INT8(tp), P_CAP}, 3,
+    int8_param n = be_int8(ns);
+    get_one(s, KIND_SUBSCRIPTION, STMT_ADMIN_SUB_GET, (store_param[]){P_TEXT(topic), P_TEXT(name), P_CAP, P_INT8(n)},
+            4, (void (*)(void))cb, ctx);
+}
+
+void store_admin_list_queues(store *s, int32_t ns, int64_t skip, int64_t top, store_admin_queues_cb cb, void *ctx)
+{
+    int8_param sk = be_int8(skip), tp = be_int8(top), n = be_int8(ns);
+    get_one(s, KIND_QUEUE, STMT_ADMIN_QUEUE_LIST, (store_param[]){P_INT8(sk), P_INT8(tp), P_CAP, P_INT8(n)}, 4,
+            (void (*)(void))cb, ctx);
+}
+
+void store_admin_list_topics(store *s, int32_t ns, int64_t skip, int64_t top, store_admin_topics_cb cb, void *ctx)
+{
+    int8_param sk = be_int8(skip), tp = be_int8(top), n = be_int8(ns);
+    get_one(s, KIND_TOPIC, STMT_ADMIN_TOPIC_LIST, (store_param[]){P_INT8(sk), P_INT8(tp), P_CAP, P_INT8(n)}, 4,
             (void (*)(void))cb, ctx);
 }
 
@@ -258,22 +263,22 @@ static void sub_list_done(store_op *op, sb_status st)
     admin_done(op, st);
 }
 
-void store_admin_list_subscriptions(store *s, const char *topic, int64_t skip, int64_t top,
+void store_admin_list_subscriptions(store *s, int32_t ns, const char *topic, int64_t skip, int64_t top,
                                     store_admin_subscriptions_cb cb, void *ctx)
 {
     store_op *op = admin_op(1, KIND_SUBSCRIPTION, 0, -1, false, sub_list_done, (void (*)(void))cb, ctx);
     if (!op)
         return;
-    int8_param sk = be_int8(skip), tp = be_int8(top);
+    int8_param sk = be_int8(skip), tp = be_int8(top), n = be_int8(ns);
     submit(s, op, store_op_stmt(op, 0, STMT_ADMIN_SUB_LIST,
-                                  (store_param[]){P_TEXT(topic), P_INT8(sk), P_INT8(tp), P_CAP}, 4));
+                                  (store_param[]){P_TEXT(topic), P_INT8(sk), P_INT8(tp), P_CAP, P_INT8(n)}, 5));
 }
 
 /* ---- puts ---- */
 
 /* A queue's or topic's put. Create: the name's lock, the insert, the new
  * entity's runtime stamp, its row; update: the update, its row. p[0] is the
- * name, p[np - 1] the time. */
+ * name, p[np - 2] the time, p[np - 1] the namespace. */
 static void put_named(store *s, admin_kind kind, const char *create, const char *update_stmt, const char *get,
                       const store_param *p, int np, bool update, void (*fn)(void), void *ctx)
 {
@@ -282,26 +287,28 @@ static void put_named(store *s, admin_kind kind, const char *create, const char 
     if (!op)
         return;
     int rc = 0, i = 0;
+    store_param ns = p[np - 1];
     if (!update) {
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_NAME_LOCK, p, 1);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_NAME_LOCK, (store_param[]){p[0], ns}, 2);
         rc |= store_op_stmt(op, i++, create, p, np);
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOUCH_NEW, (store_param[]){p[0], p[np - 1]}, 2);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_TOUCH_NEW, (store_param[]){p[0], p[np - 2], ns}, 3);
     } else {
         rc |= store_op_stmt(op, i++, update_stmt, p, np);
     }
-    rc |= store_op_stmt(op, i, get, (store_param[]){p[0], P_CAP}, 2);
+    rc |= store_op_stmt(op, i, get, (store_param[]){p[0], P_CAP, ns}, 3);
     submit(s, op, rc);
 }
 
 /* The parameters of a put: the key (a subscription's topic), the entity's
- * columns (store_columns.h), the time. Values point into the props and here. */
+ * columns (store_columns.h), the time, the namespace. Values point into the
+ * props and here. */
 typedef struct put_params {
-    store_param p[STORE_COLUMNS_MAX + 2];
-    int8_param ints[STORE_COLUMNS_MAX], now;
+    store_param p[STORE_COLUMNS_MAX + 3];
+    int8_param ints[STORE_COLUMNS_MAX], now, ns;
     int n;
 } put_params;
 
-static void put_params_of(put_params *pp, const char *topic, const store_columns *c, const void *props,
+static void put_params_of(put_params *pp, int32_t ns, const char *topic, const store_columns *c, const void *props,
                           int64_t now_ms)
 {
     pp->n = 0;
@@ -310,28 +317,31 @@ static void put_params_of(put_params *pp, const char *topic, const store_columns
     pp->n += store_columns_params(c, props, pp->p + pp->n, pp->ints);
     pp->now = be_int8(now_ms);
     pp->p[pp->n++] = P_INT8(pp->now);
+    pp->ns = be_int8(ns);
+    pp->p[pp->n++] = P_INT8(pp->ns);
 }
 
-void store_admin_put_queue(store *s, const ent_queue_props *q, bool update, int64_t now_ms, store_admin_queues_cb cb,
-                           void *ctx)
+void store_admin_put_queue(store *s, int32_t ns, const ent_queue_props *q, bool update, int64_t now_ms,
+                           store_admin_queues_cb cb, void *ctx)
 {
     put_params pp;
-    put_params_of(&pp, NULL, &store_queue_columns, q, now_ms);
+    put_params_of(&pp, ns, NULL, &store_queue_columns, q, now_ms);
     put_named(s, KIND_QUEUE, STMT_ADMIN_QUEUE_CREATE, STMT_ADMIN_QUEUE_UPDATE, STMT_ADMIN_QUEUE_GET, pp.p, pp.n,
               update, (void (*)(void))cb, ctx);
 }
 
-void store_admin_put_topic(store *s, const ent_topic_props *t, bool update, int64_t now_ms, store_admin_topics_cb cb,
-                           void *ctx)
+void store_admin_put_topic(store *s, int32_t ns, const ent_topic_props *t, bool update, int64_t now_ms,
+                           store_admin_topics_cb cb, void *ctx)
 {
     put_params pp;
-    put_params_of(&pp, NULL, &store_topic_columns, t, now_ms);
+    put_params_of(&pp, ns, NULL, &store_topic_columns, t, now_ms);
     put_named(s, KIND_TOPIC, STMT_ADMIN_TOPIC_CREATE, STMT_ADMIN_TOPIC_UPDATE, STMT_ADMIN_TOPIC_GET, pp.p, pp.n,
               update, (void (*)(void))cb, ctx);
 }
 
-void store_admin_put_subscription(store *s, const ent_subscription_props *sub, const store_rule *default_rule,
-                                  bool update, int64_t now_ms, store_admin_subscriptions_cb cb, void *ctx)
+void store_admin_put_subscription(store *s, int32_t ns, const ent_subscription_props *sub,
+                                  const store_rule *default_rule, bool update, int64_t now_ms,
+                                  store_admin_subscriptions_cb cb, void *ctx)
 {
     /* create: insert, [default rule], runtime stamp, the row; update: update, the row */
     bool rule = !update && default_rule;
@@ -340,8 +350,8 @@ void store_admin_put_subscription(store *s, const ent_subscription_props *sub, c
     if (!op)
         return;
     put_params pp;
-    put_params_of(&pp, sub->topic, &store_subscription_columns, sub, now_ms);
-    store_param topic = pp.p[0], name = pp.p[1], now = pp.p[pp.n - 1];
+    put_params_of(&pp, ns, sub->topic, &store_subscription_columns, sub, now_ms);
+    store_param topic = pp.p[0], name = pp.p[1], now = pp.p[pp.n - 2], nsp = pp.p[pp.n - 1];
     int rc = 0, i = 0;
     rc |= store_op_stmt(op, i++, update ? STMT_ADMIN_SUB_UPDATE : STMT_ADMIN_SUB_CREATE, pp.p, pp.n);
     if (rule) {
@@ -350,12 +360,12 @@ void store_admin_put_subscription(store *s, const ent_subscription_props *sub, c
                             (store_param[]){topic, name, P_TEXT(d->name), P_TEXT(d->filter_type),
                                             P_TEXT(d->sql_expression), P_TEXT(d->correlation),
                                             P_TEXT(d->filter_parameters), P_TEXT(d->action_expression),
-                                            P_TEXT(d->action_parameters), now},
-                            10);
+                                            P_TEXT(d->action_parameters), now, nsp},
+                            11);
     }
     if (!update)
-        rc |= store_op_stmt(op, i++, STMT_ADMIN_SUB_TOUCH_NEW, (store_param[]){topic, name, now}, 3);
-    rc |= store_op_stmt(op, i, STMT_ADMIN_SUB_GET, (store_param[]){topic, name, P_CAP}, 3);
+        rc |= store_op_stmt(op, i++, STMT_ADMIN_SUB_TOUCH_NEW, (store_param[]){topic, name, now, nsp}, 4);
+    rc |= store_op_stmt(op, i, STMT_ADMIN_SUB_GET, (store_param[]){topic, name, P_CAP, nsp}, 4);
     submit(s, op, rc);
 }
 
@@ -379,14 +389,17 @@ static void status_op(store *s, const char *stmt, const store_param *params, int
     submit(s, op, store_op_stmt(op, 0, stmt, params, nparams));
 }
 
-void store_admin_delete_entity(store *s, const char *name, store_status_cb cb, void *ctx)
+void store_admin_delete_entity(store *s, int32_t ns, const char *name, store_status_cb cb, void *ctx)
 {
-    status_op(s, STMT_ADMIN_ENTITY_DELETE, (store_param[]){P_TEXT(name)}, 1, cb, ctx);
+    int8_param n = be_int8(ns);
+    status_op(s, STMT_ADMIN_ENTITY_DELETE, (store_param[]){P_TEXT(name), P_INT8(n)}, 2, cb, ctx);
 }
 
-void store_admin_delete_subscription(store *s, const char *topic, const char *name, store_status_cb cb, void *ctx)
+void store_admin_delete_subscription(store *s, int32_t ns, const char *topic, const char *name, store_status_cb cb,
+                                     void *ctx)
 {
-    status_op(s, STMT_ADMIN_SUB_DELETE, (store_param[]){P_TEXT(topic), P_TEXT(name)}, 2, cb, ctx);
+    int8_param n = be_int8(ns);
+    status_op(s, STMT_ADMIN_SUB_DELETE, (store_param[]){P_TEXT(topic), P_TEXT(name), P_INT8(n)}, 3, cb, ctx);
 }
 
 void store_admin_update_rule(store *s, int64_t subscription_id, const store_rule *rule, int64_t now_ms,
@@ -468,7 +481,7 @@ static void ns_done(store_op *op, sb_status st)
     ent_free(u);
 }
 
-void store_admin_namespace(store *s, store_admin_namespace_cb cb, void *ctx)
+void store_admin_namespace(store *s, int32_t ns, store_admin_namespace_cb cb, void *ctx)
 {
     store_op *op = store_op_or_fail(1, ns_parse, ns_done, user_new((void (*)(void))cb, ctx));
     if (!op) {
@@ -478,5 +491,6 @@ void store_admin_namespace(store *s, store_admin_namespace_cb cb, void *ctx)
     ns_result *x = ent_calloc(1, sizeof *x);
     if (x)
         store_op_set_result(op, x, ent_free);
-    submit(s, op, !x || store_op_stmt(op, 0, STMT_ADMIN_NAMESPACE, NULL, 0));
+    int8_param n = be_int8(ns);
+    submit(s, op, !x || store_op_stmt(op, 0, STMT_ADMIN_NAMESPACE, (store_param[]){P_INT8(n)}, 1));
 }

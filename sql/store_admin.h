@@ -90,14 +90,17 @@ typedef void (*store_admin_topics_cb)(void *ctx, sb_status st, const store_admin
 typedef void (*store_admin_subscriptions_cb)(void *ctx, sb_status st, const store_admin_subscription *rows, size_t n,
                                              int64_t total);
 
-void store_admin_get_queue(store *s, const char *name, store_admin_queues_cb cb, void *ctx);
-void store_admin_list_queues(store *s, int64_t skip, int64_t top, store_admin_queues_cb cb, void *ctx);
-void store_admin_get_topic(store *s, const char *name, store_admin_topics_cb cb, void *ctx);
-void store_admin_list_topics(store *s, int64_t skip, int64_t top, store_admin_topics_cb cb, void *ctx);
-void store_admin_get_subscription(store *s, const char *topic, const char *name, store_admin_subscriptions_cb cb,
-                                  void *ctx);
+/* Every call that names entities names their namespace (ns: an id of the
+ * namespaces table, ent_namespace.h); one namespace's entities are never
+ * another's. */
+void store_admin_get_queue(store *s, int32_t ns, const char *name, store_admin_queues_cb cb, void *ctx);
+void store_admin_list_queues(store *s, int32_t ns, int64_t skip, int64_t top, store_admin_queues_cb cb, void *ctx);
+void store_admin_get_topic(store *s, int32_t ns, const char *name, store_admin_topics_cb cb, void *ctx);
+void store_admin_list_topics(store *s, int32_t ns, int64_t skip, int64_t top, store_admin_topics_cb cb, void *ctx);
+void store_admin_get_subscription(store *s, int32_t ns, const char *topic, const char *name,
+                                  store_admin_subscriptions_cb cb, void *ctx);
 /* SB_ERR_NOT_FOUND when the topic does not exist. */
-void store_admin_list_subscriptions(store *s, const char *topic, int64_t skip, int64_t top,
+void store_admin_list_subscriptions(store *s, int32_t ns, const char *topic, int64_t skip, int64_t top,
                                     store_admin_subscriptions_cb cb, void *ctx);
 
 /* Creates (update false) or replaces (update true) the entity with these
@@ -109,17 +112,19 @@ void store_admin_list_subscriptions(store *s, const char *topic, int64_t skip, i
  * Subscriptions: SB_ERR_NOT_FOUND with n = 0 also when the topic is missing.
  * A subscription created with default_rule (not NULL) gets that rule instead
  * of $Default. */
-void store_admin_put_queue(store *s, const ent_queue_props *q, bool update, int64_t now_ms, store_admin_queues_cb cb,
-                           void *ctx);
-void store_admin_put_topic(store *s, const ent_topic_props *t, bool update, int64_t now_ms, store_admin_topics_cb cb,
-                           void *ctx);
-void store_admin_put_subscription(store *s, const ent_subscription_props *sub, const store_rule *default_rule,
-                                  bool update, int64_t now_ms, store_admin_subscriptions_cb cb, void *ctx);
+void store_admin_put_queue(store *s, int32_t ns, const ent_queue_props *q, bool update, int64_t now_ms,
+                           store_admin_queues_cb cb, void *ctx);
+void store_admin_put_topic(store *s, int32_t ns, const ent_topic_props *t, bool update, int64_t now_ms,
+                           store_admin_topics_cb cb, void *ctx);
+void store_admin_put_subscription(store *s, int32_t ns, const ent_subscription_props *sub,
+                                  const store_rule *default_rule, bool update, int64_t now_ms,
+                                  store_admin_subscriptions_cb cb, void *ctx);
 
 /* Deletes the queue or topic of that name (with its subscriptions, rules and
  * messages); SB_ERR_NOT_FOUND when there is none. */
-void store_admin_delete_entity(store *s, const char *name, store_status_cb cb, void *ctx);
-void store_admin_delete_subscription(store *s, const char *topic, const char *name, store_status_cb cb, void *ctx);
+void store_admin_delete_entity(store *s, int32_t ns, const char *name, store_status_cb cb, void *ctx);
+void store_admin_delete_subscription(store *s, int32_t ns, const char *topic, const char *name, store_status_cb cb,
+                                     void *ctx);
 
 /* One rule of a subscription by name (n = 0: none). */
 typedef void (*store_admin_rule_cb)(void *ctx, sb_status st, const store_rule *rule, size_t n);
@@ -140,13 +145,15 @@ typedef struct store_admin_counts_row {
     ent_kind kind;
     char path[ENT_ENTITY_PATH_MAX + 1]; /* a subscription's: topic/Subscriptions/name */
     int64_t size_in_bytes, active, dead_letter, scheduled, deferred;
+    int32_t namespace_id;
 } store_admin_counts_row;
 /* rows belong to the store until cb returns. */
 typedef void (*store_admin_counts_cb)(void *ctx, sb_status st, const store_admin_counts_row *rows, size_t n);
 void store_admin_counts(store *s, store_admin_counts_cb cb, void *ctx);
 
-/* The namespace: when its database was made and when an entity last changed. */
+/* Namespace ns: when it was made (the default's: its database) and when one
+ * of its entities last changed. */
 typedef void (*store_admin_namespace_cb)(void *ctx, sb_status st, int64_t created_ms, int64_t modified_ms);
-void store_admin_namespace(store *s, store_admin_namespace_cb cb, void *ctx);
+void store_admin_namespace(store *s, int32_t ns, store_admin_namespace_cb cb, void *ctx);
 
 #endif

@@ -49,6 +49,7 @@ static void counts_parse(store_op *op, int stmt, const void *res)
         row->dead_letter = col_i64(r, i, 5);
         row->scheduled = col_i64(r, i, 6);
         row->deferred = col_i64(r, i, 7);
+        row->namespace_id = (int32_t)col_i64(r, i, 8);
     }
     x->n = (size_t)rows;
     x->read = true;

@@ -1,5 +1,6 @@
-/* The SQL behind store_admin.h. Every statement finds entities by lower(name)
- * (the unique indexes of migration 001) and counts messages through the two
+/* The SQL behind store_admin.h. Every statement finds entities by namespace
+ * and lower(name) (the unique indexes of migration 013; the namespace id is
+ * each statement's last parameter) and counts messages through the two
  * partial indexes that split an entity's messages (migration 005):
  * messages_ready holds the active messages nobody has locked, messages_held
  * the locked, deferred and scheduled ones. A count walks exactly the range
@@ -68,8 +69,9 @@ static stmt_def admin_stmt_defs[] = {
     /* Queues and topics share one name space: creating either takes this lock
      * on the name first, so two emulators cannot make a queue and a topic of
      * one name at once. */
-    {STMT_ADMIN_NAME_LOCK, "SELECT pg_advisory_xact_lock(hashtext('sbemu entity ' || lower($1)))::text", 1,
-     {STORE_OID_TEXT}},
+    {STMT_ADMIN_NAME_LOCK,
+     "SELECT pg_advisory_xact_lock(hashtext('sbemu entity ' || $2::text || ' ' || lower($1)))::text", 2,
+     {STORE_OID_TEXT, STORE_OID_INT8}},
 
     {STMT_ADMIN_QUEUE_GET, NULL, 0, {0}},
     {STMT_ADMIN_QUEUE_LIST, NULL, 0, {0}},
@@ -78,9 +80,9 @@ static stmt_def admin_stmt_defs[] = {
      * was last active now on the emulator's clock, not on the database's. */
     {STMT_ADMIN_TOUCH_NEW,
      "UPDATE entity_runtime r SET accessed_at = sbemu_ts($2) WHERE r.entity_id IN (SELECT id FROM queues"
-     " WHERE lower(name) = lower($1) AND created_at = sbemu_ts($2) UNION ALL SELECT id FROM topics"
-     " WHERE lower(name) = lower($1) AND created_at = sbemu_ts($2))",
-     2, {STORE_OID_TEXT, STORE_OID_INT8}},
+     " WHERE namespace_id = $3 AND lower(name) = lower($1) AND created_at = sbemu_ts($2) UNION ALL SELECT id"
+     " FROM topics WHERE namespace_id = $3 AND lower(name) = lower($1) AND created_at = sbemu_ts($2))",
+     3, {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_ADMIN_QUEUE_UPDATE, NULL, 0, {0}},
 
     {STMT_ADMIN_TOPIC_GET, NULL, 0, {0}},
@@ -90,10 +92,10 @@ static stmt_def admin_stmt_defs[] = {
     /* A queue or a topic (its subscriptions and rules go with it, by cascade),
      * and the messages of all of them (their runtime rows' trigger). */
     {STMT_ADMIN_ENTITY_DELETE,
-     "WITH q AS (DELETE FROM queues WHERE lower(name) = lower($1) RETURNING 1),"
-     " t AS (DELETE FROM topics WHERE lower(name) = lower($1) RETURNING 1)"
+     "WITH q AS (DELETE FROM queues WHERE namespace_id = $2 AND lower(name) = lower($1) RETURNING 1),"
+     " t AS (DELETE FROM topics WHERE namespace_id = $2 AND lower(name) = lower($1) RETURNING 1)"
      " SELECT (SELECT count(*) FROM q) + (SELECT count(*) FROM t)",
-     1, {STORE_OID_TEXT}},
+     2, {STORE_OID_TEXT, STORE_OID_INT8}},
 
     {STMT_ADMIN_SUB_GET, NULL, 0, {0}},
     {STMT_ADMIN_SUB_LIST, NULL, 0, {0}},
@@ -106,22 +108,22 @@ static stmt_def admin_stmt_defs[] = {
      "UPDATE rules r SET name = $3, filter_type = $4, sql_expression = $5, correlation = $6::jsonb,"
      " filter_parameters = $7::jsonb, action_expression = $8, action_parameters = $9::jsonb"
      " FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
-     " WHERE r.subscription_id = s.id AND r.name = '$Default' AND lower(t.name) = lower($1)"
+     " WHERE r.subscription_id = s.id AND r.name = '$Default' AND t.namespace_id = $11 AND lower(t.name) = lower($1)"
      " AND lower(s.name) = lower($2) AND s.created_at = sbemu_ts($10)",
-     10, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT,
-          STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
+     11, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT,
+          STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8}},
     /* The same for a subscription: $1 topic, $2 subscription, $3 now. */
     {STMT_ADMIN_SUB_TOUCH_NEW,
      "UPDATE entity_runtime r SET accessed_at = sbemu_ts($3) FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
-     " WHERE r.entity_id = s.id AND lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
+     " WHERE r.entity_id = s.id AND t.namespace_id = $4 AND lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
      " AND s.created_at = sbemu_ts($3)",
-     3, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
+     4, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_ADMIN_SUB_UPDATE, NULL, 0, {0}},
     {STMT_ADMIN_SUB_DELETE,
-     "WITH d AS (DELETE FROM subscriptions s USING topics t WHERE t.id = s.topic_id AND lower(t.name) = lower($1)"
-     " AND lower(s.name) = lower($2) RETURNING 1)"
+     "WITH d AS (DELETE FROM subscriptions s USING topics t WHERE t.id = s.topic_id AND t.namespace_id = $3"
+     " AND lower(t.name) = lower($1) AND lower(s.name) = lower($2) RETURNING 1)"
      " SELECT count(*) FROM d",
-     2, {STORE_OID_TEXT, STORE_OID_TEXT}},
+     3, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
 
     /* $1 subscription id, $2 rule name */
     {STMT_ADMIN_RULE_GET, "SELECT" RULE_COLS " FROM rules WHERE subscription_id = $1 AND lower(name) = lower($2)", 2,
@@ -143,17 +145,21 @@ static stmt_def admin_stmt_defs[] = {
      " coalesce((SELECT sum(x.size_in_bytes) FROM subscriptions s JOIN entity_runtime x ON x.entity_id = s.id"
      "  WHERE s.topic_id = e.id), 0)::int8 ELSE 0 END,"
      COUNTS("e.id", "$1") ","
-     " " COUNT_IN(HELD, "e.id", "0", " AND m.state = 1", "$1")
+     " " COUNT_IN(HELD, "e.id", "0", " AND m.state = 1", "$1") ", e.namespace_id"
      " FROM entities e LEFT JOIN entity_runtime r ON r.entity_id = e.id ORDER BY lower(e.path), e.id",
      1, {STORE_OID_INT8}},
 
-    /* When the schema was first applied (the namespace's birth) and when an
-     * entity last changed. */
+    /* When namespace $1 was made (the default's: when the schema was first
+     * applied) and when one of its entities last changed. */
     {STMT_ADMIN_NAMESPACE,
-     "SELECT coalesce(sbemu_ms((SELECT min(applied_at) FROM sbemu_schema_version)), 0),"
-     " coalesce(sbemu_ms(greatest((SELECT max(updated_at) FROM queues), (SELECT max(updated_at) FROM topics),"
-     " (SELECT max(updated_at) FROM subscriptions), (SELECT min(applied_at) FROM sbemu_schema_version))), 0)",
-     0, {0}},
+     "WITH born AS (SELECT CASE WHEN $1 = 1 THEN (SELECT min(applied_at) FROM sbemu_schema_version)"
+     " ELSE (SELECT created_at FROM namespaces WHERE id = $1) END AS at)"
+     " SELECT coalesce(sbemu_ms((SELECT at FROM born)), 0),"
+     " coalesce(sbemu_ms(greatest((SELECT max(updated_at) FROM queues WHERE namespace_id = $1),"
+     " (SELECT max(updated_at) FROM topics WHERE namespace_id = $1),"
+     " (SELECT max(s.updated_at) FROM subscriptions s JOIN topics t ON t.id = s.topic_id WHERE t.namespace_id = $1),"
+     " (SELECT at FROM born))), 0)",
+     1, {STORE_OID_INT8}},
 };
 #define ADMIN_NSTMT (sizeof admin_stmt_defs / sizeof admin_stmt_defs[0])
 
@@ -211,47 +217,55 @@ static void build_rows(const char *name, const char *head, const store_columns *
     end(&s, d);
 }
 
-/* A queue's or topic's get ($1 its name, $2 the count cap) and list ($1 skip,
- * $2 top, $3 the count cap; the last column is how many there are). */
+/* A queue's or topic's get ($1 its name, $2 the count cap, $3 the namespace)
+ * and list ($1 skip, $2 top, $3 the count cap, $4 the namespace; the last
+ * column is how many there are). */
 #define NAMED_GET(table, a)                                                                                           \
-    " FROM " table " " a " LEFT JOIN entity_runtime r ON r.entity_id = " a ".id WHERE lower(" a ".name) = lower($1)"
+    " FROM " table " " a " LEFT JOIN entity_runtime r ON r.entity_id = " a ".id"                                      \
+    " WHERE " a ".namespace_id = $3 AND lower(" a ".name) = lower($1)"
 #define NAMED_LIST(table, a)                                                                                          \
-    ", " a ".total FROM (SELECT x.*, count(*) OVER () AS total FROM " table " x"                                      \
+    ", " a ".total FROM (SELECT x.*, count(*) OVER () AS total FROM " table " x WHERE x.namespace_id = $4"             \
     " ORDER BY lower(x.name), x.id OFFSET $1 LIMIT $2) " a " LEFT JOIN entity_runtime r ON r.entity_id = " a ".id"    \
     " ORDER BY lower(" a ".name), " a ".id"
-static const Oid get_types[] = {STORE_OID_TEXT, STORE_OID_INT8, 0};
-static const Oid list_types[] = {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, 0};
-/* A subscription's: $1 topic, $2 subscription, $3 the count cap; the list
- * $1 topic, $2 skip, $3 top, $4 the count cap. The list has rows only when
+static const Oid get_types[] = {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, 0};
+static const Oid list_types[] = {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, 0};
+/* A subscription's: $1 topic, $2 subscription, $3 the count cap, $4 the
+ * namespace; the list $1 topic, $2 skip, $3 top, $4 the count cap, $5 the
+ * namespace. The list has rows only when
  * the topic exists; its last column is how many subscriptions it has, and the
  * first row says whether the topic exists at all (a topic with none answers
  * one row of NULLs). */
 #define SUB_GET                                                                                                       \
     " FROM subscriptions s JOIN topics t ON t.id = s.topic_id LEFT JOIN entity_runtime r ON r.entity_id = s.id"       \
-    " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
+    " WHERE t.namespace_id = $4 AND lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
 #define SUB_LIST                                                                                                      \
     ", s.total FROM topics t LEFT JOIN LATERAL (SELECT x.*, count(*) OVER () AS total"                                \
     " FROM subscriptions x WHERE x.topic_id = t.id ORDER BY lower(x.name), x.id OFFSET $2 LIMIT $3) s ON true"        \
-    " LEFT JOIN entity_runtime r ON r.entity_id = s.id WHERE lower(t.name) = lower($1) ORDER BY lower(s.name), s.id"
-static const Oid sub_get_types[] = {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, 0};
-static const Oid sub_list_types[] = {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, 0};
+    " LEFT JOIN entity_runtime r ON r.entity_id = s.id WHERE t.namespace_id = $5 AND lower(t.name) = lower($1)"       \
+    " ORDER BY lower(s.name), s.id"
+static const Oid sub_get_types[] = {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, 0};
+static const Oid sub_list_types[] = {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
+                                     0};
 
-/* Answers how many were inserted (0: the name is taken, by a queue or a
- * topic). $1.. the columns (the name first), then the time. */
+/* Answers how many were inserted (0: the name is taken in the namespace, by
+ * a queue or a topic). $1.. the columns (the name first), then the time, then
+ * the namespace. */
 static void build_named_create(const char *name, const store_columns *c, const char *other)
 {
     stmt_def *d = def_of(name);
     store_sql s;
     begin(&s, d);
-    int now = 1 + c->n;
+    int now = 1 + c->n, ns = now + 1;
     store_sql_add(&s, "WITH i AS (INSERT INTO %s (", c->table);
     store_sql_names(&s, c, "", 0);
-    store_sql_add(&s, ", created_at, updated_at) SELECT ");
+    store_sql_add(&s, ", created_at, updated_at, namespace_id) SELECT ");
     store_sql_values(&s, c, 1, 0);
-    store_sql_add(&s, ", sbemu_ts($%d), sbemu_ts($%d) WHERE NOT EXISTS (SELECT 1 FROM %s WHERE lower(name) = lower($1))"
-                      " ON CONFLICT ((lower(name))) DO NOTHING RETURNING id) SELECT count(*) FROM i",
-                  now, now, other);
+    store_sql_add(&s, ", sbemu_ts($%d), sbemu_ts($%d), $%d WHERE NOT EXISTS (SELECT 1 FROM %s WHERE namespace_id = $%d"
+                      " AND lower(name) = lower($1))"
+                      " ON CONFLICT (namespace_id, (lower(name))) DO NOTHING RETURNING id) SELECT count(*) FROM i",
+                  now, now, ns, other, ns);
     params_of(d, c);
+    param(d, STORE_OID_INT8);
     param(d, STORE_OID_INT8);
     end(&s, d);
 }
@@ -277,8 +291,9 @@ static void add_fixed_guard(store_sql *s, const store_columns *c, int first)
 
 /* An update; answers (found, updated). Its parameters: the key's (a
  * subscription's topic: text) up to $first - 1, the columns from $first (the
- * name first), then the time. `cur` finds and locks the row (alias.id and the
- * fixed columns, FROM ...). */
+ * name first), then the time, then the namespace. `cur` finds and locks the
+ * row (alias.id and the fixed columns, FROM ...: a format whose %d is the
+ * namespace's parameter). */
 static void build_update(const char *name, const store_columns *c, const char *alias, int first, const char *from)
 {
     stmt_def *d = def_of(name);
@@ -289,7 +304,8 @@ static void build_update(const char *name, const store_columns *c, const char *a
         snprintf(prefix, sizeof prefix, "%s.", alias);
     store_sql_add(&s, "WITH cur AS (SELECT %sid", prefix);
     add_fixed_names(&s, c, prefix);
-    store_sql_add(&s, "%s), u AS (UPDATE %s %s SET ", from, c->table, alias);
+    store_sql_add(&s, from, first + c->n + 1);
+    store_sql_add(&s, "), u AS (UPDATE %s %s SET ", c->table, alias);
     store_sql_set(&s, c, first, STORE_COL_FIXED);
     store_sql_add(&s, ", updated_at = sbemu_ts($%d) FROM cur WHERE %s.id = cur.id", first + c->n, alias);
     add_fixed_guard(&s, c, first);
@@ -298,11 +314,13 @@ static void build_update(const char *name, const store_columns *c, const char *a
         param(d, STORE_OID_TEXT);
     params_of(d, c);
     param(d, STORE_OID_INT8);
+    param(d, STORE_OID_INT8);
     end(&s, d);
 }
 
 /* Answers (topic found, inserted). The insert's trigger gives it $Default.
- * $1 topic, $2.. the columns (the name first), then the time. */
+ * $1 topic, $2.. the columns (the name first), then the time, then the
+ * namespace. */
 static void build_sub_create(void)
 {
     const store_columns *c = &store_subscription_columns;
@@ -310,8 +328,8 @@ static void build_sub_create(void)
     store_sql s;
     begin(&s, d);
     int now = 2 + c->n;
-    store_sql_add(&s, "WITH t AS (SELECT id FROM topics WHERE lower(name) = lower($1)),"
-                      " i AS (INSERT INTO subscriptions (topic_id, ");
+    store_sql_add(&s, "WITH t AS (SELECT id FROM topics WHERE namespace_id = $%d AND lower(name) = lower($1)),"
+                      " i AS (INSERT INTO subscriptions (topic_id, ", now + 1);
     store_sql_names(&s, c, "", 0);
     store_sql_add(&s, ", created_at, updated_at) SELECT t.id, ");
     store_sql_values(&s, c, 2, 0);
@@ -320,6 +338,7 @@ static void build_sub_create(void)
                   now, now);
     param(d, STORE_OID_TEXT);
     params_of(d, c);
+    param(d, STORE_OID_INT8);
     param(d, STORE_OID_INT8);
     end(&s, d);
 }
@@ -334,10 +353,10 @@ static const struct {
 } named[] = {
     {&store_queue_columns, "q", "topics", STMT_ADMIN_QUEUE_GET, QUEUE_RUNTIME("$2") NAMED_GET("queues", "q"),
      STMT_ADMIN_QUEUE_LIST, QUEUE_RUNTIME("$3") NAMED_LIST("queues", "q"), STMT_ADMIN_QUEUE_CREATE,
-     STMT_ADMIN_QUEUE_UPDATE, " FROM queues WHERE lower(name) = lower($1) FOR UPDATE"},
+     STMT_ADMIN_QUEUE_UPDATE, " FROM queues WHERE namespace_id = $%d AND lower(name) = lower($1) FOR UPDATE"},
     {&store_topic_columns, "t", "queues", STMT_ADMIN_TOPIC_GET, TOPIC_RUNTIME("$2") NAMED_GET("topics", "t"),
      STMT_ADMIN_TOPIC_LIST, TOPIC_RUNTIME("$3") NAMED_LIST("topics", "t"), STMT_ADMIN_TOPIC_CREATE,
-     STMT_ADMIN_TOPIC_UPDATE, " FROM topics WHERE lower(name) = lower($1) FOR UPDATE"},
+     STMT_ADMIN_TOPIC_UPDATE, " FROM topics WHERE namespace_id = $%d AND lower(name) = lower($1) FOR UPDATE"},
 };
 
 static void build(void)
@@ -357,7 +376,8 @@ static void build(void)
     build_sub_create();
     build_update(STMT_ADMIN_SUB_UPDATE, &store_subscription_columns, "s", 2,
                  " FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
-                 " WHERE lower(t.name) = lower($1) AND lower(s.name) = lower($2) FOR UPDATE OF s");
+                 " WHERE t.namespace_id = $%d AND lower(t.name) = lower($1) AND lower(s.name) = lower($2)"
+                 " FOR UPDATE OF s");
 }
 
 static const stmt_def *built(void)

@@ -91,6 +91,7 @@ static const store_column entity_view_cols[] = {
     {"kind", STORE_COL_KIND, E(kind), 0},
     {"topic_id", STORE_COL_INT, E(topic_id), 0}, /* NULL (not a subscription) reads as 0 */
     {"dead_lettering_on_filter_evaluation_exceptions", STORE_COL_BOOL, E(dead_lettering_on_filter_exceptions), 0},
+    {"namespace_id", STORE_COL_INT, E(namespace_id), 0},
 };
 const store_columns store_entity_view_columns = {"entities", entity_view_cols, COUNT(entity_view_cols)};
 

@@ -45,7 +45,7 @@ typedef struct store_column {
 } store_column;
 
 /* The most columns one table has (and so one statement's property parameters). */
-#define STORE_COLUMNS_MAX 16
+#define STORE_COLUMNS_MAX 17
 
 typedef struct store_columns {
     const char *table;

@@ -16,6 +16,7 @@
 
 #include "ent_alloc.h"
 #include "ent_clock.h"
+#include "ent_namespace.h"
 #include "store_columns.h"
 #include "store_reset.h"
 #include "store_rule_json.h"
@@ -161,8 +162,11 @@ static void build_upsert(char *buf, const store_columns *c, const char *alias, c
 
 static void build_all(void)
 {
-    build_upsert(queue_sql, &store_queue_columns, "q", "", "", 1, "(lower(name))", NULL);
-    build_upsert(topic_sql, &store_topic_columns, "t", "", "", 1, "(lower(name))", "lower(name) = lower($1)");
+    /* $1 the namespace's id */
+    build_upsert(queue_sql, &store_queue_columns, "q", "namespace_id, ", "$1::integer, ", 2,
+                 "namespace_id, (lower(name))", NULL);
+    build_upsert(topic_sql, &store_topic_columns, "t", "namespace_id, ", "$1::integer, ", 2,
+                 "namespace_id, (lower(name))", "namespace_id = $1::integer AND lower(name) = lower($2)");
     /* $1 the topic's id */
     build_upsert(subscription_sql, &store_subscription_columns, "s", "topic_id, ", "$1::bigint, ", 2,
                  "topic_id, (lower(name))", "topic_id = $1::bigint AND lower(name) = lower($2)");
@@ -189,16 +193,18 @@ static const char drop_new_default_sql[] =
     " AND xmin::text = (pg_current_xact_id()::text::bigint % 4294967296)::text" /* xid8 without its epoch */
     " AND NOT EXISTS (SELECT 1 FROM unnest($3::text[]) AS n WHERE lower(n) = lower($2))";
 
-static int apply_queue(PGconn *conn, const ent_queue_props *q, char *err, size_t errlen)
+static int apply_queue(PGconn *conn, int32_t ns, const ent_queue_props *q, char *err, size_t errlen)
 {
     params p = {0};
+    p_int(&p, ns);
     p_columns(&p, &store_queue_columns, q);
     return run(conn, queue_sql, &p, NULL, err, errlen, "queue \"%s\"", q->name);
 }
 
-static int apply_topic(PGconn *conn, const ent_topic_props *t, int64_t *id, char *err, size_t errlen)
+static int apply_topic(PGconn *conn, int32_t ns, const ent_topic_props *t, int64_t *id, char *err, size_t errlen)
 {
     params p = {0};
+    p_int(&p, ns);
     p_columns(&p, &store_topic_columns, t);
     char who[ENT_ENTITY_PATH_SIZE + 16];
     snprintf(who, sizeof who, "topic \"%s\"", t->name);
@@ -309,19 +315,16 @@ static int drop_new_default(PGconn *conn, int64_t sub_id, const ent_subscription
     return rc;
 }
 
-static int apply_all(PGconn *conn, const ent_config *cfg, char *err, size_t errlen)
+/* One namespace's entities (cfg's own, not its others'), in namespace ns. */
+static int apply_namespace(PGconn *conn, int32_t ns, const ent_config *cfg, char *err, size_t errlen)
 {
-    char lock[64];
-    snprintf(lock, sizeof lock, "SELECT pg_advisory_xact_lock(%d)", STORE_CONFIG_LOCK_KEY);
-    if (run(conn, lock, NULL, NULL, err, errlen, "config lock"))
-        return -1;
     for (size_t i = 0; i < cfg->nqueues; i++)
-        if (apply_queue(conn, &cfg->queues[i], err, errlen))
+        if (apply_queue(conn, ns, &cfg->queues[i], err, errlen))
             return -1;
     for (size_t i = 0; i < cfg->ntopics; i++) {
         const ent_topic_config *t = &cfg->topics[i];
         int64_t topic_id;
-        if (apply_topic(conn, &t->props, &topic_id, err, errlen))
+        if (apply_topic(conn, ns, &t->props, &topic_id, err, errlen))
             return -1;
         for (size_t j = 0; j < t->nsubscriptions; j++) {
             const ent_subscription_config *s = &t->subscriptions[j];
@@ -333,6 +336,62 @@ static int apply_all(PGconn *conn, const ent_config *cfg, char *err, size_t errl
                     return -1;
             if (s->nrules && drop_new_default(conn, sub_id, s, err, errlen))
                 return -1;
+        }
+    }
+    return 0;
+}
+
+/* The default namespace takes the file's name for its own (row 1, migration
+ * 012), unless another namespace has it. */
+static int name_default(PGconn *conn, const ent_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->namespace_name[0])
+        return 0;
+    params p = {0};
+    p_text(&p, cfg->namespace_name);
+    PGresult *r;
+    if (run(conn, "SELECT id FROM namespaces WHERE lower(name) = lower($1) AND id <> 1", &p, &r, err, errlen,
+            "the default namespace's name"))
+        return -1;
+    int taken = PQntuples(r) > 0;
+    PQclear(r);
+    if (taken) {
+        snprintf(err, errlen,
+                 "the default namespace is named \"%s\" (Namespaces[0].Name), the name of another namespace in the "
+                 "database: rename one of them",
+                 cfg->namespace_name);
+        return -1;
+    }
+    return run(conn, "UPDATE namespaces SET name = $1 WHERE id = 1 AND name IS DISTINCT FROM $1", &p, NULL, err,
+               errlen, "the default namespace's name");
+}
+
+/* Every namespace of the file: the default's entities, its name, and each
+ * other namespace (made when missing) with its entities and its declared
+ * snapshot (what a reset restores). */
+static int apply_all(PGconn *conn, const ent_config *cfg, int64_t wall_ms, char *err, size_t errlen)
+{
+    char lock[64];
+    snprintf(lock, sizeof lock, "SELECT pg_advisory_xact_lock(%d)", STORE_CONFIG_LOCK_KEY);
+    if (run(conn, lock, NULL, NULL, err, errlen, "config lock"))
+        return -1;
+    if (name_default(conn, cfg, err, errlen) || apply_namespace(conn, ENT_NAMESPACE_DEFAULT_ID, cfg, err, errlen) ||
+        store_snapshot_declare(conn, STORE_NAMESPACE_DEFAULT, cfg, wall_ms, err, errlen))
+        return -1;
+    for (size_t i = 0; i < cfg->nothers; i++) {
+        const ent_config *o = &cfg->others[i];
+        params p = {0};
+        p_text(&p, o->namespace_name);
+        int64_t id;
+        char who[ENT_CONFIG_NAMESPACE_NAME_SIZE + 32];
+        snprintf(who, sizeof who, "namespace \"%s\"", o->namespace_name);
+        if (run_id(conn, "SELECT sbemu_namespace_ensure($1)", &p, &id, err, errlen, who))
+            return -1;
+        char prefixed[1024];
+        if (apply_namespace(conn, (int32_t)id, o, prefixed, sizeof prefixed) ||
+            store_snapshot_declare(conn, o->namespace_name, o, wall_ms, prefixed, sizeof prefixed)) {
+            snprintf(err, errlen, "%s: %s", who, prefixed);
+            return -1;
         }
     }
     return 0;
@@ -350,8 +409,7 @@ int store_config_apply(PGconn *conn, const ent_config *cfg, char *err, size_t er
     if (run(conn, "BEGIN", NULL, NULL, err, errlen, "config"))
         return -1;
     /* what a reset restores: what this file declared, as the upsert left it */
-    if (apply_all(conn, cfg, err, errlen) ||
-        store_snapshot_declare(conn, STORE_NAMESPACE_DEFAULT, cfg, ent_clock_wall_ms(), err, errlen)) {
+    if (apply_all(conn, cfg, ent_clock_wall_ms(), err, errlen)) {
         PQclear(PQexec(conn, "ROLLBACK"));
         return -1;
     }

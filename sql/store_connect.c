@@ -12,6 +12,7 @@
 #include "store_faults.h"
 #include "store_setup.h"
 #include "store_reset.h"
+#include "store_namespace.h"
 #include "store_statements.h"
 
 /* How long a (re)connect may wait for an unreachable server, unless the
@@ -55,6 +56,7 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
     if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
         store_admin_statements_prepare(conn, err, errlen) || store_reset_statements_prepare(conn, err, errlen) ||
         store_fault_statements_prepare(conn, err, errlen) || store_dash_statements_prepare(conn, err, errlen) ||
+        store_namespace_statements_prepare(conn, err, errlen) ||
         PQsetnonblocking(conn, 1) ||
         !PQenterPipelineMode(conn)) {
         if (!err[0])

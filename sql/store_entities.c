@@ -1,5 +1,5 @@
-/* Loading every entity and rule into the in-process cache (store_load_entities): one op of two
- * statements, parsed into ent_entity and ent_rule_def rows. Declared in store_queue.h. */
+/* Loading every entity, rule and namespace into the in-process cache (store_load_entities): one op of
+ * three statements, parsed into ent_entity, ent_rule_def and ent_namespace rows. Declared in store_queue.h. */
 #include "store_queue.h"
 
 #include <libpq-fe.h>
@@ -26,6 +26,10 @@ typedef struct entity_list {
     ent_rule_def *rules;
     rule_item *rule_items;
     size_t nrules;
+    ent_namespace *namespaces;
+    size_t nnamespaces;
+    ent_namespace_key *keys;
+    size_t nkeys;
 } entity_list;
 
 static void entity_list_free(void *p)
@@ -40,6 +44,8 @@ static void entity_list_free(void *p)
     }
     ent_free(l->rules);
     ent_free(l->rule_items);
+    ent_free(l->namespaces);
+    ent_free(l->keys);
     ent_free(l->items);
     ent_free(l);
 }
@@ -123,6 +129,37 @@ static void parse_rules(entity_list *l, const PGresult *r, store_op *op)
     }
 }
 
+static void parse_namespaces(entity_list *l, const PGresult *r, store_op *op)
+{
+    int rows = PQntuples(r);
+    if (!(l->namespaces = ent_calloc(rows ? (size_t)rows : 1, sizeof *l->namespaces))) {
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return;
+    }
+    for (int i = 0; i < rows; i++) {
+        l->namespaces[i].id = (int32_t)col_i64(r, i, 0);
+        col_text(r, i, 1, l->namespaces[i].name, sizeof l->namespaces[i].name);
+        l->namespaces[i].clock_offset_ms = col_i64(r, i, 2);
+        l->namespaces[i].auto_delete_on_idle_ms = col_i64(r, i, 3);
+    }
+    l->nnamespaces = (size_t)rows;
+}
+
+static void parse_keys(entity_list *l, const PGresult *r, store_op *op)
+{
+    int rows = PQntuples(r);
+    if (!(l->keys = ent_calloc(rows ? (size_t)rows : 1, sizeof *l->keys))) {
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return;
+    }
+    for (int i = 0; i < rows; i++) {
+        l->keys[i].ns = (int32_t)col_i64(r, i, 0);
+        col_text(r, i, 1, l->keys[i].name, sizeof l->keys[i].name);
+        col_text(r, i, 2, l->keys[i].key, sizeof l->keys[i].key);
+    }
+    l->nkeys = (size_t)rows;
+}
+
 static void entities_parse(store_op *op, int stmt, const void *res)
 {
     entity_list *l = store_op_result(op);
@@ -135,8 +172,12 @@ static void entities_parse(store_op *op, int stmt, const void *res)
     }
     if (stmt == 0)
         parse_entities(l, res, op);
-    else
+    else if (stmt == 1)
         parse_rules(l, res, op);
+    else if (stmt == 2)
+        parse_namespaces(l, res, op);
+    else
+        parse_keys(l, res, op);
 }
 
 static void entities_done(store_op *op, sb_status st)
@@ -144,22 +185,24 @@ static void entities_done(store_op *op, sb_status st)
     user_cb *u = store_op_ctx(op);
     entity_list *l = store_op_result(op);
     if (st == SB_OK && l)
-        ((store_entities_cb)u->fn)(u->ctx, SB_OK, l->items, l->n, l->rules, l->nrules);
+        ((store_entities_cb)u->fn)(u->ctx, SB_OK, l->items, l->n, l->rules, l->nrules, l->namespaces,
+                                   l->nnamespaces, l->keys, l->nkeys);
     else
-        ((store_entities_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0, NULL, 0);
+        ((store_entities_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
     ent_free(u);
 }
 
 void store_load_entities(store *s, store_entities_cb cb, void *ctx)
 {
     user_cb *u = user_new((void (*)(void))cb, ctx);
-    store_op *op = u ? store_op_new(2, entities_parse, entities_done, u) : NULL;
+    store_op *op = u ? store_op_new(4, entities_parse, entities_done, u) : NULL;
     if (!op) {
         ent_free(u);
-        cb(ctx, SB_ERR_INTERNAL, NULL, 0, NULL, 0);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
         return;
     }
-    if (store_op_stmt(op, 0, STMT_LOAD_ENTITIES, NULL, 0) || store_op_stmt(op, 1, STMT_LOAD_RULES, NULL, 0))
+    if (store_op_stmt(op, 0, STMT_LOAD_ENTITIES, NULL, 0) || store_op_stmt(op, 1, STMT_LOAD_RULES, NULL, 0) ||
+        store_op_stmt(op, 2, STMT_LOAD_NAMESPACES, NULL, 0) || store_op_stmt(op, 3, STMT_LOAD_NAMESPACE_KEYS, NULL, 0))
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }

@@ -193,8 +193,8 @@ static const stmt_def mgmt_stmt_defs[] = {
     /* Rows of sessions whose lock lapsed and that have no state ($1 now). */
     {STMT_SESSION_SWEEP,
      "DELETE FROM sessions WHERE ctid = ANY(ARRAY(SELECT ctid FROM sessions WHERE state IS NULL"
-     " AND locked_until <= sbemu_ts($1) LIMIT " STORE_SWEEP_BATCH_SQL "))",
-     1, {STORE_OID_INT8}},
+     " AND locked_until <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "2", "3") " LIMIT " STORE_SWEEP_BATCH_SQL "))",
+     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
     /* add-rule (store_rules.c). $1 subscription, $2 name, $3 filter_type, $4 SQL
      * filter, $5 correlation, $6 filter parameters, $7 action, $8 action
      * parameters (JSON as text), $9 now, $10 the topic's limit for filters of

@@ -15,10 +15,11 @@
 #include "store.h"
 
 /* Every queue, topic and subscription, as the in-process entity cache holds
- * it (ent_cache.h), and every rule. The lists belong to the store until the
+ * it (ent_cache.h), every rule, and every namespace with its keys (ent_namespace.h). The lists belong to the store until the
  * callback returns. */
 typedef void (*store_entities_cb)(void *ctx, sb_status st, const ent_entity *list, size_t n,
-                                  const ent_rule_def *rules, size_t nrules);
+                                  const ent_rule_def *rules, size_t nrules, const ent_namespace *namespaces,
+                                  size_t nnamespaces, const ent_namespace_key *keys, size_t nkeys);
 void store_load_entities(store *s, store_entities_cb cb, void *ctx);
 
 typedef struct store_new_message {
@@ -148,6 +149,12 @@ typedef struct store_sweep_policy {
     size_t n_forward;
     int64_t lapsed_since_ms; /* look at locks that lapsed after this (0: all) */
     store_sweep_counts_cb counted; /* NULL: not told */
+    /* Which entities this sweep looks at (their namespaces' clocks read
+     * now_ms: ent_clock.h): all when scope is NULL; else only those of scope
+     * (scope_in) or all but those (!scope_in). */
+    const int64_t *scope;
+    size_t n_scope;
+    bool scope_in;
 } store_sweep_policy;
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx);
 

@@ -30,14 +30,14 @@ static const stmt_def reset_stmt_defs[] = {
      3, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
     /* the emulator's own ('$declared') are not the user's to see */
     {STMT_SNAPSHOT_LIST,
-     "SELECT " INFO_COLUMNS " FROM sbemu_snapshots WHERE namespace = $1 AND name NOT LIKE '$%' ORDER BY name"
+     "SELECT " INFO_COLUMNS " FROM sbemu_snapshots WHERE namespace = lower($1) AND name NOT LIKE '$%' ORDER BY name"
      " LIMIT " STRINGIFY(STORE_SNAPSHOT_LIST_MAX),
      1, {STORE_OID_TEXT}},
-    {STMT_SNAPSHOT_GET, "SELECT " INFO_COLUMNS " FROM sbemu_snapshots WHERE namespace = $1 AND name = $2", 2,
+    {STMT_SNAPSHOT_GET, "SELECT " INFO_COLUMNS " FROM sbemu_snapshots WHERE namespace = lower($1) AND name = $2", 2,
      {STORE_OID_TEXT, STORE_OID_TEXT}},
     /* its rows go with it (ON DELETE CASCADE) */
     {STMT_SNAPSHOT_DELETE,
-     "WITH d AS (DELETE FROM sbemu_snapshots WHERE namespace = $1 AND name = $2 RETURNING 1) SELECT count(*) FROM d",
+     "WITH d AS (DELETE FROM sbemu_snapshots WHERE namespace = lower($1) AND name = $2 RETURNING 1) SELECT count(*) FROM d",
      2, {STORE_OID_TEXT, STORE_OID_TEXT}},
 };
 #define RESET_NSTMT (sizeof reset_stmt_defs / sizeof reset_stmt_defs[0])

@@ -86,7 +86,7 @@ struct pg_conn *store_setup_connect(const char *conninfo, int wait_s, const vola
 
 int store_clock_read(struct pg_conn *conn, int64_t *offset_ms)
 {
-    PGresult *r = PQexec(conn, "SELECT offset_ms FROM sbemu_clock");
+    PGresult *r = PQexec(conn, "SELECT offset_ms FROM sbemu_clock WHERE namespace_id = 1");
     int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
     if (ok)
         *offset_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);

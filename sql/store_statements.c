@@ -65,6 +65,14 @@ static stmt_def stmt_defs[] = {
      "SELECT subscription_id, name, filter_type, sql_expression, correlation::text, action_expression,"
      " filter_parameters::text, action_parameters::text FROM rules ORDER BY subscription_id, created_at, id",
      0, {0}},
+    /* Every namespace (migration 013), in id order, with its clock's offset. */
+    {STMT_LOAD_NAMESPACES,
+     "SELECT n.id, n.name, coalesce(c.offset_ms, 0), coalesce(sbemu_interval_ms(n.auto_delete_on_idle), 0)"
+     " FROM namespaces n LEFT JOIN sbemu_clock c ON c.namespace_id = n.id ORDER BY n.id",
+     0, {0}},
+    /* Every namespace's own keys (migration 014). */
+    {STMT_LOAD_NAMESPACE_KEYS, "SELECT namespace_id, key_name, key FROM namespace_keys ORDER BY namespace_id, key_name",
+     0, {0}},
     /* Every send of a commit to one entity, as one statement (a merged
      * statement: $1 the entity, then one array per column, see store_merge_def in store.h).
      * One sequence reservation and one size/activity update for all of them.
@@ -319,10 +327,11 @@ static stmt_def stmt_defs[] = {
      * emulator that held it ended, or it timed out). */
     {STMT_SWEEP_TXN_PENDING,
      "WITH d AS (DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE state = 3"
-     " AND locked_until <= sbemu_ts($1) LIMIT " STORE_SWEEP_BATCH_SQL ")) RETURNING entity_id, octet_length(message) AS n)"
+     " AND locked_until <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "2", "3") " LIMIT " STORE_SWEEP_BATCH_SQL "))"
+     " RETURNING entity_id, octet_length(message) AS n)"
      " UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      " FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id",
-     1, {STORE_OID_INT8}},
+     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
     /* Expired messages that nobody holds a lock on: dead-lettered or dropped
      * (answers each one's entity, and whether it was dead-lettered). $2 reason, $3 description */
     /* $4 the entities whose expired messages dead-letter
@@ -332,13 +341,14 @@ static stmt_def stmt_defs[] = {
     {STMT_SWEEP_EXPIRED,
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state NOT IN (1, 3)"
-     " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))"
+     " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))" SWEEP_SCOPE("entity_id", "7", "8")
      " ORDER BY expires_at LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id, entity_id = ANY($4) FROM x WHERE CASE WHEN entity_id = ANY($4)"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($5::int8[], $6::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_delete_message(entity_id, sequence_number) END",
-     6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY}},
+     8, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
+         STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
     /* Lapsed locks, across entities, from the oldest: dead-lettered past
      * MaxDeliveryCount (decided here, under the row lock: the delivery count
      * is the row's, and every emulator delivers), else claimable again
@@ -352,12 +362,13 @@ static stmt_def stmt_defs[] = {
      "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN entities q ON q.id = m.entity_id"
      " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.locked_until > sbemu_ts($6)"
-     " ORDER BY m.locked_until LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE OF m SKIP LOCKED)"
+     SWEEP_SCOPE("m.entity_id", "7", "8") " ORDER BY m.locked_until LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE OF m SKIP LOCKED)"
      " SELECT entity_id, exhausted FROM x WHERE CASE WHEN exhausted"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($4::int8[], $5::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($1)) END",
-     6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
+     8, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8,
+         STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message
      * pending. Activity is what entity_runtime.accessed_at records: sends and
      * receives for a queue, sends for a topic, receives for a subscription
@@ -369,32 +380,34 @@ static stmt_def stmt_defs[] = {
     {STMT_SWEEP_IDLE,
      "WITH idle AS MATERIALIZED (SELECT q.id, q.kind, q.path FROM entities q JOIN entity_runtime r ON r.entity_id = q.id"
      " WHERE q.auto_delete_on_idle IS NOT NULL AND r.accessed_at + q.auto_delete_on_idle <= sbemu_ts($1)"
-     " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.entity_id = q.id AND m.state = 2"
+     SWEEP_SCOPE("q.id", "2", "3") " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.entity_id = q.id AND m.state = 2"
      " AND m.available_at > sbemu_ts($1))),"
      " dq AS (DELETE FROM queues WHERE id IN (SELECT id FROM idle WHERE kind = 'queue') RETURNING id),"
      " dt AS (DELETE FROM topics WHERE id IN (SELECT id FROM idle WHERE kind = 'topic') RETURNING id),"
      " ds AS (DELETE FROM subscriptions WHERE id IN (SELECT id FROM idle WHERE kind = 'subscription') RETURNING id)"
      " SELECT id, path FROM idle WHERE id IN (SELECT id FROM dq UNION ALL SELECT id FROM dt UNION ALL SELECT id FROM ds)",
-     1, {STORE_OID_INT8}},
+     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
     /* Scheduled messages whose time has come, in schedule order. */
     {STMT_SWEEP_SCHEDULED,
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
-     " WHERE state = 2 AND available_at <= sbemu_ts($1) ORDER BY available_at, sequence_number LIMIT " STORE_SWEEP_BATCH_SQL
-     " FOR UPDATE SKIP LOCKED)"
+     " WHERE state = 2 AND available_at <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "2", "3")
+     " ORDER BY available_at, sequence_number LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE sbemu_activate(entity_id, sequence_number)",
-     1, {STORE_OID_INT8}},
-    /* The namespace clock only moves forward; every emulator hears of it. $1 offset (text) */
+     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
+    /* A namespace's clock only moves forward; every emulator hears of it.
+     * $1 offset, $2 the namespace (text) */
     {STMT_CLOCK_PUBLISH,
-     "WITH u AS (UPDATE sbemu_clock SET offset_ms = greatest(offset_ms, $1::bigint) RETURNING offset_ms)"
-     " SELECT pg_notify('sbemu_clock', offset_ms::text) FROM u",
-     1, {STORE_OID_TEXT}},
+     "WITH u AS (UPDATE sbemu_clock SET offset_ms = greatest(offset_ms, $1::bigint) WHERE namespace_id = $2::integer"
+     " RETURNING offset_ms, namespace_id)"
+     " SELECT pg_notify('sbemu_clock', offset_ms || ' ' || namespace_id) FROM u",
+     2, {STORE_OID_TEXT, STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"
      " JOIN entities q ON q.id = d.entity_id"
-     " WHERE d.seen_at < sbemu_ts($1) - q.duplicate_detection_history_time_window"
+     " WHERE d.seen_at < sbemu_ts($1) - q.duplicate_detection_history_time_window" SWEEP_SCOPE("d.entity_id", "2", "3")
      " ORDER BY d.seen_at LIMIT " STORE_SWEEP_BATCH_SQL ")",
-     1, {STORE_OID_INT8}},
+     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
 };
 
 #define NSTMT (sizeof stmt_defs / sizeof stmt_defs[0])

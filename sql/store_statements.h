@@ -17,9 +17,16 @@
 #define STORE_STRINGIFY_(x) #x
 #define STORE_STRINGIFY(x) STORE_STRINGIFY_(x)
 #define STORE_SWEEP_BATCH_SQL STORE_STRINGIFY(STORE_SWEEP_BATCH)
+/* The entities one sweep statement looks at (store_sweep_policy's scope):
+ * $ids an int8[] (NULL: every entity), $in a bool (true: those, false: all
+ * but those), applied to the entity column col. While no namespace's clock
+ * has moved, the scope is NULL: one test per row the statement walks. */
+#define SWEEP_SCOPE(col, ids, in) " AND ($" ids "::int8[] IS NULL OR (" col " = ANY($" ids ")) = $" in "::bool)"
 
 #define STMT_LOAD_ENTITIES "sb_load_entities"
 #define STMT_LOAD_RULES "sb_load_rules"
+#define STMT_LOAD_NAMESPACES "sb_load_namespaces"
+#define STMT_LOAD_NAMESPACE_KEYS "sb_load_namespace_keys"
 #define STMT_PUBLISH_SET "sb_publish_set"
 #define STMT_SEND_SET "sb_send_set"
 #define STMT_CLAIM_LOCK "sb_claim_lock"

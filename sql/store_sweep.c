@@ -126,36 +126,40 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     char *dl = store_int8_array_text(policy->dead_letter_on_expiry, policy->n_dead_letter_on_expiry);
     char *from = store_int8_array_text(policy->forward_from, policy->n_forward);
     char *to = store_int8_array_text(policy->forward_to, policy->n_forward);
-    if (!op || !dl || !from || !to) {
+    char *scope = policy->scope ? store_int8_array_text(policy->scope, policy->n_scope) : NULL;
+    if (!op || !dl || !from || !to || (policy->scope && !scope)) {
         ent_free(u);
         ent_free(op);
         ent_free(dl);
         ent_free(from);
         ent_free(to);
+        ent_free(scope);
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
+    store_param ids = P_TEXT(scope), in = P_TEXT(policy->scope_in ? "true" : "false");
     int8_param now = be_int8(now_ms);
     ent_dead_letter_reason expired = ent_dead_letter_expired();
     int rc = store_op_stmt(op, SWEEP_EXPIRED, STMT_SWEEP_EXPIRED,
                            (store_param[]){P_INT8(now), P_TEXT(expired.reason), P_TEXT(expired.description),
-                                           P_TEXT(dl), P_TEXT(from), P_TEXT(to)},
-                           6);
+                                           P_TEXT(dl), P_TEXT(from), P_TEXT(to), ids, in},
+                           8);
     /* which lapsed locks exhausted MaxDeliveryCount is decided under their row locks */
     int8_param since = be_int8(policy->lapsed_since_ms);
     ent_dead_letter_reason exhausted = ent_dead_letter_max_delivery();
     rc |= store_op_stmt(op, SWEEP_LAPSED, STMT_SWEEP_LAPSED,
                         (store_param[]){P_INT8(now), P_TEXT(exhausted.reason), P_TEXT(exhausted.description),
-                                        P_TEXT(from), P_TEXT(to), P_INT8(since)},
-                        6);
-    rc |= store_op_stmt(op, SWEEP_IDLE, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now)}, 1);
-    rc |= store_op_stmt(op, SWEEP_DUPLICATES, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now)}, 1);
-    rc |= store_op_stmt(op, SWEEP_SCHEDULED, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now)}, 1);
-    rc |= store_op_stmt(op, SWEEP_SESSIONS, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now)}, 1);
-    rc |= store_op_stmt(op, SWEEP_TXN_PENDING, STMT_SWEEP_TXN_PENDING, (store_param[]){P_INT8(now)}, 1);
+                                        P_TEXT(from), P_TEXT(to), P_INT8(since), ids, in},
+                        8);
+    rc |= store_op_stmt(op, SWEEP_IDLE, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now), ids, in}, 3);
+    rc |= store_op_stmt(op, SWEEP_DUPLICATES, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now), ids, in}, 3);
+    rc |= store_op_stmt(op, SWEEP_SCHEDULED, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now), ids, in}, 3);
+    rc |= store_op_stmt(op, SWEEP_SESSIONS, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now), ids, in}, 3);
+    rc |= store_op_stmt(op, SWEEP_TXN_PENDING, STMT_SWEEP_TXN_PENDING, (store_param[]){P_INT8(now), ids, in}, 3);
     ent_free(dl);
     ent_free(from);
     ent_free(to);
+    ent_free(scope);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);

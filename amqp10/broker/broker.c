@@ -21,6 +21,7 @@ void broker_free(broker *b)
     if (b) {
         broker_topic_pumps_free(b);
         broker_entities_free(b);
+        broker_namespaces_free(b);
         broker_counts_free(&b->counts);
         broker_faults_free(b);
     }

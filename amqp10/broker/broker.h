@@ -18,6 +18,7 @@
 #include "broker_figures.h"
 #include "ent_cache.h"
 #include "ent_fault.h"
+#include "ent_namespace.h"
 #include "ent_settle.h"
 #include "store.h"
 #include "store_queue.h"
@@ -47,10 +48,10 @@ typedef struct broker_receivers {
     /* The cache was refilled: every attached link takes its entity's new
      * properties, and a link whose entity is gone is detached. */
     void (*refreshed)(void *ctx, const ent_cache *cache);
-    /* The namespace was reset or a snapshot restored (broker_replaced):
-     * every receiver looks from the first sequence number again, and a
+    /* Namespace ns was reset or a snapshot restored (broker_replaced):
+     * every receiver of it looks from the first sequence number again, and a
      * session receiver's lock, deleted with the sessions, is lost. May be NULL. */
-    void (*replaced)(void *ctx);
+    void (*replaced)(void *ctx, int32_t ns);
 } broker_receivers;
 
 typedef struct broker broker;
@@ -75,13 +76,30 @@ const ent_cache *broker_cache(const broker *b);
  * (for every look-up waiting) and looks again, so an entity made a moment
  * ago with SQL is found. cb may run before this returns. */
 typedef void (*broker_entity_cb)(void *ctx, sb_status st, const ent_entity *e, const ent_route *route);
-void broker_entity_lookup(broker *b, const char *name, broker_entity_cb cb, void *ctx);
+/* The entity of that name in namespace ns (ent_namespace.h; 0: the default). */
+void broker_entity_lookup(broker *b, int32_t ns, const char *name, broker_entity_cb cb, void *ctx);
 /* cb (with e NULL) once a refill that started after this call has ended:
  * what was committed before it is in the cache (a rule change answered only
  * then routes the client's next send by the new rules). */
 void broker_after_refill(broker *b, broker_entity_cb cb, void *ctx);
 /* Entities changed (sbemu_entities): refill the cache. */
 void broker_refresh_entities(broker *b);
+
+/* ---- namespaces (broker_namespaces.c) ----
+ * The namespaces this emulator knows (entities/ent_namespace.h), refilled
+ * with the entities. A look-up by name finds one in memory, or makes it in
+ * the store (its first use) and answers once it is made: cb with its id.
+ * name is ent_namespace_choose's: "" (and every name of the default) is the
+ * default namespace, answered at once. cb may run before this returns. */
+typedef void (*broker_namespace_cb)(void *ctx, sb_status st, int32_t ns);
+void broker_namespace_resolve(broker *b, const char *name, broker_namespace_cb cb, void *ctx);
+/* The same for a namespace that must exist already: one not in memory is
+ * looked for again after a refill, and is SB_ERR_NOT_FOUND if still missing. */
+void broker_namespace_find(broker *b, const char *name, broker_namespace_cb cb, void *ctx);
+/* What the broker knows now (never NULL). */
+const ent_namespaces *broker_namespaces(const broker *b);
+/* The default namespace's own name (Config.json's, or sbemulatorns). */
+const char *broker_default_namespace_name(const broker *b);
 
 /* ---- publishing to a topic (broker_publish.c) ----
  * The copies of n messages sent to a topic, committed together (cb once
@@ -161,12 +179,12 @@ void broker_count_tally(broker *b, const broker_counts *tally);
 const broker_counts *broker_counts_of(const broker *b);
 
 /* ---- a reset or a restore (broker_reset.c) ---- */
-/* The namespace's state was replaced in the database, here or by another
+/* Namespace ns's state was replaced in the database, here or by another
  * emulator (store_reset.h: generation names that restore, offset_ms is the
  * namespace clock's offset from now on): makes what this process holds in
  * memory agree. Once per generation: the emulator that asked calls it from
  * its callback, and the NOTIFY that every emulator gets calls it again. */
-void broker_replaced(broker *b, int64_t generation, int64_t offset_ms);
+void broker_replaced(broker *b, int64_t generation, int64_t offset_ms, int32_t ns);
 
 /* ---- after a commit (broker_after.c) ---- */
 /* Messages arrived in entity_id (0: anywhere): its receivers claim again. */

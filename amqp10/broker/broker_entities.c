@@ -18,12 +18,14 @@
 
 #include "broker_internal.h"
 #include "ent_alloc.h"
+#include "ent_clock.h"
 #include "ent_log.h"
 
 /* A look-up waiting for a refill; freed when answered. */
 typedef struct entity_waiter {
     struct entity_waiter *next;
     bool any;  /* broker_after_refill: no name to look up, only the refill to wait for */
+    int32_t ns;
     char name[ENT_ENTITY_PATH_MAX + 1];
     broker_entity_cb cb;
     void *ctx;
@@ -32,11 +34,50 @@ typedef struct entity_waiter {
 
 static void refill(broker *b);
 
+static ent_namespaces *namespaces_of(broker *b)
+{
+    if (!b->namespaces)
+        b->namespaces = ent_namespaces_new();
+    return b->namespaces;
+}
+
+/* The clocks follow what the store read: an offset only grows (one that
+ * went back came with its reset's NOTIFY, broker_replaced, which sets it),
+ * and a namespace that is gone has none. */
+static void follow_clocks(const ent_namespace *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].clock_offset_ms > ent_clock_offset_ms_in(list[i].id))
+            ent_clock_set_offset_in(list[i].id, list[i].clock_offset_ms);
+    const int32_t *ids;
+    const int64_t *offsets;
+    size_t moved = ent_clock_moved(&ids, &offsets);
+    for (size_t k = moved; k-- > 0;) {
+        bool known = false;
+        for (size_t i = 0; i < n && !known; i++)
+            known = list[i].id == ids[k];
+        if (!known)
+            ent_clock_set_offset_in(ids[k], 0);
+    }
+}
+
+/* The namespaces and keys a refill read (-1: out of memory, the old ones stay). */
+static int namespaces_replace(broker *b, const ent_namespace *list, size_t n, const ent_namespace_key *keys,
+                              size_t nkeys)
+{
+    ent_namespaces *r = namespaces_of(b);
+    if (!r || ent_namespaces_replace(r, list, n) || ent_namespaces_set_keys(r, keys, nkeys))
+        return -1;
+    follow_clocks(list, n);
+    return 0;
+}
+
+
 static int in_cache(void *ctx, int64_t id) { return ent_cache_get(ctx, id) != NULL; }
 
-static void answer(broker *b, const char *name, broker_entity_cb cb, void *ctx)
+static void answer(broker *b, int32_t ns, const char *name, broker_entity_cb cb, void *ctx)
 {
-    const ent_entity *e = b->cache ? ent_cache_find(b->cache, name) : NULL;
+    const ent_entity *e = b->cache ? ent_cache_find(b->cache, ns, name) : NULL;
     if (!e) {
         cb(ctx, SB_ERR_NOT_FOUND, NULL, NULL);
         return;
@@ -47,10 +88,13 @@ static void answer(broker *b, const char *name, broker_entity_cb cb, void *ctx)
 }
 
 static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n, const ent_rule_def *rules,
-                      size_t nrules)
+                      size_t nrules, const ent_namespace *namespaces, size_t nnamespaces, const ent_namespace_key *keys,
+                      size_t nkeys)
 {
     broker *b = ctx;
     b->loading = false;
+    if (st == SB_OK && namespaces_replace(b, namespaces, nnamespaces, keys, nkeys))
+        LOG_WARN("entities: the namespaces could not be refilled (out of memory); the old ones are kept");
     if (st != SB_OK || ent_cache_replace(b->cache, list, n, rules, nrules))
         LOG_WARN("entities: the cache could not be refilled (%s); links keep what they had",
                  sb_status_name(st == SB_OK ? SB_ERR_INTERNAL : st));
@@ -73,7 +117,7 @@ static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n,
             if (st == SB_OK && w->any)
                 w->cb(w->ctx, SB_OK, NULL, NULL);
             else if (st == SB_OK)
-                answer(b, w->name, w->cb, w->ctx);
+                answer(b, w->ns, w->name, w->cb, w->ctx);
             else
                 w->cb(w->ctx, st, NULL, NULL);
             ent_free(w);
@@ -101,7 +145,7 @@ static void refill(broker *b)
     store_load_entities(b->store, on_loaded, b);
 }
 
-static void wait_for_refill(broker *b, bool any, const char *name, broker_entity_cb cb, void *ctx)
+static void wait_for_refill(broker *b, bool any, int32_t ns, const char *name, broker_entity_cb cb, void *ctx)
 {
     entity_waiter *w = ent_calloc(1, sizeof *w);
     if (!w) {
@@ -109,6 +153,7 @@ static void wait_for_refill(broker *b, bool any, const char *name, broker_entity
         return;
     }
     w->any = any;
+    w->ns = ns;
     snprintf(w->name, sizeof w->name, "%s", name);
     w->cb = cb;
     w->ctx = ctx;
@@ -121,18 +166,18 @@ static void wait_for_refill(broker *b, bool any, const char *name, broker_entity
         refill(b);
 }
 
-void broker_entity_lookup(broker *b, const char *name, broker_entity_cb cb, void *ctx)
+void broker_entity_lookup(broker *b, int32_t ns, const char *name, broker_entity_cb cb, void *ctx)
 {
-    if (b->cache && ent_cache_generation(b->cache) && ent_cache_find(b->cache, name)) {
-        answer(b, name, cb, ctx);
+    if (b->cache && ent_cache_generation(b->cache) && ent_cache_find(b->cache, ns, name)) {
+        answer(b, ns, name, cb, ctx);
         return;
     }
-    wait_for_refill(b, false, name, cb, ctx);
+    wait_for_refill(b, false, ns, name, cb, ctx);
 }
 
 void broker_after_refill(broker *b, broker_entity_cb cb, void *ctx)
 {
-    wait_for_refill(b, true, "", cb, ctx);
+    wait_for_refill(b, true, 0, "", cb, ctx);
 }
 
 void broker_refresh_entities(broker *b) { refill(b); }

@@ -31,9 +31,10 @@ typedef struct fault_wait {
     broker *b;
     broker_fault_cb cb;
     void *ctx;
-    ent_fault_point point; /* its strings point into entity and management below */
+    ent_fault_point point; /* its strings point into entity, management and namespace_name below */
     char entity[ENT_FAULT_ENTITY_SIZE];
     char management[ENT_FAULT_MANAGEMENT_SIZE];
+    char namespace_name[ENT_NAMESPACE_NAME_SIZE];
     ent_fault_rule rule; /* a copy of the rule that fires */
     int rounds;
     bool delaying;
@@ -142,7 +143,7 @@ static void on_fired(void *ctx, sb_status st, bool fired, int64_t remaining)
         if (local)
             local->remaining = 0;
         ent_fault_rule *next = ++w->rounds < BROKER_FAULT_REDECIDE_MAX
-                                   ? ent_fault_decide(&b->faults, &w->point, ent_clock_now_ms())
+                                   ? ent_fault_decide(&b->faults, &w->point, ent_clock_now_ms_in(w->point.ns))
                                    : NULL;
         if (next)
             fire(w, next);
@@ -166,14 +167,14 @@ static void fire(fault_wait *w, ent_fault_rule *r)
     w->rule = *r;
     if (r->remaining > 0)
         r->remaining--; /* taken here at once, so that this emulator does not ask the store for more than is left */
-    store_fault_fire(w->b->store, r->name, r->generation, ent_clock_now_ms(), on_fired, w);
+    store_fault_fire(w->b->store, r->name, r->generation, ent_clock_now_ms_in(w->point.ns), on_fired, w);
 }
 
 bool broker_fault_check(broker *b, const ent_fault_point *p, broker_fault_cb cb, void *ctx)
 {
     if (!b->faults.n || !b->lws)
         return false;
-    ent_fault_rule *r = ent_fault_decide(&b->faults, p, ent_clock_now_ms());
+    ent_fault_rule *r = ent_fault_decide(&b->faults, p, ent_clock_now_ms_in(p->ns));
     if (!r)
         return false;
     fault_wait *w = ent_calloc(1, sizeof *w);
@@ -186,7 +187,8 @@ bool broker_fault_check(broker *b, const ent_fault_point *p, broker_fault_cb cb,
     w->ctx = ctx;
     snprintf(w->entity, sizeof w->entity, "%s", p->entity ? p->entity : "");
     snprintf(w->management, sizeof w->management, "%s", p->management ? p->management : "");
-    w->point = (ent_fault_point){p->op, w->entity, w->management};
+    snprintf(w->namespace_name, sizeof w->namespace_name, "%s", p->namespace_name ? p->namespace_name : "");
+    w->point = (ent_fault_point){p->op, w->entity, w->management, w->namespace_name, namespace_of(b), p->ns};
     w->next = b->fault_waits;
     b->fault_waits = w;
     fire(w, r);

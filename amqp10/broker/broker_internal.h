@@ -32,9 +32,15 @@ struct broker {
     struct lws_context *lws;
     lws_sorted_usec_list_t sweep_timer;
     bool sweeping, sweep_again;
-    int64_t lapsed_swept_ms; /* the sweep has returned locks that lapsed before this (0: look at all) */
-    int64_t sweep_now_ms;    /* the emulator time the running sweep looks at */
+    /* The sweep has returned locks that lapsed before this wall time plus
+     * each namespace's clock offset (0: look at all). Kept only while no
+     * clock moved between two sweeps (clocks_seen). */
+    int64_t lapsed_swept_ms;
+    int64_t sweep_now_ms;    /* the wall time the running sweep looks at (each namespace adds its offset) */
     bool sweep_stale;        /* a reset moved the clock while a sweep ran: its time is not kept */
+    int sweep_parts;         /* of the running sweep, the parts (one per clock) still in the store */
+    sb_status sweep_worst;   /* SB_OK, or what one of its parts failed with */
+    uint64_t clocks_seen;    /* what the clocks were when the last sweep started (broker_sweep.c) */
     int64_t replaced_generation; /* the last reset or restore made good here (broker_reset.c) */
     uint64_t sweeps;
     ent_cache *cache;              /* every entity, refilled on sbemu_entities (broker_entities.c) */
@@ -42,6 +48,7 @@ struct broker {
     uint64_t refills;              /* refills started so far */
     bool load_again;               /* entities changed again while it was */
     struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
+    ent_namespaces *namespaces;    /* every namespace, refilled with the cache (broker_namespaces.c) */
     struct topic_pump *pumps;      /* topics being routed now (broker_topic_pump.c) */
     broker_counts counts;          /* what happened to each entity's messages (GET /metrics) */
     /* faults on demand (broker_fault.c) */
@@ -74,5 +81,7 @@ void broker_entities_free(broker *b);
  * the loop goes; free lets go of the rules. */
 void broker_faults_stop(broker *b);
 void broker_faults_free(broker *b);
+/* broker_namespaces.c */
+void broker_namespaces_free(broker *b);
 
 #endif

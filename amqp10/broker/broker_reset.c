@@ -33,18 +33,18 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 
-void broker_replaced(broker *b, int64_t generation, int64_t offset_ms)
+void broker_replaced(broker *b, int64_t generation, int64_t offset_ms, int32_t ns)
 {
     if (generation == b->replaced_generation)
         return; /* made good already: this emulator asked, and its NOTIFY came back */
     b->replaced_generation = generation;
-    int64_t was = ent_clock_offset_ms();
-    ent_clock_set_offset(offset_ms);
-    LOG_INFO("namespace reset or restored (generation %lld): clock offset %lld ms (was %lld)", (long long)generation,
-             (long long)offset_ms, (long long)was);
+    int64_t was = ent_clock_offset_ms_in(ns);
+    ent_clock_set_offset_in(ns, offset_ms);
+    LOG_INFO("namespace %d reset or restored (generation %lld): clock offset %lld ms (was %lld)", (int)ns,
+             (long long)generation, (long long)offset_ms, (long long)was);
     broker_refresh_entities(b);
     if (b->receivers.replaced)
-        b->receivers.replaced(b->receivers.ctx);
+        b->receivers.replaced(b->receivers.ctx, ns);
     b->lapsed_swept_ms = 0;
     if (b->sweeping)
         b->sweep_stale = true;

@@ -1,8 +1,13 @@
-/* The background sweep: once a second (and at once when the clock is moved)
+/* The background sweep: once a second (and at once when a clock is moved)
  * the store expires messages, dead-letters lapsed locks past MaxDeliveryCount,
  * deletes idle queues and forgets old MessageIds; receivers of the queues it
  * touched are woken. Each step walks an index from its oldest deadline, so an
- * idle emulator pays a few index probes per sweep however much it holds. */
+ * idle emulator pays a few index probes per sweep however much it holds.
+ *
+ * Each namespace's deadlines are on its own clock (ent_clock.h): while no
+ * clock has moved, a sweep is one op at the wall time, as it always was; else
+ * one op per clock, each scoped to its namespaces' entities (the rest: the
+ * entities of every namespace at real time). */
 #include <stdlib.h>
 
 #include "broker_internal.h"
@@ -11,6 +16,7 @@
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_sweep.h"
+#include "store_namespace.h"
 
 static void sweep_timer(lws_sorted_usec_list_t *sul);
 
@@ -31,17 +37,13 @@ static void on_counted(void *ctx, const store_sweep_count *counts, size_t n)
     }
 }
 
+/* One part of the sweep (one clock's entities) is done; the sweep is, once
+ * every part is. */
 static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
 {
     broker *b = ctx;
-    b->sweeping = false;
-    if (st == SB_ERR_SERVER_BUSY)
-        LOG_DEBUG("sweep: %s", sb_status_name(st)); /* the store said why, once */
-    else if (st != SB_OK)
-        LOG_WARN("sweep: %s", sb_status_name(st));
-    if (st == SB_OK)
-        b->lapsed_swept_ms = ++b->sweeps % BROKER_LAPSE_FULL_SCAN_SWEEPS && !b->sweep_stale ? b->sweep_now_ms : 0;
-    b->sweep_stale = false;
+    if (st != SB_OK && b->sweep_worst == SB_OK)
+        b->sweep_worst = st;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || touched[i] != touched[i - 1]) {
             broker_rewind(b, touched[i]); /* lapsed locks went back: look from the start */
@@ -53,6 +55,17 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
             if (dl)
                 broker_topic_pump(b, dl->id);
         }
+    if (--b->sweep_parts > 0)
+        return;
+    st = b->sweep_worst;
+    b->sweeping = false;
+    if (st == SB_ERR_SERVER_BUSY)
+        LOG_DEBUG("sweep: %s", sb_status_name(st)); /* the store said why, once */
+    else if (st != SB_OK)
+        LOG_WARN("sweep: %s", sb_status_name(st));
+    if (st == SB_OK)
+        b->lapsed_swept_ms = ++b->sweeps % BROKER_LAPSE_FULL_SCAN_SWEEPS && !b->sweep_stale ? b->sweep_now_ms : 0;
+    b->sweep_stale = false;
     if (st == SB_OK && b->sweeps % BROKER_TOPIC_PUMP_SWEEPS == 0)
         broker_topic_pump(b, 0);
     if (b->sweep_again) {
@@ -61,26 +74,118 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
     }
 }
 
+/* What the clocks are now, as one number: a sweep after any clock moved
+ * looks at every lapsed lock once, as one after a reset does. */
+static uint64_t clocks_now(const int32_t *ids, const int64_t *offsets, size_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((uint64_t)(uint32_t)ids[i] << 32) ^ (uint64_t)offsets[i]) * UINT64_C(1099511628211);
+    return h ^ n;
+}
+
+/* Whether offsets[k] is the first of its value in offsets[0..k]. */
+static bool first_of_offset(const int64_t *offsets, size_t k)
+{
+    for (size_t j = 0; j < k; j++)
+        if (offsets[j] == offsets[k])
+            return false;
+    return true;
+}
+
+/* The entities (from the cache) of the moved namespaces ids[0..n) whose
+ * offset is offset, or of all of them (all); *count of them. NULL with
+ * *count 0 for none (or out of memory: a part that sweeps nothing). */
+static int64_t *entities_at(const broker *b, const int32_t *ids, const int64_t *offsets, size_t n, bool all,
+                            int64_t offset, size_t *count)
+{
+    *count = 0;
+    size_t total = b->cache ? ent_cache_count(b->cache) : 0;
+    int64_t *out = total ? ent_malloc(total * sizeof *out) : NULL;
+    for (size_t i = 0; out && i < total; i++) {
+        const ent_entity *e = ent_cache_at(b->cache, i);
+        for (size_t k = 0; k < n; k++)
+            if (ids[k] == e->namespace_id && (all || offsets[k] == offset)) {
+                out[(*count)++] = e->id;
+                break;
+            }
+    }
+    return out;
+}
+
+/* Namespaces idle past their AutoDeleteOnIdle were deleted (their NOTIFY
+ * refills every emulator's entities). */
+static void on_namespaces_swept(void *ctx, sb_status st, const char *const *names, size_t n)
+{
+    (void)ctx;
+    if (st != SB_OK && st != SB_ERR_SERVER_BUSY)
+        LOG_WARN("sweep: idle namespaces: %s", sb_status_name(st));
+    for (size_t i = 0; i < n; i++)
+        LOG_INFO("namespace '%s' was idle for its AutoDeleteOnIdle and is deleted, with everything in it", names[i]);
+}
+
+/* Whether a namespace this emulator knows may be deleted when idle: only then
+ * does a sweep look (the default namespace never is). */
+static bool any_idle_policy(const broker *b)
+{
+    const ent_namespaces *known = broker_namespaces(b);
+    for (size_t i = 0; i < ent_namespaces_count(known); i++)
+        if (ent_namespaces_at(known, i)->auto_delete_on_idle_ms > 0)
+            return true;
+    return false;
+}
+
 void broker_sweep_now(broker *b)
 {
     if (b->sweeping) {
         b->sweep_again = true;
         return;
     }
+    if (any_idle_policy(b))
+        store_namespace_sweep(b->store, ent_clock_wall_ms(), on_namespaces_swept, b);
     b->sweeping = true;
+    b->sweep_worst = SB_OK;
     /* what expired and lapsed messages become: entities/ent_sweep.h decides */
     ent_sweep_plan plan;
     if (ent_sweep_plan_make(b->cache, &plan)) {
+        b->sweep_parts = 1;
         on_swept(b, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
+    const int32_t *ids;
+    const int64_t *offsets;
+    size_t moved = ent_clock_moved(&ids, &offsets);
+    uint64_t clocks = clocks_now(ids, offsets, moved);
+    if (clocks != b->clocks_seen)
+        b->lapsed_swept_ms = 0; /* a clock moved: every lapsed lock is looked at once */
+    b->clocks_seen = clocks;
     /* Locks that lapsed since the last sweep (and a little before, for rows
      * that were busy then); every BROKER_LAPSE_FULL_SCAN_SWEEPS sweeps, all. */
-    b->sweep_now_ms = ent_clock_now_ms();
-    int64_t since = b->lapsed_swept_ms ? b->lapsed_swept_ms - BROKER_LAPSE_RECHECK_MS : 0;
+    b->sweep_now_ms = ent_clock_wall_ms();
     store_sweep_policy policy = {plan.dead_letter_on_expiry, plan.n_dead_letter_on_expiry, plan.forward_from,
-                                 plan.forward_to, plan.n_forward, since > 0 ? since : 0, on_counted};
-    store_sweep(b->store, b->sweep_now_ms, &policy, on_swept, b); /* copies the policy */
+                                 plan.forward_to, plan.n_forward, 0, on_counted, NULL, 0, false};
+    /* part k < moved sweeps the namespaces at offsets[k] (once per distinct
+     * offset), part `moved` those at real time; every part is counted before
+     * the first is submitted (a failing one may answer at once) */
+    b->sweep_parts = 1;
+    for (size_t k = 0; k < moved; k++)
+        b->sweep_parts += first_of_offset(offsets, k);
+    static const int64_t none[1] = {0}; /* an empty scope: no entity (NULL would be every one) */
+    for (size_t k = 0; k <= moved; k++) {
+        bool rest = k == moved; /* every entity but the moved namespaces' */
+        if (!rest && !first_of_offset(offsets, k))
+            continue;
+        int64_t offset = rest ? 0 : offsets[k];
+        size_t n = 0;
+        int64_t *scope = moved ? entities_at(b, ids, offsets, moved, rest, offset, &n) : NULL;
+        policy.scope = moved ? (scope ? scope : none) : NULL;
+        policy.n_scope = n;
+        policy.scope_in = !rest;
+        int64_t since = b->lapsed_swept_ms ? b->lapsed_swept_ms + offset - BROKER_LAPSE_RECHECK_MS : 0;
+        policy.lapsed_since_ms = since > 0 ? since : 0;
+        store_sweep(b->store, b->sweep_now_ms + offset, &policy, on_swept, b); /* copies the policy */
+        ent_free(scope);
+    }
     ent_sweep_plan_free(&plan);
 }
 

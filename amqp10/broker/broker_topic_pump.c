@@ -82,7 +82,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         finish(p, false);
         return;
     }
-    int64_t now = ent_clock_now_ms();
+    int64_t now = ent_clock_now_ms_in(topic->namespace_id);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         char err[200];
@@ -116,7 +116,8 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
 
 static void start(topic_pump *p)
 {
-    int64_t now = ent_clock_now_ms();
+    const ent_entity *topic = p->b->cache ? ent_cache_get(p->b->cache, p->topic_id) : NULL;
+    int64_t now = ent_clock_now_ms_in(topic ? topic->namespace_id : 0);
     store_claim(p->b->store, p->topic_id, 0, STORE_CLAIM_LOCK, BROKER_TOPIC_PUMP_MAX, now,
                 now + BROKER_TOPIC_PUMP_LOCK_MS, false, 0, on_claimed, p);
 }

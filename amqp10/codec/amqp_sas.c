@@ -54,12 +54,12 @@ static int field(const char *fields, const char *name, const char **val, size_t 
     return -1;
 }
 
-sb_status amqp_sas_verify(const char *token, const char *key_name, const char *key, int64_t now_ms,
-                          amqp_sas_result *out, char *why, size_t whylen)
+sb_status amqp_sas_read(const char *token, amqp_sas_result *out, char *why, size_t whylen)
 {
     static const char prefix[] = "SharedAccessSignature ";
     const char *sr, *sig, *se, *skn;
     size_t srl, sigl, sel, sknl;
+    memset(out, 0, sizeof *out);
     if (!token || strlen(token) > AMQP_SAS_TOKEN_MAX || strncmp(token, prefix, sizeof prefix - 1)) {
         snprintf(why, whylen, "the token is not a SharedAccessSignature");
         return SB_ERR_UNAUTHORIZED;
@@ -70,9 +70,36 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
         snprintf(why, whylen, "the SharedAccessSignature lacks one of sr, sig, se, skn");
         return SB_ERR_UNAUTHORIZED;
     }
-    char name[256], sebuf[32];
-    url_decode(skn, sknl, name, sizeof name);
-    if (strcmp(name, key_name)) {
+    url_decode(skn, sknl, out->key_name, sizeof out->key_name);
+    url_decode(sr, srl, out->audience, sizeof out->audience);
+    char sebuf[32], *end;
+    snprintf(sebuf, sizeof sebuf, "%.*s", (int)(sel < sizeof sebuf ? sel : 0), se);
+    long long expiry = sel && sel < sizeof sebuf ? strtoll(sebuf, &end, 10) : 0;
+    out->expires_ms = expiry > 0 && !*end ? expiry * 1000 : 0;
+    return SB_OK;
+}
+
+sb_status amqp_sas_verify(const char *token, const char *key_name, const char *key, int64_t now_ms,
+                          amqp_sas_result *out, char *why, size_t whylen)
+{
+    static const char prefix[] = "SharedAccessSignature ";
+    const char *sr, *sig, *se, *skn;
+    size_t srl, sigl, sel, sknl;
+    out->key_name[0] = 0;
+    if (!token || strlen(token) > AMQP_SAS_TOKEN_MAX || strncmp(token, prefix, sizeof prefix - 1)) {
+        snprintf(why, whylen, "the token is not a SharedAccessSignature");
+        return SB_ERR_UNAUTHORIZED;
+    }
+    const char *fields = token + sizeof prefix - 1;
+    if (field(fields, "sr", &sr, &srl) || field(fields, "sig", &sig, &sigl) || field(fields, "se", &se, &sel) ||
+        field(fields, "skn", &skn, &sknl)) {
+        snprintf(why, whylen, "the SharedAccessSignature lacks one of sr, sig, se, skn");
+        return SB_ERR_UNAUTHORIZED;
+    }
+    char sebuf[32];
+    char *name = out->key_name;
+    url_decode(skn, sknl, name, sizeof out->key_name);
+    if (key_name && strcmp(name, key_name)) {
         snprintf(why, whylen, "unknown SharedAccessKeyName '%s'", name);
         return SB_ERR_UNAUTHORIZED;
     }
@@ -107,7 +134,7 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
     char given[256];
     size_t givenlen = url_decode(sig, sigl, given, sizeof given);
     if (b64 < 0 || givenlen != (size_t)b64 || CRYPTO_memcmp(given, expect, givenlen)) {
-        snprintf(why, whylen, "the token's signature does not match the key of '%s'", key_name);
+        snprintf(why, whylen, "the token's signature does not match the key of '%s'", name);
         return SB_ERR_UNAUTHORIZED;
     }
     out->expires_ms = expiry * 1000;

@@ -226,7 +226,7 @@ void http_dash_with_entity(http_req *r, const char *path, const char *what, http
     c->fn = fn;
     snprintf(c->path, sizeof c->path, "%s", path);
     snprintf(c->what, sizeof c->what, "%s", what);
-    broker_entity_lookup(r->broker, c->path, on_entity, c);
+    broker_entity_lookup(r->broker, ENT_NAMESPACE_DEFAULT_ID, c->path, on_entity, c); /* the default namespace's dashboard */
 }
 
 /* ---- the routes ---- */

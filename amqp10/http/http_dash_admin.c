@@ -132,7 +132,7 @@ void http_dash_clock(http_req *r)
     }
     broker_sweep_now(r->broker);
     broker_wake(r->broker, 0); /* every waiting receiver looks again */
-    store_clock_publish(broker_store(r->broker), ent_clock_offset_ms(), on_clock_published, r);
+    store_clock_publish(broker_store(r->broker), ENT_NAMESPACE_DEFAULT_ID, ent_clock_offset_ms(), on_clock_published, r);
 }
 
 /* ---- connections ---- */

@@ -78,14 +78,20 @@ json_t *http_dash_entities_json(const http_plane *plane, const store_admin_count
         return NULL;
     }
     if (rows) {
-        /* the database's list (sorted by path): an entity made a moment ago with SQL shows before the cache has it */
+        /* the database's list (sorted by path): an entity made a moment ago with SQL shows before the cache has it;
+         * the dashboard is the default namespace's */
         for (size_t i = 0; i < n; i++)
-            json_array_append_new(list, entity_json(cache, cache ? ent_cache_get(cache, rows[i].id) : NULL, &rows[i]));
+            if (rows[i].namespace_id == ENT_NAMESPACE_DEFAULT_ID)
+                json_array_append_new(list,
+                                      entity_json(cache, cache ? ent_cache_get(cache, rows[i].id) : NULL, &rows[i]));
     } else if (cache) {
         size_t count = ent_cache_count(cache);
         const ent_entity **v = count ? ent_malloc(count * sizeof *v) : NULL;
+        size_t k = 0;
         for (size_t i = 0; v && i < count; i++)
-            v[i] = ent_cache_at(cache, i);
+            if (ent_cache_at(cache, i)->namespace_id == ENT_NAMESPACE_DEFAULT_ID)
+                v[k++] = ent_cache_at(cache, i);
+        count = k;
         if (v)
             qsort(v, count, sizeof *v, by_name);
         for (size_t i = 0; v && i < count; i++)

@@ -224,7 +224,7 @@ static int find_rule(const http_req *r, json_t *spec, const ent_filter_rule **ou
     if (!sub || !name)
         return ent_fail(err, errlen, "'rule' needs 'subscription' (<topic>/Subscriptions/<name>) and 'name'");
     const ent_cache *cache = broker_cache(r->broker);
-    const ent_entity *e = cache ? ent_cache_find(cache, sub) : NULL;
+    const ent_entity *e = cache ? ent_cache_find(cache, ENT_NAMESPACE_DEFAULT_ID, sub) : NULL;
     *st = SB_ERR_NOT_FOUND;
     if (!e || e->kind != ENT_KIND_SUBSCRIPTION)
         return ent_fail(err, errlen, "No subscription '%s'", sub);

@@ -74,6 +74,11 @@ typedef struct http_req {
     int64_t declared_len;       /* Content-Length, -1 if none */
     bool body_refused;          /* too large: dropped as it comes, answered 413 */
     int64_t now_ms;             /* the emulator's clock when the request came */
+    int32_t ns;                 /* the namespace it names entities in (ent_namespace.h; 0: the default) */
+    char ns_name[ENT_NAMESPACE_NAME_SIZE];    /* that namespace's name as the request gave it; "" the default */
+    char token_ns[ENT_NAMESPACE_NAME_SIZE];   /* the namespace its SAS token is for (http_auth_check); "" the default */
+    void (*ns_next)(struct http_req *r);      /* what goes on once ns is resolved (http_ns_resolve) */
+    bool json_errors;                         /* one of the emulator's own ($sbemu/...): errors are {"error": ...} */
     /* what a handler keeps between its steps */
     char entity[ENT_ENTITY_PATH_SIZE]; /* the queue or topic */
     char sub[ENT_SUBSCRIPTION_NAME_SIZE];
@@ -162,9 +167,26 @@ void http_respond_store_error(http_req *r, sb_status st, const char *path);
 
 /* SB_OK when the Authorization header holds a SAS token signed with the
  * namespace key whose audience covers the request's path (as on AMQP's
- * $cbs: the namespace root covers everything); else SB_ERR_UNAUTHORIZED with
- * the reason in why. */
-sb_status http_auth_check(const http_req *r, char *why, size_t whylen);
+ * $cbs: the namespace root covers everything), with r->token_ns the
+ * namespace the token is for (its audience's host, else its key name:
+ * ent_namespace_choose); else SB_ERR_UNAUTHORIZED with the reason in why. */
+sb_status http_auth_check(http_req *r, char *why, size_t whylen);
+
+/* ---- namespaces (http_ns.c) ---- */
+
+/* The namespace a request is in: the one its Host header names
+ * (`<name>.localhost`), else its token's (r->token_ns), into out ("" for the
+ * default). 0, or -1 with why (the Host names none a namespace may have). */
+int http_ns_choose(const http_req *r, char *out, size_t outlen, char *why, size_t whylen);
+/* Whether r's token may act on namespace name (one a path names): a token
+ * for the default namespace (its key names) may act on any, another only on
+ * its own. false answers 401 naming both. */
+bool http_ns_token_allows(http_req *r, const char *name);
+/* Resolves name ("" the default) into r->ns and r->ns_name, making it on
+ * first use when create, else answering 404 when it does not exist; then
+ * r->now_ms is that namespace's clock and next(r) goes on (maybe before
+ * this returns; never when the client is gone or an answer was given). */
+void http_ns_resolve(http_req *r, const char *name, bool create, void (*next)(http_req *r));
 
 /* ---- the resources ----
  * Names are borrowed for the call: a handler copies what it keeps. */

@@ -28,12 +28,20 @@
 #include "store_admin.h"
 #include "store_figures.h"
 
-/* The namespace label of an entity. One value for now (Config.json's
- * namespace name, or the default): a change that brings several namespaces
- * answers it per entity here. */
-static const char *namespace_of(const http_req *r, const char *entity)
+/* The namespace label of an entity: its namespace's name (the default's:
+ * Config.json's, or sbemulatorns); a namespace this process does not know
+ * yet is labelled by its id. */
+static const char *namespace_of(const http_req *r, int32_t ns, char *buf, size_t n)
 {
-    (void)entity;
+    const ent_namespace *known = ns > 0 && ns != ENT_NAMESPACE_DEFAULT_ID
+                                     ? ent_namespaces_get(broker_namespaces(r->broker), ns)
+                                     : NULL;
+    if (known)
+        return known->name;
+    if (ns > 0 && ns != ENT_NAMESPACE_DEFAULT_ID) {
+        snprintf(buf, n, "#%d", (int)ns);
+        return buf;
+    }
     return r->plane && r->plane->namespace_name ? r->plane->namespace_name : ENT_CONFIG_DEFAULT_NAMESPACE;
 }
 
@@ -42,11 +50,13 @@ static const char *kind_name(ent_kind k)
     return k == ENT_KIND_TOPIC ? "topic" : k == ENT_KIND_SUBSCRIPTION ? "subscription" : "queue";
 }
 
-/* {namespace, entity, kind}, and room for one more (a reason). */
+/* {namespace, entity, kind}, and room for one more (a reason); buf holds
+ * the namespace's label when it is made here. */
 #define ENTITY_LABELS 3
-static void entity_labels(const http_req *r, const char *name, ent_kind kind, http_mtext_label *out)
+static void entity_labels(const http_req *r, int32_t ns, const char *name, ent_kind kind, http_mtext_label *out,
+                          char *buf, size_t n)
 {
-    out[0] = (http_mtext_label){"namespace", namespace_of(r, name)};
+    out[0] = (http_mtext_label){"namespace", namespace_of(r, ns, buf, n)};
     out[1] = (http_mtext_label){"entity", name};
     out[2] = (http_mtext_label){"kind", kind_name(kind)};
 }
@@ -97,11 +107,12 @@ static void write_entity_counters(http_xml_buf *b, const http_req *r)
     const ent_entity **es = cached_entities(r->broker, &n);
     const broker_counts *counts = broker_counts_of(r->broker);
     http_mtext_label l[ENTITY_LABELS + 1];
+    char nsbuf[16];
     for (size_t f = 0; f < sizeof entity_counters / sizeof entity_counters[0]; f++) {
         http_mtext_family(b, entity_counters[f].name, HTTP_MTEXT_COUNTER, entity_counters[f].help);
         for (size_t i = 0; i < n; i++) {
             const broker_entity_counts *c = broker_counts_get(counts, es[i]->id);
-            entity_labels(r, es[i]->name, es[i]->kind, l);
+            entity_labels(r, es[i]->namespace_id, es[i]->name, es[i]->kind, l, nsbuf, sizeof nsbuf);
             http_mtext_u64(b, entity_counters[f].name, l, ENTITY_LABELS, c ? c->n[entity_counters[f].ev] : 0);
         }
     }
@@ -112,7 +123,7 @@ static void write_entity_counters(http_xml_buf *b, const http_req *r)
                       BROKER_REASON_OTHER " for reasons past its first few.");
     for (size_t i = 0; i < n; i++) {
         const broker_entity_counts *c = broker_counts_get(counts, es[i]->id);
-        entity_labels(r, es[i]->name, es[i]->kind, l);
+        entity_labels(r, es[i]->namespace_id, es[i]->name, es[i]->kind, l, nsbuf, sizeof nsbuf);
         for (size_t k = 0; c && k < c->nreasons; k++) {
             l[ENTITY_LABELS] = (http_mtext_label){"reason", c->reasons[k].reason};
             http_mtext_u64(b, dl, l, ENTITY_LABELS + 1, c->reasons[k].n);
@@ -149,13 +160,14 @@ static void write_entity_gauges(http_xml_buf *b, const http_req *r, sb_status st
                       "1 when this scrape read the entities' counts from the database, 0 when it could not.");
     http_mtext_u64(b, "sbemu_entity_counts_read", NULL, 0, st == SB_OK);
     http_mtext_label l[ENTITY_LABELS];
+    char nsbuf[16];
     for (size_t f = 0; f < sizeof entity_gauges / sizeof entity_gauges[0]; f++) {
         http_mtext_family(b, entity_gauges[f].name, HTTP_MTEXT_GAUGE, entity_gauges[f].help);
         for (size_t i = 0; i < n; i++) {
             int64_t v = 0;
             if (entity_gauges[f].offset)
                 memcpy(&v, (const char *)&rows[i] + entity_gauges[f].offset, sizeof v);
-            entity_labels(r, rows[i].path, rows[i].kind, l);
+            entity_labels(r, rows[i].namespace_id, rows[i].path, rows[i].kind, l, nsbuf, sizeof nsbuf);
             http_mtext_i64(b, entity_gauges[f].name, l, ENTITY_LABELS, v);
         }
     }

@@ -1,6 +1,7 @@
-/* GET /$namespaceinfo: the namespace's properties (.NET and Python read a
- * <NamespaceInfo>, JS the first element of the content, whatever its name).
- * The emulator is one Standard namespace; it was made when its database was. */
+/* GET /$namespaceinfo: the request's namespace's properties (.NET and Python
+ * read a <NamespaceInfo>, JS the first element of the content, whatever its
+ * name). Every namespace is Standard; the default one was made when its
+ * database was, and is called sbemulatorns here as before namespaces. */
 #include <stdlib.h>
 
 #include "http_describe.h"
@@ -12,16 +13,16 @@ typedef struct ns_times {
 
 static void namespace_entry(http_xml_buf *b, const http_req *r, const char *base, const void *row, bool top_level)
 {
-    (void)r;
     const ns_times *t = row;
+    const char *name = r->ns_name[0] ? r->ns_name : HTTP_DESCRIBE_NAMESPACE;
     store_admin_runtime rt = {.created_ms = t->created_ms, .updated_ms = t->modified_ms};
-    http_describe_entry_begin(b, base, "$namespaceinfo", HTTP_DESCRIBE_NAMESPACE, &rt, top_level);
+    http_describe_entry_begin(b, base, "$namespaceinfo", name, &rt, top_level);
     /* elements in alphabetical order, as the service's contract writes them */
     http_xml_raw(b, "<NamespaceInfo xmlns=\"" HTTP_XML_NS_SB "\" xmlns:i=\"" HTTP_XML_NS_XSI "\">");
     http_xml_leaf_time(b, "CreatedTime", t->created_ms);
     http_xml_leaf(b, "MessagingSKU", "Standard");
     http_xml_leaf_time(b, "ModifiedTime", t->modified_ms);
-    http_xml_leaf(b, "Name", HTTP_DESCRIBE_NAMESPACE);
+    http_xml_leaf(b, "Name", name);
     http_xml_leaf(b, "NamespaceType", "Messaging");
     http_xml_raw(b, "</NamespaceInfo>");
     http_xml_entry_end(b);
@@ -42,4 +43,4 @@ static void on_namespace(void *ctx, sb_status st, int64_t created_ms, int64_t mo
     http_respond_xml(r, SB_OK, false, body, len);
 }
 
-void http_namespace_get(http_req *r) { store_admin_namespace(broker_store(r->broker), on_namespace, r); }
+void http_namespace_get(http_req *r) { store_admin_namespace(broker_store(r->broker), r->ns, on_namespace, r); }

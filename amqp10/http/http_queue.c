@@ -44,7 +44,7 @@ static void on_queue_got(void *ctx, sb_status st, const store_admin_queue *rows,
     if (st != SB_OK) {
         http_respond_store_error(r, st, r->entity);
     } else if (n == 0) { /* a topic, maybe */
-        store_admin_get_topic(broker_store(r->broker), r->entity, on_topic_got, r);
+        store_admin_get_topic(broker_store(r->broker), r->ns, r->entity, on_topic_got, r);
     } else {
         size_t len = 0;
         char *body = http_entry_body(r, &rows[0], queue_entry, &len);
@@ -56,7 +56,7 @@ void http_entity_get(http_req *r, const char *name)
 {
     if (http_req_enrich(r) || http_req_keep(r, r->entity, sizeof r->entity, name, "queue or topic"))
         return;
-    store_admin_get_queue(broker_store(r->broker), r->entity, on_queue_got, r);
+    store_admin_get_queue(broker_store(r->broker), r->ns, r->entity, on_queue_got, r);
 }
 
 /* ---- PUT /<name> ---- */
@@ -113,7 +113,7 @@ void http_queue_put(http_req *r, const char *name, const http_xml_entry *e)
         return;
     }
     snprintf(r->entity, sizeof r->entity, "%s", q.name);
-    store_admin_put_queue(broker_store(r->broker), &q, r->if_match, r->now_ms, on_queue_put, r);
+    store_admin_put_queue(broker_store(r->broker), r->ns, &q, r->if_match, r->now_ms, on_queue_put, r);
 }
 
 /* ---- DELETE /<name> ---- */
@@ -133,7 +133,7 @@ void http_entity_delete(http_req *r, const char *name)
 {
     if (http_req_keep(r, r->entity, sizeof r->entity, name, "queue or topic"))
         return;
-    store_admin_delete_entity(broker_store(r->broker), r->entity, on_deleted, r);
+    store_admin_delete_entity(broker_store(r->broker), r->ns, r->entity, on_deleted, r);
 }
 
 /* ---- GET /$Resources/Queues ---- */
@@ -153,5 +153,5 @@ void http_queue_list(http_req *r)
 {
     if (http_req_paging(r))
         return;
-    store_admin_list_queues(broker_store(r->broker), r->skip, r->top, on_queues_listed, r);
+    store_admin_list_queues(broker_store(r->broker), r->ns, r->skip, r->top, on_queues_listed, r);
 }

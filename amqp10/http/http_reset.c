@@ -31,8 +31,11 @@
 #include "store_reset.h"
 #include "store_rule_json.h"
 
+typedef enum reset_kind { RESET, SNAPSHOT_LIST, SNAPSHOT_ONE, SNAPSHOT_RESTORE } reset_kind;
+
 /* What a request keeps between its steps (r->work). */
 typedef struct reset_work {
+    reset_kind kind;
     char ns[ENT_CONFIG_NAMESPACE_NAME_SIZE]; /* the namespace's own name, for the answers */
     char name[ENT_SNAPSHOT_NAME_SIZE];       /* the snapshot; "" for a reset */
     int64_t started_wall_ms;
@@ -100,7 +103,8 @@ static void on_refilled(void *ctx, sb_status st, const ent_entity *e, const ent_
     http_req *r = ctx;
     const reset_work *w = r->work;
     json_t *doc = json_pack("{ss sI sI s{so sI} sI}", "namespace", w->ns, "entities", (json_int_t)w->restored.entities,
-                            "messages", (json_int_t)w->restored.messages, "clock", "now", iso_time(ent_clock_now_ms()),
+                            "messages", (json_int_t)w->restored.messages, "clock", "now",
+                            iso_time(ent_clock_now_ms_in(r->ns)),
                             "offsetMs", (json_int_t)w->restored.clock_offset_ms, "elapsedMs",
                             (json_int_t)(ent_clock_wall_ms() - w->started_wall_ms));
     if (doc && w->name[0])
@@ -128,15 +132,15 @@ static void on_restored(void *ctx, sb_status st, const store_restored *res)
     }
     w->restored = *res;
     /* before anything else this emulator does: the NOTIFY comes later */
-    broker_replaced(r->broker, res->generation, res->clock_offset_ms);
+    broker_replaced(r->broker, res->generation, res->clock_offset_ms, r->ns);
     broker_after_refill(r->broker, on_refilled, r);
 }
 
-static void restore(http_req *r, const char *name)
+/* The restore of w->name ("" for a reset: the declared snapshot). */
+static void restore(http_req *r)
 {
-    reset_work *w = r->work;
-    snprintf(w->name, sizeof w->name, "%s", name ? name : "");
-    store_snapshot_restore(broker_store(r->broker), STORE_NAMESPACE_DEFAULT, name ? name : STORE_SNAPSHOT_DECLARED,
+    const reset_work *w = r->work;
+    store_snapshot_restore(broker_store(r->broker), r->ns_name, w->name[0] ? w->name : STORE_SNAPSHOT_DECLARED,
                            ent_clock_wall_ms(), on_restored, r);
 }
 
@@ -200,8 +204,6 @@ static void on_deleted(void *ctx, sb_status st)
 
 /* ---- which request it is ---- */
 
-typedef enum reset_kind { RESET, SNAPSHOT_LIST, SNAPSHOT_ONE, SNAPSHOT_RESTORE } reset_kind;
-
 /* The part of path after the namespace ("reset", "snapshots[/...]"), or NULL
  * when path is not one of ours; *ns (ns_len bytes) gets the namespace named
  * ("" for none). */
@@ -244,6 +246,29 @@ static bool method_allowed(http_req *r, reset_kind kind)
     return false;
 }
 
+/* Once r->ns is the namespace the request acts on. */
+static void in_namespace(http_req *r)
+{
+    reset_work *w = r->work;
+    snprintf(w->ns, sizeof w->ns, "%s", r->ns_name[0] ? r->ns_name : broker_default_namespace_name(r->broker));
+    w->started_wall_ms = ent_clock_wall_ms();
+    store *st = broker_store(r->broker);
+    const char *name = w->name, *key = r->ns_name; /* the snapshots' key: "" for the default */
+    switch (w->kind) {
+    case RESET:
+    case SNAPSHOT_RESTORE: restore(r); break; /* w->name is "" for a reset */
+    case SNAPSHOT_LIST: store_snapshot_list(st, key, NULL, on_listed, r); break;
+    case SNAPSHOT_ONE:
+        if (r->method == HTTP_GET)
+            store_snapshot_list(st, key, name, on_listed, r);
+        else if (r->method == HTTP_PUT)
+            store_snapshot_save(st, key, name, w->started_wall_ms, on_saved, r);
+        else
+            store_snapshot_delete(st, key, name, on_deleted, r);
+        break;
+    }
+}
+
 bool http_reset_route(http_req *r, const char *path)
 {
     char ns[HTTP_ADMIN_PATH_MAX];
@@ -268,14 +293,24 @@ bool http_reset_route(http_req *r, const char *path)
     }
 
     char why[512];
-    const char *own = r->plane ? r->plane->namespace_name : NULL; /* Config.json's (emu_config_namespace_name) */
-    if (ent_namespace_check(ns, own, why, sizeof why) != SB_OK) {
-        respond_error(r, SB_ERR_NOT_FOUND, "%s", why);
-        return true;
-    }
+    r->json_errors = true;
     if (!method_allowed(r, kind))
         return true;
     if ((kind == SNAPSHOT_ONE || kind == SNAPSHOT_RESTORE) && ent_snapshot_name_check(name, why, sizeof why) != SB_OK) {
+        respond_error(r, SB_ERR_ARGUMENT, "%s", why);
+        return true;
+    }
+    /* the namespace the path names (it must exist, and the token be for it),
+     * else the request's own (its Host, else its token's), made on first use */
+    bool named = ns[0] != 0;
+    if (named && ent_namespace_name_check(ns, why, sizeof why) != SB_OK &&
+        !ent_namespace_is_default(ns, broker_default_namespace_name(r->broker))) {
+        respond_error(r, SB_ERR_NOT_FOUND, "The namespace '%.64s' does not exist: %s", ns, why);
+        return true;
+    }
+    if (named && !http_ns_token_allows(r, ns))
+        return true;
+    if (!named && http_ns_choose(r, ns, sizeof ns, why, sizeof why)) {
         respond_error(r, SB_ERR_ARGUMENT, "%s", why);
         return true;
     }
@@ -286,22 +321,8 @@ bool http_reset_route(http_req *r, const char *path)
     }
     r->work = w;
     r->work_free = ent_free;
-    snprintf(w->ns, sizeof w->ns, "%s", own && *own ? own : ENT_CONFIG_DEFAULT_NAMESPACE);
+    w->kind = kind;
     snprintf(w->name, sizeof w->name, "%s", name);
-    w->started_wall_ms = ent_clock_wall_ms();
-    store *st = broker_store(r->broker);
-    switch (kind) {
-    case RESET: restore(r, NULL); break;
-    case SNAPSHOT_RESTORE: restore(r, name); break;
-    case SNAPSHOT_LIST: store_snapshot_list(st, STORE_NAMESPACE_DEFAULT, NULL, on_listed, r); break;
-    case SNAPSHOT_ONE:
-        if (r->method == HTTP_GET)
-            store_snapshot_list(st, STORE_NAMESPACE_DEFAULT, name, on_listed, r);
-        else if (r->method == HTTP_PUT)
-            store_snapshot_save(st, STORE_NAMESPACE_DEFAULT, name, w->started_wall_ms, on_saved, r);
-        else
-            store_snapshot_delete(st, STORE_NAMESPACE_DEFAULT, name, on_deleted, r);
-        break;
-    }
+    http_ns_resolve(r, ns, !named, in_namespace);
     return true;
 }

@@ -62,6 +62,17 @@ static bool allowed(http_req *r, bool get, bool put, bool del, const char *what)
     return false;
 }
 
+/* r's path without its trailing '/'s. */
+static void normalized_path(const http_req *r, char *path, size_t n)
+{
+    snprintf(path, n, "%s", r->path);
+    size_t plen = strlen(path);
+    while (plen && path[plen - 1] == '/')
+        path[--plen] = 0;
+}
+
+static void route_in_namespace(http_req *r);
+
 void http_route(http_req *r)
 {
     /* the emulator's own, without a token (a probe has none) */
@@ -69,10 +80,8 @@ void http_route(http_req *r)
         http_health(r);
         return;
     }
-    if (!strcmp(r->path, "$sbemu/clock") || !strcmp(r->path, "$sbemu/clock/advance")) {
-        http_clock(r);
+    if (http_clock_route(r))
         return;
-    }
     /* Prometheus scrapes without a token unless --metrics-token-required
      * (http_metrics.c). Every SDK's management request carries api-version:
      * with it, /metrics is still a queue or topic of that name. */
@@ -89,12 +98,34 @@ void http_route(http_req *r)
         return;
     }
     char path[HTTP_ADMIN_PATH_MAX];
-    snprintf(path, sizeof path, "%s", r->path);
-    size_t plen = strlen(path);
-    while (plen && path[plen - 1] == '/')
-        path[--plen] = 0;
+    normalized_path(r, path, sizeof path);
     if (http_reset_route(r, path)) /* a namespace's reset and snapshots (http_reset.c) */
         return;
+    if (http_namespaces_route(r, path)) /* the namespaces themselves (http_namespaces.c) */
+        return;
+    segments s;
+    split(path, &s);
+    if ((s.n == 2 || s.n == 3) && is(&s, 0, "$sbemu") && is(&s, 1, "faults")) {
+        char rule[HTTP_ADMIN_PATH_MAX];
+        if (s.n == 3)
+            seg_copy(&s, 2, rule, sizeof rule);
+        http_faults(r, s.n == 3 ? rule : NULL); /* each rule names its namespace */
+        return;
+    }
+    /* the ATOM API acts in the request's namespace, made on first use as on AMQP */
+    char ns[ENT_NAMESPACE_NAME_SIZE];
+    if (http_ns_choose(r, ns, sizeof ns, why, sizeof why)) {
+        http_respond_error(r, SB_ERR_ARGUMENT, "%s", why); /* the Host names none a namespace may have */
+        return;
+    }
+    http_ns_resolve(r, ns, true, route_in_namespace);
+}
+
+/* The ATOM API's resources, once r->ns is the request's namespace. */
+static void route_in_namespace(http_req *r)
+{
+    char path[HTTP_ADMIN_PATH_MAX];
+    normalized_path(r, path, sizeof path);
     segments s;
     split(path, &s);
     int n = s.n;
@@ -143,10 +174,6 @@ void http_route(http_req *r)
         prefix_copy(path, &s, n - 1, topic, sizeof topic);
         if (allowed(r, true, false, false, "A list of subscriptions"))
             http_subscription_list(r, topic);
-    } else if ((n == 2 || n == 3) && is(&s, 0, "$sbemu") && is(&s, 1, "faults")) {
-        if (n == 3)
-            seg_copy(&s, 2, rule, sizeof rule);
-        http_faults(r, n == 3 ? rule : NULL);
     } else if (path[0] == '$') {
         http_respond_error(r, SB_ERR_NOT_FOUND, "No resource '%s'.", path);
     } else {

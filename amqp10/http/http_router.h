@@ -25,9 +25,11 @@
 void http_route(http_req *r);
 
 /* http_sbemu.c: GET /health (Microsoft's emulator's shape) and the movable
- * clock, GET /$sbemu/clock and POST /$sbemu/clock/advance?by=<duration>. */
+ * clocks, GET /$sbemu/clock and POST /$sbemu/clock/advance?by=<duration>
+ * (the default namespace's, or the Host header's), and the same under
+ * $sbemu/namespaces/{ns}/. True when r's path is a clock's (answered). */
 void http_health(http_req *r);
-void http_clock(http_req *r);
+bool http_clock_route(http_req *r);
 /* http_metrics.c: GET /metrics, in Prometheus' text format. */
 void http_metrics(http_req *r);
 /* http_fault.c: the fault rules, /$sbemu/faults (name NULL) and
@@ -39,5 +41,10 @@ void http_faults(http_req *r, const char *name);
  * SAS check. path: r's, without trailing '/'. True when path is one of them
  * (it is then answered); false leaves it to the router. */
 bool http_reset_route(http_req *r, const char *path);
+
+/* http_namespaces.c: $sbemu/namespaces (GET) and $sbemu/namespaces/{name}
+ * (GET, PUT with the namespace's keys and idle time, DELETE), after the SAS
+ * check. True when path is one of them (it is then answered). */
+bool http_namespaces_route(http_req *r, const char *path);
 
 #endif

@@ -184,21 +184,21 @@ void http_rule_get(http_req *r, const char *topic, const char *sub, const char *
 {
     if (http_req_enrich(r) || !begin(r, STEP_GET, topic, sub, name))
         return;
-    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->ns, r->entity, r->sub, on_subscription, r);
 }
 
 void http_rule_delete(http_req *r, const char *topic, const char *sub, const char *name)
 {
     if (!begin(r, STEP_DELETE, topic, sub, name))
         return;
-    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->ns, r->entity, r->sub, on_subscription, r);
 }
 
 void http_rule_list(http_req *r, const char *topic, const char *sub)
 {
     if (http_req_paging(r) || !begin(r, STEP_LIST, topic, sub, NULL))
         return;
-    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->ns, r->entity, r->sub, on_subscription, r);
 }
 
 void http_rule_put(http_req *r, const char *topic, const char *sub, const char *name)
@@ -216,5 +216,5 @@ void http_rule_put(http_req *r, const char *topic, const char *sub, const char *
         http_respond_error(r, st, "%s", err);
         return;
     }
-    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_subscription, r);
+    store_admin_get_subscription(broker_store(r->broker), r->ns, r->entity, r->sub, on_subscription, r);
 }

@@ -75,7 +75,7 @@ void http_subscription_get(http_req *r, const char *topic, const char *name)
 {
     if (http_req_enrich(r) || keep_names(r, topic, name))
         return;
-    store_admin_get_subscription(broker_store(r->broker), r->entity, r->sub, on_got, r);
+    store_admin_get_subscription(broker_store(r->broker), r->ns, r->entity, r->sub, on_got, r);
 }
 
 static void on_put(void *ctx, sb_status st, const store_admin_subscription *rows, size_t n, int64_t total)
@@ -128,7 +128,7 @@ void http_subscription_put(http_req *r, const char *topic, const char *name)
         r->work = rule;
         r->work_free = rule_free;
     }
-    store_admin_put_subscription(broker_store(r->broker), &s, rule ? &rule->row : NULL, r->if_match, r->now_ms, on_put, r);
+    store_admin_put_subscription(broker_store(r->broker), r->ns, &s, rule ? &rule->row : NULL, r->if_match, r->now_ms, on_put, r);
 }
 
 static void on_deleted(void *ctx, sb_status st)
@@ -147,7 +147,7 @@ void http_subscription_delete(http_req *r, const char *topic, const char *name)
 {
     if (keep_names(r, topic, name))
         return;
-    store_admin_delete_subscription(broker_store(r->broker), r->entity, r->sub, on_deleted, r);
+    store_admin_delete_subscription(broker_store(r->broker), r->ns, r->entity, r->sub, on_deleted, r);
 }
 
 static void on_listed(void *ctx, sb_status st, const store_admin_subscription *rows, size_t n, int64_t total)
@@ -167,5 +167,5 @@ void http_subscription_list(http_req *r, const char *topic)
 {
     if (http_req_keep(r, r->entity, sizeof r->entity, topic, "topic") || http_req_paging(r))
         return;
-    store_admin_list_subscriptions(broker_store(r->broker), r->entity, r->skip, r->top, on_listed, r);
+    store_admin_list_subscriptions(broker_store(r->broker), r->ns, r->entity, r->skip, r->top, on_listed, r);
 }

@@ -53,7 +53,7 @@ void http_topic_put(http_req *r, const char *name, const http_xml_entry *e)
         return;
     }
     snprintf(r->entity, sizeof r->entity, "%s", t.name);
-    store_admin_put_topic(broker_store(r->broker), &t, r->if_match, r->now_ms, on_topic_put, r);
+    store_admin_put_topic(broker_store(r->broker), r->ns, &t, r->if_match, r->now_ms, on_topic_put, r);
 }
 
 static void on_topics_listed(void *ctx, sb_status st, const store_admin_topic *rows, size_t n, int64_t total)
@@ -71,5 +71,5 @@ void http_topic_list(http_req *r)
 {
     if (http_req_paging(r))
         return;
-    store_admin_list_topics(broker_store(r->broker), r->skip, r->top, on_topics_listed, r);
+    store_admin_list_topics(broker_store(r->broker), r->ns, r->skip, r->top, on_topics_listed, r);
 }

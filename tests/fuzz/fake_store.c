@@ -14,6 +14,7 @@
 #include "ent_session.h"
 #include "store_faults.h"
 #include "store_mgmt.h"
+#include "store_namespace.h"
 #include "store_queue.h"
 #include "store_rule_json.h"
 #include "store_rules.h"
@@ -31,6 +32,8 @@
 /* Entities a transaction's targets list remembers. */
 #define FAKE_TXN_TARGETS 8
 #define FAKE_LOCK_MS 60000
+/* The namespace every name other than the default's is (it holds no entity). */
+#define FAKE_NAMESPACE_ID 2
 
 /* properties (empty list) and a data section "hi": the smallest real message. */
 static const uint8_t canned_msg[] = {0x00, 0x53, 0x73, 0x45, 0x00, 0x53, 0x75, 0xa0, 0x02, 'h', 'i'};
@@ -63,6 +66,7 @@ struct fop {
         store_rule_add_cb rule_add;
         store_rule_status_cb rule_status;
         store_rules_cb rules;
+        store_namespace_cb ns;
     } cb;
     void *ctx;
     int64_t entity_id;
@@ -295,15 +299,38 @@ static void finish_entities(store *s, fop *op, sb_status st)
          .correlation = {.correlation_id = "c1", .label = "x", .properties = props, .nproperties = 1}},
         {.subscription_id = FAKE_SUBSCRIPTION_ID, .name = "$Default", .filter_type = "True"},
     };
+    ent_namespace namespaces[] = {{ENT_NAMESPACE_DEFAULT_ID, "sbemulatorns", 0, 0}, {FAKE_NAMESPACE_ID, "other", 0, 0}};
     if (st == SB_OK)
-        op->cb.entities(op->ctx, SB_OK, list, 6, rules, 3);
+        op->cb.entities(op->ctx, SB_OK, list, 6, rules, 3, namespaces, 2, NULL, 0);
     else
-        op->cb.entities(op->ctx, st, NULL, 0, NULL, 0);
+        op->cb.entities(op->ctx, st, NULL, 0, NULL, 0, NULL, 0, NULL, 0);
 }
 
 void store_load_entities(store *s, store_entities_cb cb, void *ctx)
 {
     submit(s, finish_entities, errs_any, ctx, 0)->cb.entities = cb;
+}
+
+/* Every namespace a client names is FAKE_NAMESPACE_ID, which has no entities. */
+static void finish_namespace(store *s, fop *op, sb_status st)
+{
+    (void)s;
+    op->cb.ns(op->ctx, st, st == SB_OK ? FAKE_NAMESPACE_ID : 0);
+}
+
+void store_namespace_ensure(store *s, const char *name, store_namespace_cb cb, void *ctx)
+{
+    (void)name;
+    submit(s, finish_namespace, errs_any, ctx, 0)->cb.ns = cb;
+}
+
+void store_namespace_touch(store *s, int32_t ns, int64_t now_ms) { (void)s, (void)ns, (void)now_ms; }
+
+void store_namespace_sweep(store *s, int64_t wall_ms, store_namespace_swept_cb cb, void *ctx)
+{
+    (void)s, (void)wall_ms;
+    if (cb)
+        cb(ctx, SB_OK, NULL, 0); /* no namespace is ever idle here */
 }
 
 /* ---- sends, claims, settlements ---- */

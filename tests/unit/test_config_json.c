@@ -473,26 +473,52 @@ static void test_no_official_caps(void **state)
     ent_config_free(&cfg);
 }
 
-static void test_several_namespaces_merge(void **state)
+static void test_several_namespaces(void **state)
 {
     (void)state;
     ent_config cfg;
+    /* The first is the default namespace; every other one is its own, and one
+     * named as an earlier one (the default's name, "default", another) is
+     * merged into it. */
     const char text[] = "{\"UserConfig\": {\"Namespaces\": ["
                         "{\"Name\": \"sbemulatorns\", \"Queues\": [{\"Name\": \"a\"}]},"
-                        "{\"Name\": \"second\", \"Queues\": [{\"Name\": \"b\"}], \"Topics\": [{\"Name\": \"t\"}]}],"
+                        "{\"Name\": \"second\", \"Queues\": [{\"Name\": \"a\"}], \"Topics\": [{\"Name\": \"t\"}]},"
+                        "{\"Name\": \"Default\", \"Queues\": [{\"Name\": \"b\"}]},"
+                        "{\"Name\": \"SECOND\", \"Queues\": [{\"Name\": \"c\"}]},"
+                        "{\"Name\": \"third_3\"}],"
                         " \"Logging\": {\"Type\": \"File\"}}}";
     if (parse(text, &cfg))
         fail_msg("%s", err);
-    assert_int_equal(cfg.nqueues, 2);
-    assert_int_equal(cfg.ntopics, 1);
-    assert_int_equal(cfg.topics[0].nsubscriptions, 0);
     assert_string_equal(cfg.namespace_name, "sbemulatorns");
-    assert_contains(warnings, "2 namespaces given; sbemu serves one and merges their entities");
+    assert_int_equal(cfg.nqueues, 2);
+    assert_string_equal(cfg.queues[0].name, "a");
+    assert_string_equal(cfg.queues[1].name, "b");
+    assert_int_equal(cfg.ntopics, 0);
+    assert_int_equal(cfg.nothers, 2);
+    assert_string_equal(cfg.others[0].namespace_name, "second");
+    assert_int_equal(cfg.others[0].nqueues, 2);
+    assert_string_equal(cfg.others[0].queues[0].name, "a"); /* a name of the default's is free here */
+    assert_string_equal(cfg.others[0].queues[1].name, "c");
+    assert_int_equal(cfg.others[0].ntopics, 1);
+    assert_string_equal(cfg.others[1].namespace_name, "third_3");
+    assert_int_equal(cfg.others[1].nqueues, 0);
+    assert_ptr_equal(ent_config_find_namespace(&cfg, "Second"), &cfg.others[0]);
+    assert_null(ent_config_find_namespace(&cfg, "sbemulatorns"));
     ent_config_free(&cfg);
-    /* ...and a name clash across them is still a clash. */
+    /* ...a name clash within one namespace is still a clash... */
     expect_fail("{\"UserConfig\": {\"Namespaces\": [{\"Queues\": [{\"Name\": \"a\"}]},"
-                " {\"Queues\": [{\"Name\": \"A\"}]}]}}",
+                " {\"Name\": \"sbemulatorns\", \"Queues\": [{\"Name\": \"A\"}]}]}}",
                 "queue \"A\" is declared twice", NULL);
+    expect_fail("{\"UserConfig\": {\"Namespaces\": [{}, {\"Name\": \"ns1\", \"Queues\": [{\"Name\": \"a\"}]},"
+                " {\"Name\": \"NS1\", \"Topics\": [{\"Name\": \"A\"}]}]}}",
+                "topic \"A\" is declared twice (a queue already has that name)", NULL);
+    /* ...and every namespace but the first needs a name a namespace may have. */
+    expect_fail("{\"UserConfig\": {\"Namespaces\": [{}, {\"Queues\": [{\"Name\": \"a\"}]}]}}",
+                "Namespaces[1] has no \"Name\": every namespace but the first (the default one) needs one", NULL);
+    expect_fail("{\"UserConfig\": {\"Namespaces\": [{}, {\"Name\": \"bad name\"}]}}",
+                "Namespaces[1]: The namespace name 'bad name' holds ' ' at position 4", NULL);
+    expect_fail("{\"UserConfig\": {\"Namespaces\": [{}, {\"Name\": \"-x\"}]}}",
+                "must start with a letter or a digit", NULL);
 }
 
 /* ---- Bad files ---------------------------------------------------------- */
@@ -634,9 +660,9 @@ static void test_faults(void **state)
                 "UserConfig.Faults[0] (\"b\"): unknown effect 'explode'", NULL);
     expect_fail(FAULTS("{\"operation\": \"send\", \"effect\": \"never\"}"), "UserConfig.Faults[0] has no \"name\"",
                 NULL);
-    expect_fail(FAULTS("{\"name\": \"n\", \"namespace\": \"other\", \"operation\": \"send\", \"effect\": "
+    expect_fail(FAULTS("{\"name\": \"n\", \"namespace\": \"no.such\", \"operation\": \"send\", \"effect\": "
                        "\"never\"}"),
-                "namespace 'other' does not exist: namespaces other than the default one ('myns'", NULL);
+                "The namespace name 'no.such' holds '.' at position 3", NULL);
     expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\", \"times\": -1}"),
                 "\"times\" must be from 1", NULL);
     expect_fail(FAULTS("{\"name\": \"n\", \"operation\": \"send\", \"effect\": \"never\", \"color\": 1}"),
@@ -720,7 +746,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_warnings_not_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_aspire_filter_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_official_caps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_several_namespaces_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_several_namespaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_durations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_names, setup, teardown),

@@ -34,11 +34,11 @@ static void test_find_by_name_and_id(void **state)
     assert_int_equal(ent_cache_replace(c, list, 3, NULL, 0), 0);
     assert_int_equal(ent_cache_generation(c), 1);
     assert_int_equal(ent_cache_count(c), 3);
-    assert_int_equal(ent_cache_find(c, "orders")->id, 7);
-    assert_int_equal(ent_cache_find(c, "ORDERS")->id, 7);
-    assert_int_equal(ent_cache_find(c, "Queue.1")->id, 3);
-    assert_null(ent_cache_find(c, "order"));
-    assert_null(ent_cache_find(c, ""));
+    assert_int_equal(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "orders")->id, 7);
+    assert_int_equal(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "ORDERS")->id, 7);
+    assert_int_equal(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "Queue.1")->id, 3);
+    assert_null(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "order"));
+    assert_null(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, ""));
     assert_string_equal(ent_cache_get(c, 12)->name, "zeta");
     assert_null(ent_cache_get(c, 4));
 
@@ -46,10 +46,39 @@ static void test_find_by_name_and_id(void **state)
     ent_entity next[] = {q(8, "orders", "", "Disabled")};
     assert_int_equal(ent_cache_replace(c, next, 1, NULL, 0), 0);
     assert_int_equal(ent_cache_generation(c), 2);
-    assert_int_equal(ent_cache_find(c, "Orders")->id, 8);
-    assert_null(ent_cache_find(c, "zeta"));
+    assert_int_equal(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "Orders")->id, 8);
+    assert_null(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "zeta"));
     assert_int_equal(ent_cache_replace(c, NULL, 0, NULL, 0), 0);
-    assert_null(ent_cache_find(c, "orders"));
+    assert_null(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "orders"));
+    ent_cache_free(c);
+}
+
+/* The same name in two namespaces is two entities; ForwardTo names are the
+ * entity's own namespace's; ids stay one space. */
+static void test_namespaces(void **state)
+{
+    (void)state;
+    ent_cache *c = ent_cache_new();
+    ent_entity list[] = {q(1, "orders", "", "Active"), q(2, "orders", "", "Active"), q(3, "fwd", "ORDERS", "Active"),
+                         q(4, "orders", "", "Active"), q(5, "dl", "", "Active")};
+    list[1].namespace_id = 7;
+    list[2].namespace_id = 7;
+    list[3].namespace_id = 9;
+    list[4].namespace_id = 9;
+    snprintf(list[4].forward_dead_lettered_to, sizeof list[4].forward_dead_lettered_to, "orders");
+    assert_int_equal(ent_cache_replace(c, list, 5, NULL, 0), 0);
+    /* 0 is the default namespace, as an entity's unset namespace_id is */
+    assert_int_equal(ent_cache_find(c, 0, "orders")->id, 1);
+    assert_int_equal(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "Orders")->id, 1);
+    assert_int_equal(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "orders")->namespace_id, ENT_NAMESPACE_DEFAULT_ID);
+    assert_int_equal(ent_cache_find(c, 7, "ORDERS")->id, 2);
+    assert_int_equal(ent_cache_find(c, 9, "orders")->id, 4);
+    assert_null(ent_cache_find(c, 8, "orders"));
+    assert_null(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "fwd"));
+    assert_int_equal(ent_cache_get(c, 2)->namespace_id, 7);
+    bool exceeded;
+    assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, 7, "fwd"), &exceeded)->id, 2);
+    assert_int_equal(ent_cache_dead_letter_target(c, ent_cache_find(c, 9, "dl"))->id, 4);
     ent_cache_free(c);
 }
 
@@ -63,17 +92,17 @@ static void test_send_target_follows_forward_to(void **state)
     };
     assert_int_equal(ent_cache_replace(c, list, 5, NULL, 0), 0);
     bool exceeded;
-    assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, "a"), &exceeded)->id, 3);
+    assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "a"), &exceeded)->id, 3);
     assert_false(exceeded);
-    assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, "plain"), &exceeded)->id, 5);
+    assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "plain"), &exceeded)->id, 5);
     assert_false(exceeded);
     /* a ForwardTo naming no entity ends the chain where it is */
-    assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, "dangling"), &exceeded)->id, 4);
+    assert_int_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "dangling"), &exceeded)->id, 4);
     assert_false(exceeded);
 
     ent_route v;
-    assert_int_equal(ent_cache_find(c, "a")->id, 1);
-    ent_cache_route(c, ent_cache_find(c, "a"), &v);
+    assert_int_equal(ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "a")->id, 1);
+    ent_cache_route(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "a"), &v);
     assert_int_equal(v.send_target_id, 3);
     assert_int_equal(v.send_target_default_ttl_ms, 3000);
     assert_string_equal(v.send_target_status, "SendDisabled");
@@ -91,20 +120,20 @@ static void test_forward_loop_stops_at_the_hop_limit(void **state)
     bool exceeded;
     /* a->b->a->b->a: four hops end in loop-a, whose fifth forward is refused */
     assert_int_equal(ENT_MAX_FORWARD_HOPS, 4);
-    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, "loop-a"), &exceeded)->name, "loop-a");
+    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "loop-a"), &exceeded)->name, "loop-a");
     assert_true(exceeded);
-    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, "loop-b"), &exceeded)->name, "loop-b");
+    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "loop-b"), &exceeded)->name, "loop-b");
     assert_true(exceeded);
-    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, "self"), &exceeded)->name, "self");
+    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "self"), &exceeded)->name, "self");
     assert_true(exceeded);
 
     /* a chain of exactly four hops is fine; five is not */
     ent_entity chain[] = {q(1, "h0", "h1", "Active"), q(2, "h1", "h2", "Active"), q(3, "h2", "h3", "Active"),
                           q(4, "h3", "h4", "Active"), q(5, "h4", "", "Active"), q(6, "g0", "h0", "Active")};
     assert_int_equal(ent_cache_replace(c, chain, 6, NULL, 0), 0);
-    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, "h0"), &exceeded)->name, "h4");
+    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "h0"), &exceeded)->name, "h4");
     assert_false(exceeded);
-    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, "g0"), &exceeded)->name, "h3");
+    assert_string_equal(ent_cache_send_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "g0"), &exceeded)->name, "h3");
     assert_true(exceeded);
     ent_cache_free(c);
 }
@@ -119,14 +148,14 @@ static void test_dead_letter_target(void **state)
     snprintf(list[2].forward_dead_lettered_to, sizeof list[2].forward_dead_lettered_to, "self");
     snprintf(list[3].forward_dead_lettered_to, sizeof list[3].forward_dead_lettered_to, "nowhere");
     assert_int_equal(ent_cache_replace(c, list, 4, NULL, 0), 0);
-    assert_int_equal(ent_cache_dead_letter_target(c, ent_cache_find(c, "src"))->id, 2);
-    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "dlq-sink"))); /* unset */
-    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "self")));     /* itself: its own DLQ */
-    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, "lost")));     /* unknown */
+    assert_int_equal(ent_cache_dead_letter_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "src"))->id, 2);
+    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "dlq-sink"))); /* unset */
+    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "self")));     /* itself: its own DLQ */
+    assert_null(ent_cache_dead_letter_target(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "lost")));     /* unknown */
     ent_route v;
-    ent_cache_route(c, ent_cache_find(c, "src"), &v);
+    ent_cache_route(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "src"), &v);
     assert_int_equal(v.dead_letter_target_id, 2);
-    ent_cache_route(c, ent_cache_find(c, "lost"), &v);
+    ent_cache_route(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "lost"), &v);
     assert_int_equal(v.dead_letter_target_id, 0);
     size_t seen = 0;
     for (size_t i = 0; ent_cache_at(c, i); i++)
@@ -149,6 +178,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find_by_name_and_id),
+        cmocka_unit_test(test_namespaces),
         cmocka_unit_test(test_send_target_follows_forward_to),
         cmocka_unit_test(test_forward_loop_stops_at_the_hop_limit),
         cmocka_unit_test(test_dead_letter_target),

@@ -121,8 +121,8 @@ static void test_unknown_names_are_refused_with_why(void **state)
     REFUSED("unknown error 'com.microsoft:bogus'", "x", "operation", "send", "effect", "error", "error",
             "com.microsoft:bogus");
     REFUSED("com.microsoft:server-busy", "x", "operation", "send", "effect", "error", "error", "ok");
-    REFUSED("namespace 'other' does not exist: namespaces other than the default one", "x", "namespace", "other",
-            "operation", "send", "effect", "never");
+    REFUSED("The namespace name 'a.b' holds '.' at position 2", "x", "namespace", "a.b", "operation", "send",
+            "effect", "never");
     REFUSED("unknown key \"color\"", "x", "color", "red");
     /* malformed globs */
     REFUSED("has '[' at position 4", "x", "entity", "ord[e]rs", "operation", "send", "effect", "never");
@@ -248,16 +248,16 @@ static void test_which_rule_fires(void **state)
         rule_of("d-mgmt", "entity", "q2", "operation", "management", "effect", "delay", "delayMs", "#10", NULL),
     };
     ent_fault_list list = {4, rules};
-    ent_fault_point send_orders = {ENT_FAULT_SEND, "Orders-1", NULL};
-    ent_fault_point send_other = {ENT_FAULT_SEND, "invoices", NULL};
-    ent_fault_point receive_orders = {ENT_FAULT_RECEIVE, "orders", NULL};
+    ent_fault_point send_orders = {ENT_FAULT_SEND, "Orders-1", NULL, NULL, NULL, 0};
+    ent_fault_point send_other = {ENT_FAULT_SEND, "invoices", NULL, NULL, NULL, 0};
+    ent_fault_point receive_orders = {ENT_FAULT_RECEIVE, "orders", NULL, NULL, NULL, 0};
     assert_ptr_equal(ent_fault_decide(&list, &send_orders, 0), &rules[0]);
     assert_null(ent_fault_decide(&list, &send_other, 0));
     assert_null(ent_fault_decide(&list, &receive_orders, 0));
-    ent_fault_point peek = {ENT_FAULT_MANAGEMENT, "q9", "com.microsoft:peek-message"};
-    ent_fault_point renew_q1 = {ENT_FAULT_MANAGEMENT, "q1", "com.microsoft:renew-lock"};
-    ent_fault_point schedule_q1 = {ENT_FAULT_MANAGEMENT, "q1", "com.microsoft:schedule-message"};
-    ent_fault_point schedule_q2 = {ENT_FAULT_MANAGEMENT, "q2", "com.microsoft:schedule-message"};
+    ent_fault_point peek = {ENT_FAULT_MANAGEMENT, "q9", "com.microsoft:peek-message", NULL, NULL, 0};
+    ent_fault_point renew_q1 = {ENT_FAULT_MANAGEMENT, "q1", "com.microsoft:renew-lock", NULL, NULL, 0};
+    ent_fault_point schedule_q1 = {ENT_FAULT_MANAGEMENT, "q1", "com.microsoft:schedule-message", NULL, NULL, 0};
+    ent_fault_point schedule_q2 = {ENT_FAULT_MANAGEMENT, "q2", "com.microsoft:schedule-message", NULL, NULL, 0};
     assert_ptr_equal(ent_fault_decide(&list, &peek, 0), &rules[1]);
     assert_ptr_equal(ent_fault_decide(&list, &renew_q1, 0), &rules[2]);
     assert_null(ent_fault_decide(&list, &schedule_q1, 0));
@@ -272,6 +272,38 @@ static void test_which_rule_fires(void **state)
     assert_null(ent_fault_decide(&list, &send_orders, 1000));
 }
 
+/* A rule matches operations of its own namespace only: one that names the
+ * default (by any of its names, or none) the default's, another the one it
+ * names, in any letter case; a namespace no one has made yet is a name a
+ * rule may give. */
+static void test_namespaces(void **state)
+{
+    (void)state;
+    ent_fault_rule rules[3] = {
+        rule_of("a-default", "namespace", "default", "entity", "q", "operation", "send", "effect", "never", NULL),
+        rule_of("b-suite", "namespace", "Suite-A", "entity", "q", "operation", "send", "effect", "never", NULL),
+        rule_of("c-none", "entity", "r", "operation", "send", "effect", "never", NULL),
+    };
+    ent_fault_list list = {3, rules};
+    ent_fault_point in_default = {ENT_FAULT_SEND, "q", NULL, NULL, NS, 1};
+    ent_fault_point in_default_named = {ENT_FAULT_SEND, "q", NULL, "", NS, 1};
+    ent_fault_point in_suite = {ENT_FAULT_SEND, "q", NULL, "suite-a", NS, 7};
+    ent_fault_point in_other = {ENT_FAULT_SEND, "q", NULL, "other", NS, 8};
+    ent_fault_point r_in_suite = {ENT_FAULT_SEND, "r", NULL, "suite-a", NS, 7};
+    ent_fault_point r_in_default = {ENT_FAULT_SEND, "r", NULL, NULL, NS, 1};
+    assert_ptr_equal(ent_fault_decide(&list, &in_default, 0), &rules[0]);
+    assert_ptr_equal(ent_fault_decide(&list, &in_default_named, 0), &rules[0]);
+    assert_ptr_equal(ent_fault_decide(&list, &in_suite, 0), &rules[1]);
+    assert_null(ent_fault_decide(&list, &in_other, 0));
+    assert_null(ent_fault_decide(&list, &r_in_suite, 0)); /* c-none is the default namespace's */
+    assert_ptr_equal(ent_fault_decide(&list, &r_in_default, 0), &rules[2]);
+    char err[256];
+    ent_fault_rule r;
+    assert_int_equal(build(&r, err, sizeof err, "later", "namespace", "not-made-yet", "operation", "send", "effect",
+                           "never", NULL),
+                     SB_OK);
+}
+
 static void test_first_rule_by_order_and_connect_points(void **state)
 {
     (void)state;
@@ -280,7 +312,7 @@ static void test_first_rule_by_order_and_connect_points(void **state)
         rule_of("b", "operation", "connect", "effect", "never", NULL),
     };
     ent_fault_list list = {2, rules};
-    ent_fault_point connect = {ENT_FAULT_CONNECT, "", NULL};
+    ent_fault_point connect = {ENT_FAULT_CONNECT, "", NULL, NULL, NULL, 0};
     assert_ptr_equal(ent_fault_decide(&list, &connect, 0), &rules[0]);
     rules[0].remaining = 0;
     assert_ptr_equal(ent_fault_decide(&list, &connect, 0), &rules[1]);
@@ -294,7 +326,7 @@ static void test_a_seeded_rule_repeats_its_pattern(void **state)
     ent_fault_rule r = rule_of("p", "operation", "send", "effect", "error", "error", "server-busy", "probability",
                                "%0.5", "seed", "#99", NULL);
     ent_fault_list list = {1, &r};
-    ent_fault_point send = {ENT_FAULT_SEND, "q", NULL};
+    ent_fault_point send = {ENT_FAULT_SEND, "q", NULL, NULL, NULL, 0};
     bool first[20], again[20];
     int fired = 0;
     for (int i = 0; i < 20; i++)
@@ -306,7 +338,7 @@ static void test_a_seeded_rule_repeats_its_pattern(void **state)
     assert_memory_equal(first, again, sizeof first);
     assert_true(fired > 0 && fired < 20);
     /* a point the rule does not match draws nothing */
-    ent_fault_point other = {ENT_FAULT_RECEIVE, "q", NULL};
+    ent_fault_point other = {ENT_FAULT_RECEIVE, "q", NULL, NULL, NULL, 0};
     ent_fault_decide(&list, &other, 0);
     assert_int_equal(r.draws, 20);
 }
@@ -362,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_draws_repeat_for_a_seed),
         cmocka_unit_test(test_which_rule_fires),
         cmocka_unit_test(test_first_rule_by_order_and_connect_points),
+        cmocka_unit_test(test_namespaces),
         cmocka_unit_test(test_a_seeded_rule_repeats_its_pattern),
         cmocka_unit_test(test_settlements),
         cmocka_unit_test(test_describe),

@@ -1,5 +1,5 @@
-/* Which names a snapshot may have and which namespace a reset or snapshot
- * request may name (entities/ent_snapshot.h), and the clock's one way back. */
+/* Which names a snapshot may have (entities/ent_snapshot.h), and the clocks'
+ * one way back, per namespace. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -56,28 +56,6 @@ static void test_snapshot_names(void **state)
     }
 }
 
-static void test_namespaces(void **state)
-{
-    (void)state;
-    char why[512] = "";
-    /* none, "default", the Config.json name and sbemulatorns, in any case */
-    assert_int_equal(ent_namespace_check(NULL, "orders-ns", why, sizeof why), SB_OK);
-    assert_int_equal(ent_namespace_check("", "orders-ns", why, sizeof why), SB_OK);
-    assert_int_equal(ent_namespace_check("default", "orders-ns", why, sizeof why), SB_OK);
-    assert_int_equal(ent_namespace_check("DEFAULT", "orders-ns", why, sizeof why), SB_OK);
-    assert_int_equal(ent_namespace_check("Orders-NS", "orders-ns", why, sizeof why), SB_OK);
-    assert_int_equal(ent_namespace_check("sbemulatorns", "orders-ns", why, sizeof why), SB_OK);
-    assert_int_equal(ent_namespace_check("SbEmulatorNs", NULL, why, sizeof why), SB_OK);
-    assert_int_equal(ent_namespace_check("sbemulatorns", "", why, sizeof why), SB_OK);
-    /* any other: not found, saying there are no others yet */
-    assert_int_equal(ent_namespace_check("other", "orders-ns", why, sizeof why), SB_ERR_NOT_FOUND);
-    assert_non_null(strstr(why, "The namespace 'other' does not exist"));
-    assert_non_null(strstr(why, "namespaces other than the default one ('orders-ns', also called 'default') do not "
-                                "exist yet"));
-    assert_int_equal(ent_namespace_check("other", NULL, why, sizeof why), SB_ERR_NOT_FOUND);
-    assert_non_null(strstr(why, "('sbemulatorns', also called 'default')"));
-}
-
 static void test_clock_set_offset(void **state)
 {
     (void)state;
@@ -93,12 +71,55 @@ static void test_clock_set_offset(void **state)
     assert_int_equal(ent_clock_offset_ms(), 7200000);
 }
 
+/* One clock per namespace: moving one moves no other; 0 is the default's;
+ * only moved clocks are kept, in id order. */
+static void test_clocks_per_namespace(void **state)
+{
+    (void)state;
+    ent_clock_reset_all();
+    const int32_t *ids;
+    const int64_t *offsets;
+    assert_int_equal(ent_clock_moved(&ids, &offsets), 0);
+    assert_int_equal(ent_clock_advance_in(7, 60000), 0);
+    assert_int_equal(ent_clock_advance_in(3, 1000), 0);
+    assert_int_equal(ent_clock_advance_in(7, 5000), 0);
+    assert_int_equal(ent_clock_offset_ms_in(7), 65000);
+    assert_int_equal(ent_clock_offset_ms_in(3), 1000);
+    assert_int_equal(ent_clock_offset_ms_in(5), 0);
+    assert_int_equal(ent_clock_offset_ms(), 0);
+    assert_int_equal(ent_clock_offset_ms_in(0), 0);
+    assert_int_equal(ent_clock_advance_in(0, 9000), 0); /* 0: the default namespace */
+    assert_int_equal(ent_clock_offset_ms(), 9000);
+    assert_int_equal(ent_clock_offset_ms_in(1), 9000);
+    int64_t d = ent_clock_now_ms_in(7) - ent_clock_now_ms_in(5);
+    assert_true(d >= 64000 && d <= 66000);
+    assert_int_equal(ent_clock_moved(&ids, &offsets), 3);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(ids[1], 3);
+    assert_int_equal(ids[2], 7);
+    assert_int_equal(offsets[2], 65000);
+    assert_int_equal(ent_clock_advance_in(3, -1), -1);
+    assert_int_equal(ent_clock_set_offset_in(3, 0), 0); /* back to real time: no longer kept */
+    assert_int_equal(ent_clock_moved(&ids, &offsets), 2);
+    assert_int_equal(ids[1], 7);
+    for (int32_t ns = 100; ns > 10; ns--) /* grows past its first room, stays sorted */
+        assert_int_equal(ent_clock_set_offset_in(ns, ns), 0);
+    size_t n = ent_clock_moved(&ids, &offsets);
+    assert_int_equal(n, 92);
+    for (size_t i = 1; i < n; i++)
+        assert_true(ids[i - 1] < ids[i]);
+    assert_int_equal(ent_clock_offset_ms_in(50), 50);
+    ent_clock_reset_all();
+    assert_int_equal(ent_clock_offset_ms_in(7), 0);
+    assert_int_equal(ent_clock_offset_ms(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_snapshot_names),
-        cmocka_unit_test(test_namespaces),
         cmocka_unit_test(test_clock_set_offset),
+        cmocka_unit_test(test_clocks_per_namespace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

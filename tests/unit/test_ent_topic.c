@@ -94,7 +94,7 @@ static size_t route(ent_cache *c, ent_filter_kvmsg *m, ent_topic_copies *out)
 {
     ent_filter_msg view = ent_filter_kvmsg_view(m);
     out->n = 0;
-    assert_int_equal(ent_topic_route(c, ent_cache_find(c, "t"), &view, out), 0);
+    assert_int_equal(ent_topic_route(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t"), &view, out), 0);
     return out->n;
 }
 
@@ -116,19 +116,19 @@ static void test_subscriptions_and_rules_are_cached(void **state)
     (void)state;
     ent_cache *c = fixture();
     size_t n;
-    const ent_entity *const *subs = ent_cache_subscriptions(c, ent_cache_find(c, "T"), &n);
+    const ent_entity *const *subs = ent_cache_subscriptions(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "T"), &n);
     assert_int_equal(n, 7);
     assert_string_equal(subs[0]->name, "t/Subscriptions/all"); /* by name */
-    const ent_filter_rule *rules = ent_cache_rules(c, ent_cache_find(c, "t/subscriptions/TAGGED"), &n);
+    const ent_filter_rule *rules = ent_cache_rules(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/subscriptions/TAGGED"), &n);
     assert_int_equal(n, 3);
     assert_string_equal(rules[0].name, "a1"); /* in the order they came */
     assert_non_null(rules[0].action);
     assert_null(rules[2].action);
-    assert_null(ent_cache_rules(c, ent_cache_find(c, "t/Subscriptions/none"), &n));
+    assert_null(ent_cache_rules(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/Subscriptions/none"), &n));
     assert_int_equal(n, 0);
     /* a queue has neither */
-    assert_null(ent_cache_subscriptions(c, ent_cache_find(c, "q"), &n));
-    assert_null(ent_cache_rules(c, ent_cache_find(c, "q"), &n));
+    assert_null(ent_cache_subscriptions(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "q"), &n));
+    assert_null(ent_cache_rules(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "q"), &n));
     ent_cache_free(c);
 }
 
@@ -223,7 +223,7 @@ static void test_bad_rule_matches_nothing(void **state)
     ent_cache *c = ent_cache_new();
     assert_int_equal(ent_cache_replace(c, list, 2, rules, 3), 0);
     size_t n;
-    assert_non_null(ent_cache_rules(c, ent_cache_find(c, "t/Subscriptions/s"), &n));
+    assert_non_null(ent_cache_rules(c, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/Subscriptions/s"), &n));
     assert_int_equal(n, 3);
     ent_filter_kvmsg m;
     ent_filter_kvmsg_init(&m);
@@ -298,32 +298,32 @@ static void test_copy_fate(void **state)
     ent_cache *c = ent_cache_new();
     assert_non_null(c);
     assert_int_equal(ent_cache_replace(c, list, sizeof list / sizeof list[0], NULL, 0), 0);
-    const ent_entity *t = ent_cache_find(c, "t");
+    const ent_entity *t = ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t");
 
-    ent_copy_fate f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/plain"), 5000, 1000, NULL);
+    ent_copy_fate f = ent_topic_copy_decide(c, t, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/Subscriptions/plain"), 5000, 1000, NULL);
     assert_int_equal(f.target->id, 10);
     assert_false(f.forwarded);
     assert_false(f.dead_letter);
     assert_int_equal(f.expires_ms, 6000);
 
-    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/toq"), 5000, 1000, NULL);
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/Subscriptions/toq"), 5000, 1000, NULL);
     assert_int_equal(f.target->id, 2);
     assert_true(f.forwarded);
     assert_false(f.rests_in_topic);
     assert_int_equal(f.ttl_ms, 2000); /* the forward target's default caps it again */
 
-    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/tot2"), -1, 1000, NULL);
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/Subscriptions/tot2"), -1, 1000, NULL);
     assert_int_equal(f.target->id, 3);
     assert_true(f.rests_in_topic); /* routed by t2's pump */
     assert_int_equal(f.expires_ms, 0);
 
-    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/tooff"), -1, 1000, NULL);
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/Subscriptions/tooff"), -1, 1000, NULL);
     assert_int_equal(f.target->id, 13); /* the end refuses sends: a dead letter in the subscription */
     assert_true(f.dead_letter);
     assert_string_equal(f.dead_letter_reason, "ForwardingFailed");
 
     /* a failed rule: a dead letter in the subscription, never forwarded */
-    f = ent_topic_copy_decide(c, t, ent_cache_find(c, "t/Subscriptions/toq"), -1, 1000, "rule 'x': boom");
+    f = ent_topic_copy_decide(c, t, ent_cache_find(c, ENT_NAMESPACE_DEFAULT_ID, "t/Subscriptions/toq"), -1, 1000, "rule 'x': boom");
     assert_int_equal(f.target->id, 11);
     assert_false(f.forwarded);
     assert_string_equal(f.dead_letter_reason, "FilterEvaluationException");

@@ -102,7 +102,9 @@ static int setup(void **state)
     (void)state;
     if (!conn)
         return 0;
-    PGresult *r = PQexec(conn, "TRUNCATE queues, topics, subscriptions, rules, messages RESTART IDENTITY CASCADE");
+    PGresult *r = PQexec(conn, "TRUNCATE queues, topics, subscriptions, rules, messages RESTART IDENTITY CASCADE;"
+                               " DELETE FROM namespaces WHERE id <> 1; DELETE FROM sbemu_snapshots;"
+                               " UPDATE sbemu_clock SET offset_ms = 0");
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     return ok ? 0 : -1;
@@ -441,6 +443,155 @@ static void test_failure_rolls_back(void **state)
     assert_string_equal(q1("SELECT count(*) FROM queues"), "2");
 }
 
+/* Config.json's Namespaces array: the first is the default namespace (row
+ * 1, named after it), every other one a namespace of its own, made with its
+ * entities and its declared snapshot; a reset of one touches no other. */
+static const char several[] =
+    "{\"UserConfig\": {\"Namespaces\": ["
+    " {\"Name\": \"home-ns\", \"Queues\": [{\"Name\": \"q\"}],"
+    "  \"Topics\": [{\"Name\": \"t\", \"Subscriptions\": [{\"Name\": \"s\"}]}]},"
+    " {\"Name\": \"suite-a\", \"Queues\": [{\"Name\": \"q\", \"Properties\": {\"MaxDeliveryCount\": 7}},"
+    "   {\"Name\": \"fwd\", \"Properties\": {\"ForwardTo\": \"q\"}}],"
+    "  \"Topics\": [{\"Name\": \"t\", \"Subscriptions\": [{\"Name\": \"s\", \"Rules\": [{\"Name\": \"only\","
+    "   \"Properties\": {\"FilterType\": \"Sql\", \"SqlFilter\": {\"SqlExpression\": \"1=1\"}}}]}]}]},"
+    " {\"Name\": \"ns2\", \"Queues\": [{\"Name\": \"other\"}]}]}}";
+
+static void test_several_namespaces(void **state)
+{
+    (void)state;
+    NEED_PG();
+    apply_text(several);
+    assert_string_equal(q1("SELECT string_agg(id || ':' || name, ',' ORDER BY id) FROM namespaces"),
+                        "1:home-ns,2:suite-a,3:ns2");
+    assert_string_equal(q1("SELECT string_agg(namespace_id || '/' || name, ',' ORDER BY namespace_id, name)"
+                           " FROM queues"),
+                        "1/q,2/fwd,2/q,3/other");
+    assert_string_equal(q1("SELECT max_delivery_count FROM queues WHERE namespace_id = 2 AND name = 'q'"), "7");
+    assert_string_equal(q1("SELECT max_delivery_count FROM queues WHERE namespace_id = 1 AND name = 'q'"), "10");
+    assert_string_equal(q1("SELECT string_agg(namespace_id || '/' || path, ',' ORDER BY namespace_id, path)"
+                           " FROM entities WHERE kind <> 'queue'"),
+                        "1/t,1/t/Subscriptions/s,2/t,2/t/Subscriptions/s");
+    assert_string_equal(q1("SELECT string_agg(r.name, ',' ORDER BY t.namespace_id) FROM rules r"
+                           " JOIN subscriptions s ON s.id = r.subscription_id JOIN topics t ON t.id = s.topic_id"),
+                        "$Default,only");
+    /* each namespace's own clock, and what a reset of each restores */
+    assert_string_equal(q1("SELECT string_agg(namespace_id::text, ',' ORDER BY namespace_id) FROM sbemu_clock"),
+                        "1,2,3");
+    assert_string_equal(q1("SELECT string_agg(namespace || ':' || entities, ',' ORDER BY namespace)"
+                           " FROM sbemu_snapshots WHERE name = '$declared'"),
+                        ":3,ns2:1,suite-a:4");
+    /* a second start changes nothing */
+    apply_text(several);
+    assert_string_equal(q1("SELECT count(*) FROM namespaces"), "3");
+    assert_string_equal(q1("SELECT count(*) FROM queues"), "4");
+
+    /* a restore of one namespace leaves the others' messages, entities and clocks alone */
+    exec_ok("INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, message)"
+            " SELECT id, 1, now(), now(), '\\x00' FROM queues");
+    exec_ok("INSERT INTO queues (name, namespace_id) VALUES ('extra', 1), ('extra', 2)");
+    exec_ok("UPDATE sbemu_clock SET offset_ms = 5000");
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_snapshot_restore('suite-a', '$declared', 0)"), "1");
+    assert_string_equal(q1("SELECT string_agg(q.namespace_id::text, ',' ORDER BY q.namespace_id) FROM messages m"
+                           " JOIN queues q ON q.id = m.entity_id"),
+                        "1,3");
+    assert_string_equal(q1("SELECT string_agg(namespace_id || '/' || name, ',' ORDER BY namespace_id, name)"
+                           " FROM queues"),
+                        "1/extra,1/q,2/fwd,2/q,3/other");
+    assert_string_equal(q1("SELECT string_agg(namespace_id || ':' || offset_ms, ',' ORDER BY namespace_id)"
+                           " FROM sbemu_clock"),
+                        "1:5000,2:0,3:5000");
+    /* a snapshot of one namespace holds only its own */
+    assert_string_equal(q1("SELECT entities || '/' || messages FROM sbemu_snapshot_save('', 'mine', 0)"), "4/1");
+    assert_string_equal(q1("SELECT entities || '/' || messages FROM sbemu_snapshot_save('NS2', 'mine', 0)"), "1/1");
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_snapshots WHERE name = 'mine'"), "2");
+
+    /* a namespace deleted takes its entities, their messages and its clock */
+    exec_ok("DELETE FROM namespaces WHERE name = 'ns2'");
+    assert_string_equal(q1("SELECT count(*) FROM queues WHERE name = 'other'"), "0");
+    assert_string_equal(q1("SELECT count(*) FROM messages"), "1"); /* the default's; suite-a's went with its reset */
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_clock"), "2");
+
+    /* the default may not take a name another namespace has */
+    ent_config cfg;
+    parse("{\"UserConfig\": {\"Namespaces\": [{\"Name\": \"Suite-A\"}]}}", &cfg);
+    assert_int_equal(store_config_apply(conn, &cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "the default namespace is named \"Suite-A\" (Namespaces[0].Name), the name of another"
+                                " namespace in the database"));
+    ent_config_free(&cfg);
+    assert_string_equal(q1("SELECT name FROM namespaces WHERE id = 1"), "home-ns");
+    /* plain SQL cannot make a namespace of a name no namespace may have, nor a second "default" */
+    PGresult *r = PQexec(conn, "INSERT INTO namespaces (name) VALUES ('a.b')");
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    assert_non_null(strstr(PQresultErrorMessage(r), "namespaces_name_syntax"));
+    PQclear(r);
+    r = PQexec(conn, "INSERT INTO namespaces (name) VALUES ('Default')");
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    PQclear(r);
+    /* made on first use, once whatever the letter case */
+    assert_string_equal(q1("SELECT sbemu_namespace_ensure('Fresh') = sbemu_namespace_ensure('fresh')"), "t");
+}
+
+/* Migration 014: a namespace's own keys and idle time (sbemu_namespace_put),
+ * its deletion when idle on its own clock (sbemu_namespace_sweep), and a
+ * namespace made again getting back what Config.json declared for it. */
+static void test_namespace_keys_and_idle(void **state)
+{
+    (void)state;
+    NEED_PG();
+    apply_text(several);
+    /* made, with keys and an idle time; then changed */
+    assert_string_equal(q1("SELECT created FROM sbemu_namespace_put('fresh', 120000,"
+                           " '[{\"name\": \"sender\", \"key\": \"k1\"}]')"),
+                        "t");
+    assert_string_equal(q1("SELECT created FROM sbemu_namespace_put('FRESH', NULL,"
+                           " '[{\"name\": \"a\", \"key\": \"k2\"}, {\"name\": \"b\", \"key\": \"k3\"}]')"),
+                        "f");
+    assert_string_equal(q1("SELECT string_agg(k.key_name || '=' || k.key, ',' ORDER BY k.key_name) FROM namespace_keys k"
+                           " JOIN namespaces n ON n.id = k.namespace_id WHERE n.name = 'fresh'"),
+                        "a=k2,b=k3");
+    assert_string_equal(q1("SELECT auto_delete_on_idle IS NULL FROM namespaces WHERE name = 'fresh'"), "t");
+    /* the table's own checks */
+    PGresult *r = PQexec(conn, "INSERT INTO namespace_keys VALUES (1, 'x', 'y')");
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    assert_non_null(strstr(PQresultErrorMessage(r), "namespace_keys_not_the_default"));
+    PQclear(r);
+    r = PQexec(conn, "UPDATE namespaces SET auto_delete_on_idle = '10 seconds' WHERE name = 'fresh'");
+    assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
+    assert_non_null(strstr(PQresultErrorMessage(r), "namespaces_auto_delete_on_idle_at_least_1m"));
+    PQclear(r);
+
+    /* idle past its time on its own clock: suite-a (idle 2 min) goes once its clock is 3 min ahead; ns2 (no
+     * idle time) and the default never do */
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_put('suite-a', 120000, '[]')"), "1");
+    exec_ok("INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, message)"
+            " SELECT id, 1, now(), now(), '\\x00' FROM queues");
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_sweep(sbemu_ms(now()))"), "0");
+    exec_ok("UPDATE sbemu_clock SET offset_ms = 180000 WHERE namespace_id = (SELECT id FROM namespaces"
+            " WHERE name = 'suite-a')");
+    assert_string_equal(q1("SELECT string_agg(name, ',') FROM sbemu_namespace_sweep(sbemu_ms(now()))"), "suite-a");
+    assert_string_equal(q1("SELECT count(*) FROM namespaces WHERE name = 'suite-a'"), "0");
+    assert_string_equal(q1("SELECT count(*) FROM queues q WHERE NOT EXISTS (SELECT 1 FROM namespaces n"
+                           " WHERE n.id = q.namespace_id)"),
+                        "0");
+    assert_string_equal(q1("SELECT count(*) FROM messages"), "2"); /* the default's and ns2's */
+    /* activity keeps it: an entity's accessed_at on its clock */
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_put('busy', 60000, '[]')"), "1");
+    exec_ok("INSERT INTO queues (name, namespace_id) SELECT 'q', id FROM namespaces WHERE name = 'busy'");
+    exec_ok("UPDATE sbemu_clock SET offset_ms = 600000 WHERE namespace_id = (SELECT id FROM namespaces"
+            " WHERE name = 'busy')");
+    exec_ok("UPDATE entity_runtime SET accessed_at = now() + interval '10 minutes' WHERE entity_id ="
+            " (SELECT q.id FROM queues q JOIN namespaces n ON n.id = q.namespace_id WHERE n.name = 'busy')");
+    assert_string_equal(q1("SELECT count(*) FROM sbemu_namespace_sweep(sbemu_ms(now()))"), "0");
+    /* made again on first use: what Config.json declared comes back */
+    assert_string_equal(q1("SELECT sbemu_namespace_ensure('suite-a') > 0"), "t");
+    assert_string_equal(q1("SELECT string_agg(q.name, ',' ORDER BY q.name) FROM queues q JOIN namespaces n"
+                           " ON n.id = q.namespace_id WHERE n.name = 'suite-a'"),
+                        "fwd,q");
+    assert_string_equal(q1("SELECT count(*) FROM subscriptions s JOIN topics t ON t.id = s.topic_id"
+                           " JOIN namespaces n ON n.id = t.namespace_id WHERE n.name = 'suite-a'"),
+                        "1");
+}
+
 static void test_load_and_apply(void **state)
 {
     (void)state;
@@ -476,6 +627,8 @@ int main(void)
         cmocka_unit_test_setup(test_rule_update, setup),
         cmocka_unit_test_setup(test_failure_rolls_back, setup),
         cmocka_unit_test_setup(test_load_and_apply, setup),
+        cmocka_unit_test_setup(test_several_namespaces, setup),
+        cmocka_unit_test_setup(test_namespace_keys_and_idle, setup),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

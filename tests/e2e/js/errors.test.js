@@ -23,9 +23,17 @@ emulatorSuite("js errors", { queues: ["exists"] }, (ctx) => {
     await expectCode(bad.createSender("exists").sendMessages({ body: "x" }), "UnauthorizedAccess");
   });
 
-  ctx.test("a wrong SAS key name fails with UnauthorizedAccess", async () => {
-    const bad = ctx.client(ctx.emu.connectionStringWith(undefined, "NoSuchPolicy"));
+  // A key name other than RootManageSharedAccessKey names a namespace (README "Namespaces"): one
+  // that no namespace may be called is refused, any other is a namespace of its own, without the
+  // default namespace's queues.
+  ctx.test("a SAS key name that cannot name a namespace fails with UnauthorizedAccess", async () => {
+    const bad = ctx.client(ctx.emu.connectionStringWith(undefined, "No.Such.Policy"));
     await expectCode(bad.createReceiver("exists", PEEK_LOCK).receiveMessages(1, { maxWaitTimeInMs: 5000 }), "UnauthorizedAccess");
+  });
+
+  ctx.test("another SAS key name is another namespace: the default's queue is not found there", async () => {
+    const other = ctx.client(ctx.emu.connectionStringWith(undefined, "NoSuchPolicy"));
+    await expectCode(other.createReceiver("exists", PEEK_LOCK).receiveMessages(1, { maxWaitTimeInMs: 5000 }), "MessagingEntityNotFound");
   });
 
   ctx.test("the right key still works after the refusals", async () => {

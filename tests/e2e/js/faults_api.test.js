@@ -29,7 +29,7 @@ const BAD = [
   [{ operation: "com.microsoft:frobnicate", effect: "never" }, /^unknown operation 'com\.microsoft:frobnicate'/],
   [{ operation: "send", effect: "explode" }, /^unknown effect 'explode': use error, delay, never, detach, close or lose-lock/],
   [{ operation: "send", effect: "error", error: "com.microsoft:bogus" }, /^unknown error 'com\.microsoft:bogus': name a Service Bus error condition \(.*com\.microsoft:server-busy/],
-  [{ namespace: "other", operation: "send", effect: "never" }, /^The namespace 'other' does not exist: namespaces other than the default one \('sbemulatorns', also called 'default'\) do not exist yet\.$/],
+  [{ namespace: "no.such", operation: "send", effect: "never" }, /^The namespace name 'no\.such' holds '\.' at position 3: a namespace name is made of letters, digits, '-' and '_'/],
   [{ entity: "ord[e]rs", operation: "send", effect: "never" }, /^entity glob 'ord\[e\]rs' has '\[' at position 4/],
   [{ entity: "t//s", operation: "send", effect: "never" }, /^entity glob 't\/\/s' has an empty path segment/],
   [{ entity: "", operation: "send", effect: "never" }, /^"entity" must not be empty/],

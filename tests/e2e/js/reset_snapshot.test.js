@@ -306,7 +306,7 @@ emulatorSuite("js reset", { queues: DECLARED_QUEUES, topics: DECLARED_TOPICS }, 
     const snapsBefore = (await expectStatus(ctx.emu, "GET", `namespaces/${NS}/snapshots`, 200)).json;
 
     const cases = [
-      ["POST", "namespaces/other-ns/reset", {}, 404, /namespace 'other-ns' does not exist: namespaces other than the default one/],
+      ["POST", "namespaces/other-ns/reset", {}, 404, /namespace 'other-ns' does not exist: a namespace is made when a client first uses it/],
       ["PUT", "namespaces/other-ns/snapshots/x", {}, 404, /namespace 'other-ns' does not exist/],
       ["POST", `namespaces/${NS}/snapshots/no-such/restore`, {}, 404, /snapshot 'no-such' does not exist in the namespace 'sbemulatorns'/],
       ["GET", `namespaces/${NS}/snapshots/no-such`, {}, 404, /snapshot 'no-such' does not exist/],

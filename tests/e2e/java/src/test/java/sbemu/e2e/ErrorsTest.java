@@ -61,7 +61,9 @@ class ErrorsTest {
                 () -> s.sendMessage(new ServiceBusMessage("x")));
             assertFalse(e.isTransient());
         }
-        String wrongName = EMU.emu().connectionString("SomeOtherKeyName", Emulator.SAS_KEY);
+        // Any other key name that may name a namespace puts the client in that namespace (README
+        // "Namespaces"); one with a '.' cannot, and is refused.
+        String wrongName = EMU.emu().connectionString("Some.Other.KeyName", Emulator.SAS_KEY);
         try (ServiceBusReceiverClient r = new com.azure.messaging.servicebus.ServiceBusClientBuilder()
             .connectionString(wrongName).retryOptions(EmulatorExtension.retry(0)).receiver().queueName("exists")
             .buildClient()) {
