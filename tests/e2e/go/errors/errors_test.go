@@ -73,8 +73,10 @@ func TestUnauthorized(t *testing.T) {
 	e := harness.Get(t)
 	ctx := harness.Ctx(t, 60*time.Second)
 	for name, cs := range map[string]string{
-		"wrong key":      harness.ConnectionString(e.AMQPPort, harness.SASKeyName, "d3Jvbmcga2V5"),
-		"wrong key name": harness.ConnectionString(e.AMQPPort, "SomeOtherKey", harness.SASKey),
+		"wrong key": harness.ConnectionString(e.AMQPPort, harness.SASKeyName, "d3Jvbmcga2V5"),
+		// a key name that cannot name a namespace (a dot): any other key name
+		// puts the client in a namespace of that name (see README, Namespaces)
+		"wrong key name": harness.ConnectionString(e.AMQPPort, "Some.Other.Key", harness.SASKey),
 	} {
 		c, err := azservicebus.NewClientFromConnectionString(cs, &azservicebus.ClientOptions{RetryOptions: harness.FastRetries})
 		if err != nil {
