@@ -12,6 +12,7 @@
 #include "store_figures.h"
 #include "store_setup.h"
 #include "store_statements.h"
+#include "store_story.h"
 
 /* Operations per transaction. Past this the batch is cut (never inside an op). */
 #define STORE_BATCH_MAX_OPS 512
@@ -124,7 +125,7 @@ int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *
         return -1;
     op->bytes += total;
     char *at = st->block;
-    st->prepared = prepared;
+    st->prepared = store_story_twin(prepared);
     st->nparams = nparams;
     for (int k = 0; k < nparams; k++) {
         st->formats[k] = params[k].binary;
@@ -174,6 +175,8 @@ static void op_finish(store_op *op, sb_status st)
 
 store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows, store_done_fn done, void *ctx)
 {
+    if (def->story && store_story_on())
+        def = def->story;
     store_op *op = store_op_new(0, NULL, done, ctx);
     merge_rows *m = op ? ent_calloc(1, sizeof *m) : NULL;
     if (!m) {

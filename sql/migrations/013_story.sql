@@ -1,0 +1,50 @@
+-- sbemu schema, version 13: each message's story (README "Each message's story").
+--
+-- What happened to messages, as events, written by the statements that make
+-- the changes they record, in the same commits (sql/store_story_statements.c):
+-- recording costs no statement of its own. A row is one statement's events of
+-- one kind in one entity: arrays with one element per message. What each
+-- column means for each kind is entities/ent_story.h's. The story is the
+-- database's, so every emulator on it answers for all of them; the emulators'
+-- sweep prunes rows older than --story-retention (on the emulator's clock).
+
+CREATE TABLE sbemu_story (
+    id                  bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- the order events happened in
+    at                  timestamptz NOT NULL,   -- the emulator's clock
+    entity_id           bigint NOT NULL,        -- entities.id; no foreign key: the story outlives the entity
+    kind                smallint NOT NULL,      -- ENT_STORY_* (entities/ent_story.h)
+    subqueue            smallint,               -- 1: the dead-letter subqueue (a receive there)
+    connection_id       bigint,                 -- the emulator's connection number (sent, locked, received)
+    link_name           text,                   -- the link's name as the client gave it
+    locked_until        timestamptz,            -- locked: until when
+    other_entity_id     bigint,                 -- routed: the topic; forwarded: from; dead-lettered: to
+    sequence_numbers    bigint[] NOT NULL,      -- per message, in this entity
+    message_ids         text[] NOT NULL,        -- per message
+    notes               text[],                 -- per message: traceparent, rule, rules, reason
+    descriptions        text[],                 -- per message: a dead letter's description
+    numbers             bigint[],               -- per message: delivery count, scheduled sequence number
+    lock_tokens         uuid[]                  -- per message: locked
+);
+-- The sweep prunes from the oldest.
+CREATE INDEX sbemu_story_at ON sbemu_story (at);
+-- An entity's latest events, newest first.
+CREATE INDEX sbemu_story_entity ON sbemu_story (entity_id, id);
+-- A message's story by MessageId, across entities.
+CREATE INDEX sbemu_story_message_ids ON sbemu_story USING gin (message_ids);
+-- (Autovacuum's insert trigger stays on: it merges the GIN index's pending
+-- list in the background, which the inserting statement would do otherwise.)
+
+-- sbemu_activate (migration 005), answering the message's new sequence number
+-- (NULL: it was gone), for the story of a scheduled message that came due.
+CREATE FUNCTION sbemu_activate_seq(p_entity bigint, p_seq bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    seq bigint;
+BEGIN
+    UPDATE entity_runtime SET next_sequence_number = next_sequence_number + 1 WHERE entity_id = p_entity
+        RETURNING next_sequence_number - 1 INTO seq;
+    UPDATE messages SET sequence_number = seq, state = 0 WHERE entity_id = p_entity AND sequence_number = p_seq;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    RETURN seq;
+END $$;
