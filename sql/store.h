@@ -159,7 +159,8 @@ typedef struct store_merge_def {
     void (*row)(store_op *op, int index, const void *pgresult, int result_row);
     /* The same statement recording the story (store_story.h), taking these
      * columns and more after them: used instead while the story is on, so a
-     * row's filler always gives the twin's columns. NULL: none. */
+     * row's filler always gives the twin's columns. Its answers still go to
+     * this def's row (the twin's is not used). NULL: none. */
     const struct store_merge_def *story;
 } store_merge_def;
 

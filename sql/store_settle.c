@@ -37,7 +37,7 @@ static void settle_answered(store_op *op, int index, const void *res, int row)
 #define SETTLE_COLUMNS                                                                                             \
     7, {STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}
 static const store_merge_def complete_set_story = {STMT_COMPLETE_SET_STORY, COMPLETE_COLUMNS, NULL, NULL};
-static const store_merge_def settle_set_story = {STMT_SETTLE_SET_STORY, SETTLE_COLUMNS, settle_answered, NULL};
+static const store_merge_def settle_set_story = {STMT_SETTLE_SET_STORY, SETTLE_COLUMNS, NULL, NULL};
 const store_merge_def store_complete_set = {STMT_COMPLETE_SET, COMPLETE_COLUMNS, NULL, &complete_set_story};
 const store_merge_def store_settle_set = {STMT_SETTLE_SET, SETTLE_COLUMNS, settle_answered, &settle_set_story};
 
