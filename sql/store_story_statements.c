@@ -283,30 +283,33 @@ static const twin_def twins[] = {
     " s.id, u.ord, sbemu_ms(s.at), s.kind::int8, s.entity_id, coalesce(s.subqueue, 0)::int8, u.seq, u.mid,"      \
     " u.note, u.descr, u.num, u.tok, coalesce(s.connection_id, 0), s.link_name,"                                   \
     " coalesce(sbemu_ms(s.locked_until), 0), coalesce(s.other_entity_id, 0)"
-#define STORY_ELEMENTS                                                                                              \
-    " FROM sbemu_story s CROSS JOIN LATERAL unnest(s.sequence_numbers, s.message_ids, s.notes, s.descriptions,"   \
+#define STORY_ELEMENTS(from)                                                                                        \
+    " FROM " from " s CROSS JOIN LATERAL unnest(s.sequence_numbers, s.message_ids, s.notes, s.descriptions,"          \
     " s.numbers, s.lock_tokens) WITH ORDINALITY AS u(seq, mid, note, descr, num, tok, ord)"
-
+/* A message's rows, found through the GIN index on message_ids
+ * (sbemu_story_rows, migration 013) before they are ordered. */
+#define MESSAGE_ROWS(mid) "r AS MATERIALIZED (SELECT * FROM sbemu_story_rows(" mid "))"
 
 static const stmt_def own_defs[] = {
-    /* $1 MessageId, $2 most events. Through the GIN index on message_ids. */
+    /* $1 MessageId, $2 most events. */
     {STMT_STORY_OF_MESSAGE,
-     "SELECT" STORY_COLUMNS STORY_ELEMENTS " WHERE s.message_ids @> ARRAY[$1::text] AND u.mid = $1"
+     "WITH " MESSAGE_ROWS("$1::text") " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = $1"
      " ORDER BY s.id, u.ord LIMIT $2",
      2, {STORE_OID_TEXT, STORE_OID_INT8}},
     /* $1 entity, $2 sequence number, $3 most events: the MessageId the
      * entity's latest event of that number names, then its story. */
     {STMT_STORY_OF_SEQUENCE,
-     "WITH f AS (SELECT u.mid FROM sbemu_story s CROSS JOIN LATERAL unnest(s.sequence_numbers, s.message_ids)"
-     " AS u(seq, mid) WHERE s.entity_id = $1 AND s.sequence_numbers @> ARRAY[$2::int8] AND u.seq = $2"
-     " ORDER BY s.id DESC LIMIT 1)"
-     " SELECT" STORY_COLUMNS STORY_ELEMENTS " WHERE s.message_ids @> ARRAY[(SELECT mid FROM f)]"
-     " AND u.mid = (SELECT mid FROM f) ORDER BY s.id, u.ord LIMIT $3",
+     "WITH f AS MATERIALIZED (SELECT u.mid FROM sbemu_story s CROSS JOIN LATERAL unnest(s.sequence_numbers,"
+     " s.message_ids) AS u(seq, mid) WHERE s.entity_id = $1 AND s.sequence_numbers @> ARRAY[$2::int8] AND u.seq = $2"
+     " ORDER BY s.id DESC LIMIT 1),"
+     " " MESSAGE_ROWS("(SELECT mid FROM f)")
+     " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = (SELECT mid FROM f) ORDER BY s.id, u.ord LIMIT $3",
      3, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    /* $1 entity, below ($2 row, $3 element), $4 most events; newest first. */
+    /* $1 entity, below ($2 row, $3 element), $4 most events; newest first
+     * (the primary key, (entity_id, id), gives the order). */
     {STMT_STORY_OF_ENTITY,
-     "SELECT" STORY_COLUMNS STORY_ELEMENTS " WHERE s.entity_id = $1 AND s.id <= $2 AND (s.id < $2 OR u.ord < $3)"
-     " ORDER BY s.id DESC, u.ord DESC LIMIT $4",
+     "SELECT" STORY_COLUMNS STORY_ELEMENTS("sbemu_story") " WHERE s.entity_id = $1 AND s.id <= $2"
+     " AND (s.id < $2 OR u.ord < $3) ORDER BY s.id DESC, u.ord DESC LIMIT $4",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 before: the oldest rows first, a sweep's batch at most. */
     {STMT_STORY_PRUNE,

@@ -9,7 +9,7 @@
 -- sweep prunes rows older than --story-retention (on the emulator's clock).
 
 CREATE TABLE sbemu_story (
-    id                  bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- the order events happened in
+    id                  bigint GENERATED ALWAYS AS IDENTITY, -- the order events happened in
     at                  timestamptz NOT NULL,   -- the emulator's clock
     entity_id           bigint NOT NULL,        -- entities.id; no foreign key: the story outlives the entity
     kind                smallint NOT NULL,      -- ENT_STORY_* (entities/ent_story.h)
@@ -23,14 +23,23 @@ CREATE TABLE sbemu_story (
     notes               text[],                 -- per message: traceparent, rule, rules, reason
     descriptions        text[],                 -- per message: a dead letter's description
     numbers             bigint[],               -- per message: delivery count, scheduled sequence number
-    lock_tokens         uuid[]                  -- per message: locked
+    lock_tokens         uuid[],                 -- per message: locked
+    -- An entity's latest events, newest first. (No index on id alone: the
+    -- planner would walk it backward, filtering by entity, to stop at a LIMIT.)
+    PRIMARY KEY (entity_id, id)
 );
 -- The sweep prunes from the oldest.
 CREATE INDEX sbemu_story_at ON sbemu_story (at);
--- An entity's latest events, newest first.
-CREATE INDEX sbemu_story_entity ON sbemu_story (entity_id, id);
 -- A message's story by MessageId, across entities.
 CREATE INDEX sbemu_story_message_ids ON sbemu_story USING gin (message_ids);
+-- The rows of a message's story, through that index whatever the planner
+-- guesses of an unknown MessageId's selectivity (a generic plan of a small
+-- story scans it, and a large one's arrays are costly to read whole).
+-- (A function with SET is never inlined, so the setting holds for its query
+-- alone.)
+CREATE FUNCTION sbemu_story_rows(p_message_id text) RETURNS SETOF sbemu_story
+    LANGUAGE sql STABLE SET enable_seqscan = off
+    AS $$ SELECT * FROM sbemu_story WHERE message_ids @> ARRAY[p_message_id] $$;
 -- (Autovacuum's insert trigger stays on: it merges the GIN index's pending
 -- list in the background, which the inserting statement would do otherwise.)
 

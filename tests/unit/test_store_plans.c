@@ -25,6 +25,7 @@
 #include "store_migrate.h"
 #include "store_session.h"
 #include "store_statements.h"
+#include "store_story.h"
 
 /* Rows in the backlog: large enough that a scan costs far more than an index
  * probe whatever the planner believes. */
@@ -132,6 +133,19 @@ static const struct {
     {STMT_TXN_ACTIVATE, "messages_txn_pending"},
     {STMT_TXN_DISCARD, "messages_txn_pending"},
     {STMT_SWEEP_TXN_PENDING, "messages_txn_pending"},
+    /* the story twins walk what their bases walk, and the story's queries its indexes */
+    {STMT_CLAIM_LOCK_STORY, "messages_ready"},
+    {STMT_CLAIM_DELETE_STORY, "messages_ready"},
+    {STMT_CLAIM_SESSION_LOCK_STORY, "messages_session"},
+    {STMT_CLAIM_SESSION_DELETE_STORY, "messages_session"},
+    {STMT_COMPLETE_SET_STORY, "messages_lock_token"},
+    {"sb_sweep_lapsed_story", "messages_lock_expiry"},
+    {"sb_sweep_expired_story", "messages_expiry"},
+    {"sb_sweep_scheduled_story", "messages_scheduled"},
+    {STMT_STORY_OF_MESSAGE, "sbemu_story_rows"}, /* migration 013: through sbemu_story_message_ids */
+    {STMT_STORY_OF_SEQUENCE, "sbemu_story_pkey"},
+    {STMT_STORY_OF_ENTITY, "sbemu_story_pkey"},
+    {STMT_STORY_PRUNE, "sbemu_story_at"},
 };
 
 /* True when the plan probes messages_pkey with a condition on entity_id but not
@@ -156,6 +170,8 @@ static int check_table(const stmt_def *defs, size_t n, const char *when)
         const char *why = NULL;
         if (strstr(plan, "Seq Scan on messages"))
             why = "scans the whole messages table";
+        if (!why && strstr(plan, "Seq Scan on sbemu_story"))
+            why = "scans the whole story";
         if (!why && walks_entity(plan))
             why = "walks every message of an entity (messages_pkey by entity_id alone)";
         for (size_t k = 0; !why && k < sizeof must_use / sizeof must_use[0]; k++)
@@ -175,10 +191,13 @@ static int check_table(const stmt_def *defs, size_t n, const char *when)
 static void check_all(const char *when)
 {
     size_t n, m;
-    size_t k;
+    size_t k, st;
     const stmt_def *defs = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m),
-                   *admin = store_admin_statement_defs(&k);
-    int bad = check_table(defs, n, when) + check_table(mgmt, m, when) + check_table(admin, k, when);
+                   *admin = store_admin_statement_defs(&k), *story = store_story_statement_defs(&st);
+    if (!story)
+        fail_msg("the story's statements cannot be built: %s", store_story_build_error());
+    int bad = check_table(defs, n, when) + check_table(mgmt, m, when) + check_table(admin, k, when) +
+              check_table(story, st, when);
     if (bad)
         fail_msg("%d statement(s) with a bad generic plan (%s), printed above", bad, when);
 }
@@ -208,6 +227,10 @@ static void fill_backlog(void)
     exec_ok(sql);
     exec_ok("INSERT INTO duplicate_detection (entity_id, message_id, seen_at)"
             " SELECT (SELECT id FROM queues WHERE name = 'big'), 'm' || g, now() FROM generate_series(1, 50000) g");
+    /* a story of many events across entities (compact rows of a few messages each) */
+    exec_ok("INSERT INTO sbemu_story (at, entity_id, kind, sequence_numbers, message_ids)"
+            " SELECT now() - (g || ' seconds')::interval, g % 50, 1 + g % 17, ARRAY[g, g + 1, g + 2],"
+            " ARRAY['m' || g, 'm' || (g + 1), 'm' || (g + 2)] FROM generate_series(1, 50000) g");
 }
 
 static void test_generic_plans_without_statistics(void **state)
@@ -216,6 +239,7 @@ static void test_generic_plans_without_statistics(void **state)
     exec_ok("ALTER TABLE messages SET (autovacuum_enabled = off)");
     exec_ok("ALTER TABLE duplicate_detection SET (autovacuum_enabled = off)");
     exec_ok("ALTER TABLE entity_runtime SET (autovacuum_enabled = off)");
+    exec_ok("ALTER TABLE sbemu_story SET (autovacuum_enabled = off)");
     fill_backlog();
     PGresult *r = PQexec(conn, "SELECT reltuples FROM pg_class WHERE relname = 'messages'");
     assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
@@ -226,6 +250,8 @@ static void test_generic_plans_without_statistics(void **state)
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
+    if (store_story_statements_prepare(conn, err, sizeof err))
+        fail_msg("%s", err);
     exec_ok("SET plan_cache_mode = force_generic_plan");
     check_all("no statistics");
 }
@@ -236,6 +262,8 @@ static void test_generic_plans_with_stale_statistics(void **state)
     /* statistics taken when the tables were nearly empty, then a backlog */
     exec_ok("DELETE FROM messages");
     exec_ok("DELETE FROM duplicate_detection");
+    exec_ok("DELETE FROM sbemu_story");
+    exec_ok("VACUUM ANALYZE sbemu_story");
     exec_ok("VACUUM ANALYZE messages");
     exec_ok("VACUUM ANALYZE duplicate_detection");
     fill_backlog();
@@ -244,6 +272,8 @@ static void test_generic_plans_with_stale_statistics(void **state)
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
+    if (store_story_statements_prepare(conn, err, sizeof err))
+        fail_msg("%s", err);
     check_all("stale statistics");
 }
 
@@ -256,6 +286,8 @@ static void test_generic_plans_with_statistics(void **state)
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
+    if (store_story_statements_prepare(conn, err, sizeof err))
+        fail_msg("%s", err);
     check_all("fresh statistics");
 }
 
