@@ -28,59 +28,55 @@
 
 /* ---- the twins' added text ---- */
 
-/* The send: its events from keep (what was kept after duplicate detection),
- * ins (the sequence numbers and MessageIds stored) and the story's own
- * arrays ($13 connection, $14 link, $15 traceparent, $16 the entity the
- * client sent to when ForwardTo took the message on). Sent (or scheduled) in
- * the entity the client named, forwarded into this one, dead-lettered at
- * once (ForwardingFailed). */
+/* The send: its events from keep (what was kept after duplicate detection,
+ * with the story's arrays unnested beside the others: $13 connection, $14
+ * link, $15 traceparent, $16 the entity the client sent to when ForwardTo
+ * took the message on) and s (the first sequence number). Sent (or
+ * scheduled) in the entity the client named, forwarded into this one,
+ * dead-lettered at once (ForwardingFailed). No join between the statement's
+ * own CTEs: a generic plan believes each holds a row or two and would nest
+ * its loops (s holds exactly one). */
 #define SEND_STORY                                                                                                   \
-    ", sx AS (SELECT * FROM unnest($13::int8[], $14::text[], $15::text[], $16::int8[])"                              \
-    "  WITH ORDINALITY AS sx(conn, link, trace, via, ord)),"                                                          \
-    " sv AS MATERIALIZED (SELECT keep.k, keep.now, keep.state, keep.subqueue, keep.reason, keep.description,"        \
-    "  ins.sequence_number AS seq, ins.message_id AS mid, sx.conn, sx.link, sx.trace, sx.via"                       \
-    "  FROM s CROSS JOIN keep JOIN sx ON sx.ord = keep.ord JOIN ins ON ins.sequence_number = s.first_seq + keep.k - 1)," \
-    " story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"             \
+    ", story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"           \
     "  sequence_numbers, message_ids, notes, descriptions)"                                                          \
     "  SELECT sbemu_ts(max(e.now)), e.ent, e.kind, e.conn, e.link, e.other, array_agg(e.seq ORDER BY e.k),"         \
     "  array_agg(e.mid ORDER BY e.k), array_agg(e.note ORDER BY e.k), array_agg(e.descr ORDER BY e.k) FROM ("       \
-    "  SELECT k, now, mid, conn, link, 0 AS step, coalesce(via, $1) AS ent,"                                         \
+    "  SELECT k, now, gid AS mid, conn, link, 0 AS step, coalesce(via, $1) AS ent,"                                  \
     "   CASE WHEN state IN (2, 3) THEN " K(SCHEDULED) " ELSE " K(SENT) " END AS kind, NULL::int8 AS other,"          \
-    "   CASE WHEN via IS NULL THEN seq END AS seq, trace AS note, NULL::text AS descr FROM sv"                       \
-    "  UNION ALL SELECT k, now, mid, NULL, NULL, 1, $1, " K(FORWARDED) ", via, seq, NULL, NULL FROM sv"             \
-    "   WHERE via IS NOT NULL"                                                                                       \
-    "  UNION ALL SELECT k, now, mid, NULL, NULL, 2, $1, " K(DEAD_LETTERED) ", NULL, seq, reason, description"        \
-    "   FROM sv WHERE subqueue = 1) e"                                                                               \
+    "   CASE WHEN via IS NULL THEN s.first_seq + k - 1 END AS seq, trace AS note, NULL::text AS descr"               \
+    "   FROM s CROSS JOIN keep"                                                                                      \
+    "  UNION ALL SELECT k, now, gid, NULL, NULL, 1, $1, " K(FORWARDED) ", via, s.first_seq + k - 1, NULL, NULL"      \
+    "   FROM s CROSS JOIN keep WHERE via IS NOT NULL"                                                                \
+    "  UNION ALL SELECT k, now, gid, NULL, NULL, 2, $1, " K(DEAD_LETTERED) ", NULL, s.first_seq + k - 1, reason,"    \
+    "   description FROM s CROSS JOIN keep WHERE subqueue = 1) e"                                                    \
     "  GROUP BY e.step, e.ent, e.kind, e.conn, e.link, e.other ORDER BY e.step, min(e.k))"
 
-/* The publish: from the rows (n), the messages kept (keep), the copies (c)
- * and the story's arrays ($20 connection, $21 link, $22 traceparent, $23 the
- * rule, or a not-routed row's rules, $24 the subscription a forwarded copy
- * left). Sent to the topic (a fresh message, not one routed from rest),
- * routed to each subscription (the rule), forwarded on (a copy of a
- * subscription with ForwardTo: its new sequence number, as fws numbers it
- * exactly as ins_fw did), dead-lettered in the subscription, and not routed
- * (rows of slot -2, store_topic.h, that only the story sends). */
+/* The publish: the story's arrays ($20 connection, $21 link, $22
+ * traceparent, $23 the rule, or a not-routed row's rules, $24 the
+ * subscription a forwarded copy left) are unnested with the rest and carried
+ * by b, keep and c, so that each event reads one of the statement's CTEs
+ * (and s, one row): sent to the topic (a fresh message, not one routed from
+ * rest: keep), routed to each subscription (the rule: c), forwarded on (a
+ * copy of a subscription with ForwardTo: fws numbers them exactly as ins_fw
+ * did), dead-lettered in the subscription, and not routed (rows of slot -2,
+ * store_topic.h, that only the story sends). */
 #define PUBLISH_STORY                                                                                                \
-    ", sx AS (SELECT * FROM unnest($20::int8[], $21::text[], $22::text[], $23::text[], $24::int8[])"                \
-    "  WITH ORDINALITY AS sx(conn, link, trace, rule, via, ord)),"                                                   \
-    " fws AS (SELECT c.ord, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1 AS seq"         \
+    ", fws AS (SELECT c.*, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1 AS fseq"        \
     "  FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot = -1),"                                                \
     " ev AS (SELECT 0 AS step, keep.ord AS k, $1::int8 AS ent,"                                                      \
-    "  CASE WHEN n.state IN (2, 3) THEN " K(SCHEDULED) " ELSE " K(SENT) " END AS kind, sx.conn, sx.link,"            \
-    "  NULL::int8 AS other, s.first_seq + keep.base AS seq, keep.gid AS mid, sx.trace AS note, NULL::text AS descr," \
-    "  n.now FROM s CROSS JOIN keep JOIN n ON n.ord = keep.ord JOIN sx ON sx.ord = keep.ord WHERE n.consume IS NULL" \
-    "  UNION ALL SELECT 1, c.ord, CASE WHEN c.slot = -1 THEN sx.via ELSE c.target END, " K(ROUTED) ", NULL, NULL,"   \
-    "  $1, CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot END, c.gid, sx.rule, NULL, n.now"               \
-    "  FROM s CROSS JOIN c JOIN n ON n.ord = c.ord JOIN sx ON sx.ord = c.ord"                                        \
-    "  WHERE (c.slot >= 0 AND c.target <> $1) OR (c.slot = -1 AND sx.via IS NOT NULL)"                              \
-    "  UNION ALL SELECT 2, c.ord, c.target, " K(FORWARDED) ", NULL, NULL, sx.via, fws.seq, c.gid, sx.rule, NULL,"    \
-    "  n.now FROM c JOIN fws ON fws.ord = c.ord JOIN n ON n.ord = c.ord JOIN sx ON sx.ord = c.ord"                   \
+    "  CASE WHEN keep.mstate IN (2, 3) THEN " K(SCHEDULED) " ELSE " K(SENT) " END AS kind, keep.conn, keep.link,"    \
+    "  NULL::int8 AS other, s.first_seq + keep.base AS seq, keep.gid AS mid, keep.trace AS note, NULL::text AS descr," \
+    "  keep.mnow AS now FROM s CROSS JOIN keep WHERE keep.tok IS NULL"                                               \
+    "  UNION ALL SELECT 1, c.ord, CASE WHEN c.slot = -1 THEN c.via ELSE c.target END, " K(ROUTED) ", NULL, NULL,"    \
+    "  $1, CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot END, c.gid, c.rule, NULL, c.now"                \
+    "  FROM s CROSS JOIN c WHERE (c.slot >= 0 AND c.target <> $1) OR (c.slot = -1 AND c.via IS NOT NULL)"           \
+    "  UNION ALL SELECT 2, fws.ord, fws.target, " K(FORWARDED) ", NULL, NULL, fws.via, fws.fseq, fws.gid, fws.rule,"  \
+    "  NULL, fws.now FROM fws"                                                                                       \
     "  UNION ALL SELECT 3, c.ord, c.target, " K(DEAD_LETTERED) ", NULL, NULL, NULL, s.first_seq + c.base + c.slot,"  \
-    "  c.gid, c.reason, c.description, n.now FROM s CROSS JOIN c JOIN n ON n.ord = c.ord"                            \
-    "  WHERE c.slot >= 0 AND c.subqueue = 1 AND c.target <> $1"                                                      \
-    "  UNION ALL SELECT 4, c.ord, c.target, " K(NOT_ROUTED) ", NULL, NULL, $1, s.first_seq + c.base, c.gid,"        \
-    "  sx.rule, NULL, n.now FROM s CROSS JOIN c JOIN n ON n.ord = c.ord JOIN sx ON sx.ord = c.ord WHERE c.slot = -2)," \
+    "  c.gid, c.reason, c.description, c.now FROM s CROSS JOIN c WHERE c.slot >= 0 AND c.subqueue = 1"              \
+    "  AND c.target <> $1"                                                                                           \
+    "  UNION ALL SELECT 4, c.ord, c.target, " K(NOT_ROUTED) ", NULL, NULL, $1, s.first_seq + c.base, c.gid, c.rule," \
+    "  NULL, c.now FROM s CROSS JOIN c WHERE c.slot = -2),"                                                          \
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"             \
     "  sequence_numbers, message_ids, notes, descriptions)"                                                          \
     "  SELECT sbemu_ts(max(now)), ent, kind, conn, link, other, array_agg(seq ORDER BY k), array_agg(mid ORDER BY k)," \
@@ -189,7 +185,7 @@
 
 /* ---- the twins ---- */
 
-#define TWIN_EDITS_MAX 3
+#define TWIN_EDITS_MAX 8
 #define TWIN_EXTRA_MAX 5
 
 typedef struct twin_edit {
@@ -206,13 +202,28 @@ typedef struct twin_def {
 } twin_def;
 
 static const twin_def twins[] = {
+    /* (the generated MessageId is made in keep, where the story reads it, instead of in ins) */
     {STMT_SEND_SET_STORY, STMT_SEND_SET, NULL, NULL,
-     {{"FROM s, keep RETURNING 1) SELECT keep.ord",
-       "FROM s, keep RETURNING sequence_number, message_id)" SEND_STORY " SELECT keep.ord"}},
+     {{"$12::text[])  WITH ORDINALITY AS i(", "$12::text[], $13::int8[], $14::text[], $15::text[], $16::int8[])"
+                                             " WITH ORDINALITY AS i("},
+      {"description,  ord)),", "description, conn, link, trace, via, ord)),"},
+      {"row_number() OVER (ORDER BY i.ord) AS k FROM i",
+       "row_number() OVER (ORDER BY i.ord) AS k, coalesce(i.message_id, replace(gen_random_uuid()::text, '-', ''))"
+       " AS gid FROM i"},
+      {"coalesce(keep.message_id, replace(gen_random_uuid()::text, '-', ''))", "keep.gid"},
+      {"FROM s, keep RETURNING 1) SELECT keep.ord", "FROM s, keep RETURNING 1)" SEND_STORY " SELECT keep.ord"}},
      4, {STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
     /* (slot -2 rows are no copies: fw and ins_fw take slot -1 only) */
     {STMT_PUBLISH_SET_STORY, STMT_PUBLISH_SET, NULL, NULL,
-     {{"WHERE slot < 0 GROUP BY target) g", "WHERE slot = -1 GROUP BY target) g"},
+     {{"$19::text[]) WITH ORDINALITY AS i(", "$19::text[], $20::int8[], $21::text[], $22::text[], $23::text[],"
+                                             " $24::int8[]) WITH ORDINALITY AS i("},
+      {"source, ord)),", "source, conn, link, trace, rule, via, ord)),"},
+      {"consume AS tok, ord,", "consume AS tok, ord, state AS mstate, conn, link, trace,"},
+      {"keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width,",
+       "keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width, b.mnow, b.mstate, b.tok, b.conn, b.link,"
+       " b.trace,"},
+      {"c AS MATERIALIZED (SELECT n.target, n.slot,", "c AS MATERIALIZED (SELECT n.now, n.rule, n.via, n.target, n.slot,"},
+      {"WHERE slot < 0 GROUP BY target) g", "WHERE slot = -1 GROUP BY target) g"},
       {"WHERE c.slot < 0 RETURNING 1)", "WHERE c.slot = -1 RETURNING 1)"},
       {" SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
        PUBLISH_STORY " SELECT keep.ord, s.first_seq + keep.base FROM keep, s"}},

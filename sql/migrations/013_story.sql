@@ -28,6 +28,14 @@ CREATE TABLE sbemu_story (
     -- planner would walk it backward, filtering by entity, to stop at a LIMIT.)
     PRIMARY KEY (entity_id, id)
 );
+-- The arrays are stored as they are, never compressed: a row of a large
+-- batch is tens of KB of mostly random ids, and compressing it would be CPU
+-- spent inside the commit it rides with (message bodies are stored so too,
+-- migration 005).
+ALTER TABLE sbemu_story ALTER COLUMN sequence_numbers SET STORAGE EXTERNAL,
+    ALTER COLUMN message_ids SET STORAGE EXTERNAL, ALTER COLUMN notes SET STORAGE EXTERNAL,
+    ALTER COLUMN descriptions SET STORAGE EXTERNAL, ALTER COLUMN numbers SET STORAGE EXTERNAL,
+    ALTER COLUMN lock_tokens SET STORAGE EXTERNAL;
 -- The sweep prunes from the oldest.
 CREATE INDEX sbemu_story_at ON sbemu_story (at);
 -- A message's story by MessageId, across entities.
