@@ -98,10 +98,14 @@ static void query(store *s, const char *stmt, const store_param *params, int n, 
     store_submit(s, op);
 }
 
-void store_story_of_message(store *s, const char *message_id, int max, store_story_cb cb, void *ctx)
+void store_story_of_message(store *s, int64_t entity_id, const char *message_id, int max, store_story_cb cb,
+                            void *ctx)
 {
-    int8_param m = be_int8(max);
-    query(s, STMT_STORY_OF_MESSAGE, (store_param[]){P_TEXT(message_id), P_INT8(m)}, 2, cb, ctx);
+    int8_param e = be_int8(entity_id), m = be_int8(max);
+    if (entity_id)
+        query(s, STMT_STORY_OF_MESSAGE_IN, (store_param[]){P_INT8(e), P_TEXT(message_id), P_INT8(m)}, 3, cb, ctx);
+    else
+        query(s, STMT_STORY_OF_MESSAGE, (store_param[]){P_TEXT(message_id), P_INT8(m)}, 2, cb, ctx);
 }
 
 void store_story_of_sequence(store *s, int64_t entity_id, int64_t seq, int max, store_story_cb cb, void *ctx)

@@ -59,6 +59,7 @@ typedef struct store_peer store_peer;
 
 /* The queries below. */
 #define STMT_STORY_OF_MESSAGE "sb_story_of_message"
+#define STMT_STORY_OF_MESSAGE_IN "sb_story_of_message_in"
 #define STMT_STORY_OF_SEQUENCE "sb_story_of_sequence"
 #define STMT_STORY_OF_ENTITY "sb_story_of_entity"
 /* link itself, or NULL when the story cannot keep it whole (too long, or
@@ -103,9 +104,12 @@ typedef struct store_story_event {
 } store_story_event;
 
 typedef void (*store_story_cb)(void *ctx, sb_status st, const store_story_event *events, size_t n);
-/* A message's events, oldest first, at most max: by MessageId, or of the
- * message that entity_id's sequence number seq names. */
-void store_story_of_message(store *s, const char *message_id, int max, store_story_cb cb, void *ctx);
+/* A message's events, oldest first, at most max: by MessageId (entity_id 0:
+ * across the whole story, a scan of it; else from its first event in
+ * entity_id on), or of the message that entity_id's sequence number seq
+ * names (from its first event there on). */
+void store_story_of_message(store *s, int64_t entity_id, const char *message_id, int max, store_story_cb cb,
+                            void *ctx);
 void store_story_of_sequence(store *s, int64_t entity_id, int64_t seq, int max, store_story_cb cb, void *ctx);
 /* An entity's events, newest first, from below cursor (0, 0: the newest), at most max. */
 void store_story_of_entity(store *s, int64_t entity_id, ent_story_cursor below, int max, store_story_cb cb,

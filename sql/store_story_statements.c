@@ -26,7 +26,10 @@
 
 #define K(kind) STORE_STRINGIFY(ENT_STORY_##kind)
 
-/* ---- the twins' added text ---- */
+/* ---- the twins' added text ----
+ * Each aggregates one sorted input (ORDER BY in a subquery, then
+ * array_agg in that order, one sort for all its arrays) rather than
+ * ordering each array_agg apart (a sort per array). */
 
 /* The send: its events from keep (what was kept after duplicate detection,
  * with the story's arrays unnested beside the others: $13 connection, $14
@@ -39,8 +42,8 @@
 #define SEND_STORY                                                                                                   \
     ", story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"           \
     "  sequence_numbers, message_ids, notes, descriptions)"                                                          \
-    "  SELECT sbemu_ts(max(e.now)), e.ent, e.kind, e.conn, e.link, e.other, array_agg(e.seq ORDER BY e.k),"         \
-    "  array_agg(e.mid ORDER BY e.k), array_agg(e.note ORDER BY e.k), array_agg(e.descr ORDER BY e.k) FROM ("       \
+    "  SELECT sbemu_ts(max(e.now)), e.ent, e.kind, e.conn, e.link, e.other, array_agg(e.seq), array_agg(e.mid),"    \
+    "  array_agg(e.note), array_agg(e.descr) FROM ("                                                                 \
     "  SELECT k, now, gid AS mid, conn, link, 0 AS step, coalesce(via, $1) AS ent,"                                  \
     "   CASE WHEN state IN (2, 3) THEN " K(SCHEDULED) " ELSE " K(SENT) " END AS kind, NULL::int8 AS other,"          \
     "   CASE WHEN via IS NULL THEN s.first_seq + k - 1 END AS seq, trace AS note, NULL::text AS descr"               \
@@ -48,7 +51,8 @@
     "  UNION ALL SELECT k, now, gid, NULL, NULL, 1, $1, " K(FORWARDED) ", via, s.first_seq + k - 1, NULL, NULL"      \
     "   FROM s CROSS JOIN keep WHERE via IS NOT NULL"                                                                \
     "  UNION ALL SELECT k, now, gid, NULL, NULL, 2, $1, " K(DEAD_LETTERED) ", NULL, s.first_seq + k - 1, reason,"    \
-    "   description FROM s CROSS JOIN keep WHERE subqueue = 1) e"                                                    \
+    "   description FROM s CROSS JOIN keep WHERE subqueue = 1"                                                       \
+    "  ORDER BY step, ent, kind, conn, link, other, k) e"                                                            \
     "  GROUP BY e.step, e.ent, e.kind, e.conn, e.link, e.other ORDER BY e.step, min(e.k))"
 
 /* The publish: the story's arrays ($20 connection, $21 link, $22
@@ -79,8 +83,8 @@
     "  NULL, c.now FROM s CROSS JOIN c WHERE c.slot = -2),"                                                          \
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"             \
     "  sequence_numbers, message_ids, notes, descriptions)"                                                          \
-    "  SELECT sbemu_ts(max(now)), ent, kind, conn, link, other, array_agg(seq ORDER BY k), array_agg(mid ORDER BY k)," \
-    "  array_agg(note ORDER BY k), array_agg(descr ORDER BY k) FROM ev"                                              \
+    "  SELECT sbemu_ts(max(now)), ent, kind, conn, link, other, array_agg(seq), array_agg(mid), array_agg(note),"    \
+    "  array_agg(descr) FROM (SELECT * FROM ev ORDER BY step, ent, kind, conn, link, other, k) e"                    \
     "  GROUP BY step, ent, kind, conn, link, other ORDER BY step, min(k))"
 
 /* A lock claim's events from its rows (u), who claimed ($conn, $link). */
@@ -89,8 +93,8 @@
     "), story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, connection_id, link_name, locked_until,"   \
     "  sequence_numbers, message_ids, numbers, lock_tokens)"                                                        \
     "  SELECT sbemu_ts($3), $1, " K(LOCKED) ", nullif($2, 0), " conn ", " link ", sbemu_ts(max(until)),"            \
-    "  array_agg(seq ORDER BY seq), array_agg(mid ORDER BY seq), array_agg(dc::int8 ORDER BY seq),"               \
-    "  array_agg(tok ORDER BY seq) FROM u HAVING count(*) > 0)"                                                    \
+    "  array_agg(seq), array_agg(mid), array_agg(dc::int8), array_agg(tok)"                                        \
+    "  FROM (SELECT * FROM u ORDER BY seq) o HAVING count(*) > 0)"                                                 \
     " SELECT * FROM u"
 
 /* A receive-and-delete claim's events from what it deleted (d). */
@@ -98,14 +102,15 @@
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, connection_id, link_name,"                 \
     "  sequence_numbers, message_ids)"                                                                              \
     "  SELECT sbemu_ts(" now "), $1, " K(RECEIVED) ", nullif($2, 0), " conn ", " link ","                           \
-    "  array_agg(sequence_number ORDER BY sequence_number), array_agg(message_id ORDER BY sequence_number)"         \
-    "  FROM d HAVING count(*) > 0)"
+    "  array_agg(sequence_number), array_agg(message_id)"                                                           \
+    "  FROM (SELECT sequence_number, message_id FROM d ORDER BY sequence_number) o HAVING count(*) > 0)"
 
 /* Completes: what the DELETE returned, per entity. */
 #define COMPLETE_STORY                                                                                              \
     ", story AS (INSERT INTO sbemu_story (at, entity_id, kind, sequence_numbers, message_ids)"                     \
-    "  SELECT sbemu_ts(max(now)), entity_id, " K(COMPLETED) ", array_agg(sequence_number ORDER BY ord),"            \
-    "  array_agg(message_id ORDER BY ord) FROM d GROUP BY entity_id)"
+    "  SELECT sbemu_ts(max(now)), entity_id, " K(COMPLETED) ", array_agg(sequence_number), array_agg(message_id)"   \
+    "  FROM (SELECT entity_id, ord, now, sequence_number, message_id FROM d ORDER BY entity_id, ord) o"             \
+    "  GROUP BY entity_id)"
 
 /* The other settlements (d: each message found under its lock, what it
  * becomes): abandoned, deferred, released, dead-lettered (where to, when
@@ -114,9 +119,8 @@
 #define SETTLE_STORY                                                                                                \
     ", story AS (INSERT INTO sbemu_story (at, entity_id, kind, other_entity_id, sequence_numbers, message_ids,"    \
     "  notes, descriptions, numbers)"                                                                               \
-    "  SELECT sbemu_ts(max(e.now)), e.entity_id, e.k, e.other, array_agg(e.sequence_number ORDER BY e.ord),"       \
-    "  array_agg(e.message_id ORDER BY e.ord), array_agg(e.note ORDER BY e.ord), array_agg(e.descr ORDER BY e.ord)," \
-    "  array_agg(e.dc ORDER BY e.ord) FROM ("                                                                       \
+    "  SELECT sbemu_ts(max(e.now)), e.entity_id, e.k, e.other, array_agg(e.sequence_number),"                      \
+    "  array_agg(e.message_id), array_agg(e.note), array_agg(e.descr), array_agg(e.dc) FROM ("                     \
     "  SELECT d.now, d.entity_id, d.sequence_number, d.message_id, d.ord, 0 AS step,"                               \
     "   CASE d.kind WHEN 2 THEN " K(DEAD_LETTERED) " WHEN 1 THEN " K(ABANDONED) " WHEN 3 THEN " K(DEFERRED)          \
     "   ELSE " K(RELEASED) " END AS k, CASE WHEN d.kind = 2 AND d.away THEN d.target END AS other,"                  \
@@ -124,7 +128,7 @@
     "   d.delivery_count::int8 AS dc FROM d"                                                                        \
     "  UNION ALL SELECT d.now, d.entity_id, d.sequence_number, d.message_id, d.ord, 1, " K(DEAD_LETTERED) ","       \
     "   CASE WHEN d.away THEN d.target END, d.reason, d.description, d.delivery_count FROM d"                      \
-    "   WHERE d.kind = 1 AND d.exhausted) e"                                                                        \
+    "   WHERE d.kind = 1 AND d.exhausted ORDER BY step, entity_id, k, other, ord) e"                                \
     "  GROUP BY e.step, e.entity_id, e.k, e.other ORDER BY e.step, min(e.ord))"
 
 /* Where an entity's dead letters go, from the sweep's policy arrays. */
@@ -297,23 +301,38 @@ static const twin_def twins[] = {
 #define STORY_ELEMENTS(from)                                                                                        \
     " FROM " from " s CROSS JOIN LATERAL unnest(s.sequence_numbers, s.message_ids, s.notes, s.descriptions,"          \
     " s.numbers, s.lock_tokens) WITH ORDINALITY AS u(seq, mid, note, descr, num, tok, ord)"
-/* A message's rows, found through the GIN index on message_ids
- * (sbemu_story_rows, migration 013) before they are ordered. */
-#define MESSAGE_ROWS(mid) "r AS MATERIALIZED (SELECT * FROM sbemu_story_rows(" mid "))"
+/* A message's rows (r): those of MessageId mid written since the first
+ * event of it that entity $1 holds (its primary key, then sbemu_story_at,
+ * through sbemu_story_since: migration 013). A message's events elsewhere
+ * before it reached that entity (a topic's scheduled message resting there)
+ * are left out; asked by MessageId alone, they are in. */
+/* (An event's time is the latest of its row's messages: events of one commit
+ * written to other rows may be a little earlier. A commit takes
+ * milliseconds; this is room enough.) */
+#define STORY_SINCE_SLACK "'10 seconds'"
+#define MESSAGE_ROWS_FROM_ENTITY(mid)                                                                               \
+    "t AS MATERIALIZED (SELECT min(at) - interval " STORY_SINCE_SLACK " AS t0 FROM sbemu_story WHERE entity_id = $1" \
+    " AND message_ids @> ARRAY[" mid "]),"                                                                        \
+    " r AS MATERIALIZED (SELECT * FROM sbemu_story_since(" mid ", (SELECT t0 FROM t)))"
 
 static const stmt_def own_defs[] = {
-    /* $1 MessageId, $2 most events. */
+    /* $1 MessageId, $2 most events: a scan of the whole story (no index
+     * holds MessageIds: migration 013), the one statement that may. */
     {STMT_STORY_OF_MESSAGE,
-     "WITH " MESSAGE_ROWS("$1::text") " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = $1"
+     "SELECT" STORY_COLUMNS STORY_ELEMENTS("sbemu_story") " WHERE s.message_ids @> ARRAY[$1::text] AND u.mid = $1"
      " ORDER BY s.id, u.ord LIMIT $2",
      2, {STORE_OID_TEXT, STORE_OID_INT8}},
+    /* $1 entity, $2 MessageId, $3 most events. */
+    {STMT_STORY_OF_MESSAGE_IN,
+     "WITH " MESSAGE_ROWS_FROM_ENTITY("$2::text") " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = $2"
+     " ORDER BY s.id, u.ord LIMIT $3",
+     3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8}},
     /* $1 entity, $2 sequence number, $3 most events: the MessageId the
      * entity's latest event of that number names, then its story. */
     {STMT_STORY_OF_SEQUENCE,
      "WITH f AS MATERIALIZED (SELECT u.mid FROM sbemu_story s CROSS JOIN LATERAL unnest(s.sequence_numbers,"
      " s.message_ids) AS u(seq, mid) WHERE s.entity_id = $1 AND s.sequence_numbers @> ARRAY[$2::int8] AND u.seq = $2"
-     " ORDER BY s.id DESC LIMIT 1),"
-     " " MESSAGE_ROWS("(SELECT mid FROM f)")
+     " ORDER BY s.id DESC LIMIT 1), " MESSAGE_ROWS_FROM_ENTITY("(SELECT mid FROM f)")
      " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = (SELECT mid FROM f) ORDER BY s.id, u.ord LIMIT $3",
      3, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 entity, below ($2 row, $3 element), $4 most events; newest first

@@ -11,10 +11,12 @@
 /* The first trace property the message carries, as a span of its bytes. */
 static void trace_of(const store_new_message *m, const amqp_msg *parsed, const uint8_t **p, size_t *len)
 {
-    amqp_filter_view v;
-    amqp_filter_view_init(&v, m->bytes, m->len, parsed, m->available_ms);
     *p = NULL;
     *len = 0;
+    if (!parsed->application_properties.len)
+        return; /* nothing to look in: most sends */
+    amqp_filter_view v;
+    amqp_filter_view_init(&v, m->bytes, m->len, parsed, m->available_ms);
     for (int i = 0; i < ENT_STORY_TRACE_PROPERTIES; i++) {
         const char *name = ent_story_trace_properties[i];
         ent_filter_value val;

@@ -214,7 +214,7 @@ static void on_entity(void *ctx, sb_status st, const ent_entity *e, const ent_ro
     if (w->q.kind == ENT_STORY_BY_SEQUENCE)
         store_story_of_sequence(s, e->id, w->q.sequence_number, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
     else if (w->q.kind == ENT_STORY_BY_MESSAGE_ID)
-        store_story_of_message(s, w->message_id, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
+        store_story_of_message(s, e->id, w->message_id, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
     else
         store_story_of_entity(s, e->id, w->q.page, w->q.top, on_story, r);
 }
@@ -252,7 +252,7 @@ void http_story(http_req *r)
     if (w->q.message_id)
         snprintf(w->message_id, sizeof w->message_id, "%s", w->q.message_id);
     if (!w->q.entity) {
-        store_story_of_message(broker_store(r->broker), w->message_id, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
+        store_story_of_message(broker_store(r->broker), 0, w->message_id, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
         return;
     }
     /* a subqueue's events are its entity's (they say which subqueue) */
