@@ -27,6 +27,7 @@ static const char *const kind_names[ENT_STORY_KIND_MAX + 1] = {
     [ENT_STORY_RELEASED] = "released",
     [ENT_STORY_CANCELLED] = "cancelled",
     [ENT_STORY_PURGED] = "purged",
+    [ENT_STORY_DELETED] = "deleted",
 };
 
 const char *ent_story_kind_name(int kind)

@@ -40,8 +40,9 @@
 #define ENT_STORY_ACTIVATED 14    /* a scheduled message came due, with a new sequence number */
 #define ENT_STORY_RELEASED 15     /* its lock was given back unsettled: as if never delivered */
 #define ENT_STORY_CANCELLED 16    /* a scheduled message cancelled */
-#define ENT_STORY_PURGED 17       /* deleted through $management (batch delete, purge) */
-#define ENT_STORY_KIND_MAX 17
+#define ENT_STORY_PURGED 17       /* deleted in bulk: $management's batch delete, the dashboard's purge */
+#define ENT_STORY_DELETED 18      /* deleted one by one from the dashboard */
+#define ENT_STORY_KIND_MAX 18
 
 /* "sent", "dead-lettered", ...; NULL for a number that is no kind. */
 const char *ent_story_kind_name(int kind);

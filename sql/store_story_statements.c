@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ent_alloc.h"
+#include "store_dash.h"
 #include "store_mgmt.h"
 #include "store_story.h"
 
@@ -187,6 +188,15 @@
     "  SELECT sbemu_ts(" now "), $1, " K(kind) ", " subqueue ", array_agg(sequence_number ORDER BY sequence_number)," \
     "  array_agg(message_id ORDER BY sequence_number) FROM d HAVING count(*) > 0)"
 
+/* The dashboard's deletes (d: what they deleted, $2 a subqueue or -1 for
+ * both), which take no time parameter: the namespace's clock as the
+ * database tells it (its time plus the namespace's offset, migration 004). */
+#define NAMESPACE_NOW "(SELECT now() + make_interval(secs => offset_ms / 1000.0) FROM sbemu_clock)"
+#define DASH_DELETED_STORY(kind, now)                                                                               \
+    " story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, sequence_numbers, message_ids)"           \
+    "  SELECT " now ", $1, " K(kind) ", nullif(sq, 0), array_agg(sequence_number), array_agg(message_id)"          \
+    "  FROM (SELECT sq, sequence_number, message_id FROM d ORDER BY sq, sequence_number) o GROUP BY sq)"
+
 /* ---- the twins ---- */
 
 #define TWIN_EDITS_MAX 8
@@ -287,6 +297,16 @@ static const twin_def twins[] = {
        "RETURNING octet_length(m.message) AS n, m.sequence_number, m.message_id),"},
       {" SELECT count(*) FROM d", ", " DELETED_STORY(PURGED, "$5", "nullif($2, 0)") " SELECT count(*) FROM d"}},
      0, {0}},
+    {"sb_dash_delete_story", STMT_DASH_DELETE, NULL, NULL,
+     {{"RETURNING octet_length(message) AS n),",
+       "RETURNING octet_length(message) AS n, sequence_number, message_id, subqueue AS sq),"},
+      {" SELECT count(*) FROM d", ", " DASH_DELETED_STORY(DELETED, "sbemu_ts($5)") " SELECT count(*) FROM d"}},
+     0, {0}},
+    {"sb_dash_purge_story", STMT_DASH_PURGE, NULL, NULL,
+     {{"RETURNING octet_length(message) AS n),",
+       "RETURNING octet_length(message) AS n, sequence_number, message_id, subqueue AS sq),"},
+      {" SELECT count(*) FROM d", ", " DASH_DELETED_STORY(PURGED, NAMESPACE_NOW) " SELECT count(*) FROM d"}},
+     0, {0}},
 };
 #define NTWINS (sizeof twins / sizeof twins[0])
 
@@ -357,14 +377,13 @@ static char build_error[512];
 
 static const stmt_def *find_base(const char *name)
 {
-    size_t n, m;
-    const stmt_def *plain = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(plain[i].name, name))
-            return &plain[i];
-    for (size_t i = 0; i < m; i++)
-        if (!strcmp(mgmt[i].name, name))
-            return &mgmt[i];
+    size_t n[3];
+    const stmt_def *tables[3] = {store_statement_defs(&n[0]), store_mgmt_statement_defs(&n[1]),
+                                 store_dash_statement_defs(&n[2])};
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < n[t]; i++)
+            if (!strcmp(tables[t][i].name, name))
+                return &tables[t][i];
     return NULL;
 }
 

@@ -22,6 +22,7 @@ static void test_kind_names(void **state)
     assert_string_equal(ent_story_kind_name(ENT_STORY_DEAD_LETTERED), "dead-lettered");
     assert_string_equal(ent_story_kind_name(ENT_STORY_RECEIVED), "received-and-deleted");
     assert_string_equal(ent_story_kind_name(ENT_STORY_PURGED), "purged");
+    assert_string_equal(ent_story_kind_name(ENT_STORY_DELETED), "deleted");
     assert_null(ent_story_kind_name(0));
     assert_null(ent_story_kind_name(-1));
     assert_null(ent_story_kind_name(ENT_STORY_KIND_MAX + 1));

@@ -148,6 +148,19 @@ static const struct {
     {STMT_STORY_PRUNE, "sbemu_story_at"},
 };
 
+/* Statements that walk an entity's messages by design: the dashboard's purge
+ * deletes what it walks, a batch at a time (its base, STMT_DASH_PURGE, is
+ * not in these tables; its story twin is). */
+static const char *const walks_by_design[] = {"sb_dash_purge_story"};
+
+static bool walks_on_purpose(const char *name)
+{
+    for (size_t i = 0; i < sizeof walks_by_design / sizeof walks_by_design[0]; i++)
+        if (!strcmp(walks_by_design[i], name))
+            return true;
+    return false;
+}
+
 /* True when the plan probes messages_pkey with a condition on entity_id but not
  * on sequence_number: that walks every message the entity holds. */
 static bool walks_entity(const char *plan)
@@ -168,12 +181,12 @@ static int check_table(const stmt_def *defs, size_t n, const char *when)
     for (size_t i = 0; i < n; i++) {
         char *plan = generic_plan(&defs[i]);
         const char *why = NULL;
-        if (strstr(plan, "Seq Scan on messages"))
+        if (strstr(plan, "Seq Scan on messages") && !walks_on_purpose(defs[i].name))
             why = "scans the whole messages table";
         /* (by MessageId alone the story is read whole: no index holds MessageIds, migration 013) */
         if (!why && strstr(plan, "Seq Scan on sbemu_story") && strcmp(defs[i].name, STMT_STORY_OF_MESSAGE))
             why = "scans the whole story";
-        if (!why && walks_entity(plan))
+        if (!why && walks_entity(plan) && !walks_on_purpose(defs[i].name))
             why = "walks every message of an entity (messages_pkey by entity_id alone)";
         for (size_t k = 0; !why && k < sizeof must_use / sizeof must_use[0]; k++)
             if (!strcmp(must_use[k].stmt, defs[i].name) && !strstr(plan, must_use[k].index))
