@@ -8,7 +8,8 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite, emulatorPairSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, uniqueId } = require("./util");
+const { PEEK_LOCK, receiveExact, uniqueId, rawManagementRequest } = require("./util");
+const { dash } = require("./dashboard_util");
 const { advance } = require("./qs_util");
 const { rawRequest } = require("./admin_util");
 
@@ -49,7 +50,8 @@ async function eventsUntil(emu, messageId, pred, what, timeoutMs = 10000) {
 const kinds = (events) => events.map((e) => e.kind);
 
 emulatorSuite("js story", {
-  queues: ["story-q", "story-fwd-dest", { name: "story-fwd-in", properties: { ForwardTo: "story-fwd-dest" } }, "story-ttl"],
+  queues: ["story-q", "story-fwd-dest", { name: "story-fwd-in", properties: { ForwardTo: "story-fwd-dest" } }, "story-ttl",
+    "story-gone", { name: "story-sess", properties: { RequiresSession: true } }],
   topics: [{
     name: "story-t",
     subscriptions: [
@@ -186,6 +188,72 @@ emulatorSuite("js story", {
     const events = await eventsUntil(ctx.emu, id, (ev) => ev.some((e) => e.kind === "expired"), "the expiry");
     assert.deepEqual(kinds(events), ["sent", "expired"], JSON.stringify(events));
     assert.equal(events[1].entity, "story-ttl");
+  });
+
+  ctx.test("defer, receive deferred, complete; schedule, cancel; receive-and-delete; a session: each told", async () => {
+    const sb = ctx.client();
+    const sender = sb.createSender("story-q");
+    const [d, r] = [uniqueId("defer"), uniqueId("rad")];
+    await sender.sendMessages([{ messageId: d, body: "d" }, { messageId: r, body: "r" }]);
+    const receiver = sb.createReceiver("story-q", PEEK_LOCK);
+    const [m] = await receiveExact(receiver, 1);
+    assert.equal(m.messageId, d);
+    await receiver.deferMessage(m);
+    const [again] = await receiver.receiveDeferredMessages([m.sequenceNumber]);
+    await receiver.completeMessage(again);
+    await receiver.close();
+    assert.deepEqual(kinds(await eventsOf(ctx.emu, d)), ["sent", "locked", "deferred", "locked", "completed"]);
+    const rad = sb.createReceiver("story-q", { receiveMode: "receiveAndDelete" });
+    assert.deepEqual((await receiveExact(rad, 1)).map((x) => x.messageId), [r]);
+    await rad.close();
+    const rEvents = await eventsOf(ctx.emu, r);
+    assert.deepEqual(kinds(rEvents), ["sent", "received-and-deleted"]);
+    assert.match(rEvents[1].link, /\S/, "who received it");
+
+    const c = uniqueId("cancel");
+    const [seq] = await sender.scheduleMessages({ messageId: c, body: "c" }, new Date(Date.now() + 3600000));
+    await sender.cancelScheduledMessages(seq);
+    const cEvents = await eventsOf(ctx.emu, c);
+    assert.deepEqual(kinds(cEvents), ["scheduled", "cancelled"]);
+    assert.equal(cEvents[1].sequenceNumber, Number(seq));
+
+    const sid = uniqueId("sess");
+    await sb.createSender("story-sess").sendMessages({ messageId: sid, body: "s", sessionId: "S1" });
+    const session = await sb.acceptSession("story-sess", "S1");
+    const [sm] = await receiveExact(session, 1);
+    await session.completeMessage(sm);
+    await session.close();
+    assert.deepEqual(kinds(await eventsOf(ctx.emu, sid)), ["sent", "locked", "completed"]);
+  });
+
+  ctx.test("deleted through $management (batch delete) and from the dashboard (delete, purge)", async () => {
+    const sb = ctx.client();
+    const { types } = require("rhea-promise");
+    const ids = [1, 2, 3].map((i) => uniqueId(`gone${i}`));
+    await sb.createSender("story-gone").sendMessages(ids.map((id) => ({ messageId: id, body: id })));
+    const res = await rawManagementRequest(sb, "story-gone", "com.microsoft:batch-delete-messages", {
+      "message-count": types.wrap_int(1),
+      // (a day ahead: an earlier test moved the emulator's clock)
+      "enqueued-time-utc": types.wrap_timestamp(new Date(Date.now() + 86400000)),
+    });
+    assert.equal(res.body["message-count"], 1);
+    assert.deepEqual(kinds(await eventsOf(ctx.emu, ids[0])), ["sent", "purged"]);
+    const peek = await sb.createReceiver("story-gone").peekMessages(5);
+    const second = peek.find((x) => x.messageId === ids[1]);
+    const del = await dash(ctx.emu, "delete", { entity: "story-gone", subqueue: "active", sequenceNumbers: [Number(second.sequenceNumber)] });
+    assert.equal(del.status, 200, del.text);
+    assert.deepEqual(kinds(await eventsOf(ctx.emu, ids[1])), ["sent", "deleted"]);
+    const purge = await dash(ctx.emu, "purge", { entity: "story-gone", subqueue: "all" });
+    assert.equal(purge.status, 200, purge.text);
+    assert.deepEqual(kinds(await eventsOf(ctx.emu, ids[2])), ["sent", "purged"]);
+    // a send from the dashboard tells who sent it
+    const fromPage = uniqueId("page");
+    const sent = await dash(ctx.emu, "send", { entity: "story-gone", body: "hi", messageId: fromPage });
+    assert.equal(sent.status, 200, sent.text);
+    const pe = await eventsOf(ctx.emu, fromPage);
+    assert.deepEqual(kinds(pe), ["sent"]);
+    assert.equal(pe[0].link, "(dashboard)");
+    assert.equal(pe[0].connection, undefined);
   });
 
   ctx.test("bad input: a JSON error naming the problem, and the server goes on", async () => {
