@@ -50,9 +50,9 @@
     "   CASE WHEN via IS NULL THEN s.first_seq + k - 1 END AS seq, trace AS note, NULL::text AS descr"               \
     "   FROM s CROSS JOIN keep"                                                                                      \
     "  UNION ALL SELECT k, now, gid, NULL, NULL, 1, $1, " K(FORWARDED) ", via, s.first_seq + k - 1, NULL, NULL"      \
-    "   FROM s CROSS JOIN keep WHERE via IS NOT NULL"                                                                \
+    "   FROM s CROSS JOIN keep WHERE array_remove($16::int8[], NULL) <> '{}' AND via IS NOT NULL"                   \
     "  UNION ALL SELECT k, now, gid, NULL, NULL, 2, $1, " K(DEAD_LETTERED) ", NULL, s.first_seq + k - 1, reason,"    \
-    "   description FROM s CROSS JOIN keep WHERE subqueue = 1"                                                       \
+    "   description FROM s CROSS JOIN keep WHERE 1 = ANY($10::int8[]) AND subqueue = 1"                              \
     "  ORDER BY step, ent, kind, conn, link, other, k) e"                                                            \
     "  GROUP BY e.step, e.ent, e.kind, e.conn, e.link, e.other ORDER BY e.step, min(e.k))"
 
@@ -64,10 +64,13 @@
  * rest: keep), routed to each subscription (the rule: c), forwarded on (a
  * copy of a subscription with ForwardTo: fws numbers them exactly as ins_fw
  * did), dead-lettered in the subscription, and not routed (rows of slot -2,
- * store_topic.h, that only the story sends). */
+ * store_topic.h, that only the story sends). c holds every copy's body: the
+ * rare events' scans of it are gated on the input arrays (a slot or a
+ * subqueue that some row has), a test made once, so that a plain publish
+ * reads c once for its events. */
 #define PUBLISH_STORY                                                                                                \
     ", fws AS (SELECT c.*, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1 AS fseq"        \
-    "  FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot = -1),"                                                \
+    "  FROM c JOIN fw ON fw.entity_id = c.target WHERE -1 = ANY($3::int8[]) AND c.slot = -1),"                      \
     " ev AS (SELECT 0 AS step, keep.ord AS k, $1::int8 AS ent,"                                                      \
     "  CASE WHEN keep.mstate IN (2, 3) THEN " K(SCHEDULED) " ELSE " K(SENT) " END AS kind, keep.conn, keep.link,"    \
     "  NULL::int8 AS other, s.first_seq + keep.base AS seq, keep.gid AS mid, keep.trace AS note, NULL::text AS descr," \
@@ -78,10 +81,11 @@
     "  UNION ALL SELECT 2, fws.ord, fws.target, " K(FORWARDED) ", NULL, NULL, fws.via, fws.fseq, fws.gid, fws.rule,"  \
     "  NULL, fws.now FROM fws"                                                                                       \
     "  UNION ALL SELECT 3, c.ord, c.target, " K(DEAD_LETTERED) ", NULL, NULL, NULL, s.first_seq + c.base + c.slot,"  \
-    "  c.gid, c.reason, c.description, c.now FROM s CROSS JOIN c WHERE c.slot >= 0 AND c.subqueue = 1"              \
+    "  c.gid, c.reason, c.description, c.now FROM s CROSS JOIN c WHERE 1 = ANY($13::int8[]) AND c.slot >= 0"        \
+    "  AND c.subqueue = 1"                                                                                           \
     "  AND c.target <> $1"                                                                                           \
     "  UNION ALL SELECT 4, c.ord, c.target, " K(NOT_ROUTED) ", NULL, NULL, $1, s.first_seq + c.base, c.gid, c.rule," \
-    "  NULL, c.now FROM s CROSS JOIN c WHERE c.slot = -2),"                                                          \
+    "  NULL, c.now FROM s CROSS JOIN c WHERE -2 = ANY($3::int8[]) AND c.slot = -2),"                                \
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"             \
     "  sequence_numbers, message_ids, notes, descriptions)"                                                          \
     "  SELECT sbemu_ts(max(now)), ent, kind, conn, link, other, array_agg(seq), array_agg(mid), array_agg(note),"    \
@@ -95,7 +99,7 @@
     "  sequence_numbers, message_ids, numbers, lock_tokens)"                                                        \
     "  SELECT sbemu_ts($3), $1, " K(LOCKED) ", nullif($2, 0), " conn ", " link ", sbemu_ts(max(until)),"            \
     "  array_agg(seq), array_agg(mid), array_agg(dc::int8), array_agg(tok)"                                        \
-    "  FROM (SELECT * FROM u ORDER BY seq) o HAVING count(*) > 0)"                                                 \
+    "  FROM (SELECT seq, mid, dc, tok, until FROM u ORDER BY seq) o HAVING count(*) > 0)"                           \
     " SELECT * FROM u"
 
 /* A receive-and-delete claim's events from what it deleted (d). */
