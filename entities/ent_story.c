@@ -47,10 +47,12 @@ ent_story_shape ent_story_shape_of(int kind)
     case ENT_STORY_ROUTED:
         s.note = "rule";
         s.other = "topic";
+        s.number_is_entity = true;
         break;
     case ENT_STORY_NOT_ROUTED:
         s.note = "rules";
         s.other = "topic";
+        s.number_is_entity = true;
         break;
     case ENT_STORY_FORWARDED:
         s.note = "rule"; /* a subscription's copy: the rule that made it */

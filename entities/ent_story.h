@@ -26,8 +26,8 @@
  * (rows written by an older emulator keep their numbers). */
 #define ENT_STORY_SENT 1          /* a client sent it (connection, link, traceparent) */
 #define ENT_STORY_SCHEDULED 2     /* a client sent it with a ScheduledEnqueueTime */
-#define ENT_STORY_ROUTED 3        /* a topic gave a subscription a copy (the rule) */
-#define ENT_STORY_NOT_ROUTED 4    /* a subscription's filters did not match (its rules) */
+#define ENT_STORY_ROUTED 3        /* a topic gave a subscription a copy (the rule); in the topic's row */
+#define ENT_STORY_NOT_ROUTED 4    /* a subscription's filters did not match (its rules); in the topic's row */
 #define ENT_STORY_FORWARDED 5     /* auto-forwarded (ForwardTo): from another entity to this one */
 #define ENT_STORY_LOCKED 6        /* delivered under a lock (connection, link, until, delivery count) */
 #define ENT_STORY_ABANDONED 7
@@ -57,6 +57,10 @@ typedef struct ent_story_shape {
     const char *other;       /* "topic", "from", "forwardedTo" */
     bool peer;               /* "connection" and "link": who sent or received */
     bool lock;               /* "lockedUntil" and "lockToken" */
+    /* The event is its number's entity's (a subscription), written in the
+     * row of another (its topic, shown as other): a publish writes one row
+     * for all its copies, whatever the number of subscriptions. */
+    bool number_is_entity;
 } ent_story_shape;
 ent_story_shape ent_story_shape_of(int kind);
 

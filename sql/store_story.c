@@ -98,27 +98,29 @@ static void query(store *s, const char *stmt, const store_param *params, int n, 
     store_submit(s, op);
 }
 
-void store_story_of_message(store *s, int64_t entity_id, const char *message_id, int max, store_story_cb cb,
+void store_story_of_message(store *s, store_story_place at, const char *message_id, int max, store_story_cb cb,
                             void *ctx)
 {
-    int8_param e = be_int8(entity_id), m = be_int8(max);
-    if (entity_id)
-        query(s, STMT_STORY_OF_MESSAGE_IN, (store_param[]){P_INT8(e), P_TEXT(message_id), P_INT8(m)}, 3, cb, ctx);
+    int8_param e = be_int8(at.entity_id), m = be_int8(max), t = be_int8(at.topic_id);
+    if (at.entity_id)
+        query(s, STMT_STORY_OF_MESSAGE_IN, (store_param[]){P_INT8(e), P_TEXT(message_id), P_INT8(m), P_INT8(t)}, 4, cb,
+              ctx);
     else
         query(s, STMT_STORY_OF_MESSAGE, (store_param[]){P_TEXT(message_id), P_INT8(m)}, 2, cb, ctx);
 }
 
-void store_story_of_sequence(store *s, int64_t entity_id, int64_t seq, int max, store_story_cb cb, void *ctx)
+void store_story_of_sequence(store *s, store_story_place at, int64_t seq, int max, store_story_cb cb, void *ctx)
 {
-    int8_param e = be_int8(entity_id), q = be_int8(seq), m = be_int8(max);
-    query(s, STMT_STORY_OF_SEQUENCE, (store_param[]){P_INT8(e), P_INT8(q), P_INT8(m)}, 3, cb, ctx);
+    int8_param e = be_int8(at.entity_id), q = be_int8(seq), m = be_int8(max), t = be_int8(at.topic_id);
+    query(s, STMT_STORY_OF_SEQUENCE, (store_param[]){P_INT8(e), P_INT8(q), P_INT8(m), P_INT8(t)}, 4, cb, ctx);
 }
 
-void store_story_of_entity(store *s, int64_t entity_id, ent_story_cursor below, int max, store_story_cb cb,
+void store_story_of_entity(store *s, store_story_place at, ent_story_cursor below, int max, store_story_cb cb,
                            void *ctx)
 {
     bool newest = below.id <= 0;
-    int8_param e = be_int8(entity_id), id = be_int8(newest ? INT64_MAX : below.id),
-               ord = be_int8(newest ? INT64_MAX : below.ord), m = be_int8(max);
-    query(s, STMT_STORY_OF_ENTITY, (store_param[]){P_INT8(e), P_INT8(id), P_INT8(ord), P_INT8(m)}, 4, cb, ctx);
+    int8_param e = be_int8(at.entity_id), id = be_int8(newest ? INT64_MAX : below.id),
+               ord = be_int8(newest ? INT64_MAX : below.ord), m = be_int8(max), t = be_int8(at.topic_id);
+    query(s, STMT_STORY_OF_ENTITY, (store_param[]){P_INT8(e), P_INT8(id), P_INT8(ord), P_INT8(m), P_INT8(t)}, 5, cb,
+          ctx);
 }

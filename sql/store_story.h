@@ -104,15 +104,21 @@ typedef struct store_story_event {
 } store_story_event;
 
 typedef void (*store_story_cb)(void *ctx, sb_status st, const store_story_event *events, size_t n);
-/* A message's events, oldest first, at most max: by MessageId (entity_id 0:
- * across the whole story, a scan of it; else from its first event in
- * entity_id on), or of the message that entity_id's sequence number seq
- * names (from its first event there on). */
-void store_story_of_message(store *s, int64_t entity_id, const char *message_id, int max, store_story_cb cb,
+/* Where a query looks: an entity, and its topic when it is a subscription
+ * (a publish tells its copies in the topic's rows: ENT_STORY_ROUTED). */
+typedef struct store_story_place {
+    int64_t entity_id;
+    int64_t topic_id; /* 0: none */
+} store_story_place;
+/* A message's events, oldest first, at most max: by MessageId (at.entity_id
+ * 0: across the whole story, a scan of it; else from its first event in at
+ * on), or of the message that at's sequence number seq names (from its first
+ * event there on). */
+void store_story_of_message(store *s, store_story_place at, const char *message_id, int max, store_story_cb cb,
                             void *ctx);
-void store_story_of_sequence(store *s, int64_t entity_id, int64_t seq, int max, store_story_cb cb, void *ctx);
+void store_story_of_sequence(store *s, store_story_place at, int64_t seq, int max, store_story_cb cb, void *ctx);
 /* An entity's events, newest first, from below cursor (0, 0: the newest), at most max. */
-void store_story_of_entity(store *s, int64_t entity_id, ent_story_cursor below, int max, store_story_cb cb,
+void store_story_of_entity(store *s, store_story_place at, ent_story_cursor below, int max, store_story_cb cb,
                            void *ctx);
 
 #endif

@@ -60,14 +60,15 @@
  * traceparent, $23 the rule, or a not-routed row's rules, $24 the
  * subscription a forwarded copy left) are unnested with the rest and carried
  * by b, keep and c, so that each event reads one of the statement's CTEs
- * (and s, one row): sent to the topic (a fresh message, not one routed from
- * rest: keep), routed to each subscription (the rule: c), forwarded on (a
- * copy of a subscription with ForwardTo: fws numbers them exactly as ins_fw
- * did), dead-lettered in the subscription, and not routed (rows of slot -2,
- * store_topic.h, that only the story sends). c holds every copy's body: the
- * rare events' scans of it are gated on the input arrays (a slot or a
- * subqueue that some row has), a test made once, so that a plain publish
- * reads c once for its events. */
+ * (and s, one row). Sent to the topic (a fresh message, not one routed from
+ * rest: keep). Routed, and not routed: ONE row each for the whole statement,
+ * in the topic, an element per copy naming its subscription in numbers (rt,
+ * in c's order: no sort, whatever the number of subscriptions; the queries
+ * find a subscription's among its topic's rows). Forwarded on (a copy of a
+ * subscription with ForwardTo: fws numbers them exactly as ins_fw did) and
+ * dead-lettered in a subscription: rows per entity (ev). c holds every copy's
+ * body: the rare events' scans of it are gated on the input arrays (a slot
+ * or a subqueue that some row has), a test made once. */
 #define PUBLISH_STORY                                                                                                \
     ", fws AS (SELECT c.*, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1 AS fseq"        \
     "  FROM c JOIN fw ON fw.entity_id = c.target WHERE -1 = ANY($3::int8[]) AND c.slot = -1),"                      \
@@ -75,22 +76,28 @@
     "  CASE WHEN keep.mstate IN (2, 3) THEN " K(SCHEDULED) " ELSE " K(SENT) " END AS kind, keep.conn, keep.link,"    \
     "  NULL::int8 AS other, s.first_seq + keep.base AS seq, keep.gid AS mid, keep.trace AS note, NULL::text AS descr," \
     "  keep.mnow AS now FROM s CROSS JOIN keep WHERE keep.tok IS NULL"                                               \
-    "  UNION ALL SELECT 1, c.ord, CASE WHEN c.slot = -1 THEN c.via ELSE c.target END, " K(ROUTED) ", NULL, NULL,"    \
-    "  $1, CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot END, c.gid, c.rule, NULL, c.now"                \
-    "  FROM s CROSS JOIN c WHERE (c.slot >= 0 AND c.target <> $1) OR (c.slot = -1 AND c.via IS NOT NULL)"           \
-    "  UNION ALL SELECT 2, fws.ord, fws.target, " K(FORWARDED) ", NULL, NULL, fws.via, fws.fseq, fws.gid, fws.rule,"  \
+    "  UNION ALL SELECT 3, fws.ord, fws.target, " K(FORWARDED) ", NULL, NULL, fws.via, fws.fseq, fws.gid, fws.rule,"  \
     "  NULL, fws.now FROM fws"                                                                                       \
-    "  UNION ALL SELECT 3, c.ord, c.target, " K(DEAD_LETTERED) ", NULL, NULL, NULL, s.first_seq + c.base + c.slot,"  \
+    "  UNION ALL SELECT 4, c.ord, c.target, " K(DEAD_LETTERED) ", NULL, NULL, NULL, s.first_seq + c.base + c.slot,"  \
     "  c.gid, c.reason, c.description, c.now FROM s CROSS JOIN c WHERE 1 = ANY($13::int8[]) AND c.slot >= 0"        \
-    "  AND c.subqueue = 1"                                                                                           \
-    "  AND c.target <> $1"                                                                                           \
-    "  UNION ALL SELECT 4, c.ord, c.target, " K(NOT_ROUTED) ", NULL, NULL, $1, s.first_seq + c.base, c.gid, c.rule," \
-    "  NULL, c.now FROM s CROSS JOIN c WHERE -2 = ANY($3::int8[]) AND c.slot = -2),"                                \
+    "  AND c.subqueue = 1 AND c.target <> $1),"                                                                      \
+    " rt AS MATERIALIZED (SELECT CASE WHEN c.slot = -2 THEN " K(NOT_ROUTED) " ELSE " K(ROUTED) " END AS kind, c.ord,"\
+    "  CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot WHEN c.slot = -2 THEN s.first_seq + c.base END"     \
+    "  AS seq, c.gid, c.rule, CASE WHEN c.slot = -1 THEN c.via ELSE c.target END AS sub, c.now FROM s CROSS JOIN c"  \
+    "  WHERE (c.slot >= 0 AND c.target <> $1) OR (c.slot = -1 AND c.via IS NOT NULL) OR c.slot = -2),"              \
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"             \
-    "  sequence_numbers, message_ids, notes, descriptions)"                                                          \
-    "  SELECT sbemu_ts(max(now)), ent, kind, conn, link, other, array_agg(seq), array_agg(mid), array_agg(note),"    \
-    "  array_agg(descr) FROM (SELECT * FROM ev ORDER BY step, ent, kind, conn, link, other, k) e"                    \
-    "  GROUP BY step, ent, kind, conn, link, other ORDER BY step, min(k))"
+    "  sequence_numbers, message_ids, notes, descriptions, numbers)"                                                 \
+    "  SELECT at, ent, kind, conn, link, other, seqs, mids, notes, descrs, nums FROM ("                              \
+    "  SELECT step, min(k) AS firstk, sbemu_ts(max(now)) AS at, ent, kind, conn, link, other, array_agg(seq) AS seqs," \
+    "   array_agg(mid) AS mids, array_agg(note) AS notes, array_agg(descr) AS descrs, NULL::int8[] AS nums"          \
+    "   FROM (SELECT * FROM ev ORDER BY step, ent, kind, conn, link, other, k) e"                                    \
+    "   GROUP BY step, ent, kind, conn, link, other"                                                                 \
+    "  UNION ALL SELECT 1, min(ord), sbemu_ts(max(now)), $1, " K(ROUTED) ", NULL, NULL, NULL, array_agg(seq),"        \
+    "   array_agg(gid), array_agg(rule), NULL, array_agg(sub) FROM rt WHERE kind = " K(ROUTED) " HAVING count(*) > 0" \
+    "  UNION ALL SELECT 2, min(ord), sbemu_ts(max(now)), $1, " K(NOT_ROUTED) ", NULL, NULL, NULL, array_agg(seq),"    \
+    "   array_agg(gid), array_agg(rule), NULL, array_agg(sub) FROM rt WHERE -2 = ANY($3::int8[])"                     \
+    "   AND kind = " K(NOT_ROUTED) " HAVING count(*) > 0) x"                                                         \
+    "  ORDER BY step, firstk)"
 
 /* A lock claim's events from its rows (u), who claimed ($conn, $link). */
 #define CLAIM_LOCK_COLUMN_NAMES "u(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, src, exp)"
@@ -326,18 +333,23 @@ static const twin_def twins[] = {
     " FROM " from " s CROSS JOIN LATERAL unnest(s.sequence_numbers, s.message_ids, s.notes, s.descriptions,"          \
     " s.numbers, s.lock_tokens) WITH ORDINALITY AS u(seq, mid, note, descr, num, tok, ord)"
 /* A message's rows (r): those of MessageId mid written since the first
- * event of it that entity $1 holds (its primary key, then sbemu_story_at,
- * through sbemu_story_since: migration 013). A message's events elsewhere
- * before it reached that entity (a topic's scheduled message resting there)
- * are left out; asked by MessageId alone, they are in. */
+ * event of it that entity $1 holds, or its topic (topic: a subscription's
+ * copies are told in their topic's rows: 0 for none) (their primary key,
+ * then sbemu_story_at, through sbemu_story_since: migration 013). A
+ * message's events elsewhere before it reached that entity (a topic's
+ * scheduled message resting there) are left out; asked by MessageId alone,
+ * they are in. */
 /* (An event's time is the latest of its row's messages: events of one commit
  * written to other rows may be a little earlier. A commit takes
  * milliseconds; this is room enough.) */
 #define STORY_SINCE_SLACK "'10 seconds'"
-#define MESSAGE_ROWS_FROM_ENTITY(mid)                                                                               \
-    "t AS MATERIALIZED (SELECT min(at) - interval " STORY_SINCE_SLACK " AS t0 FROM sbemu_story WHERE entity_id = $1" \
-    " AND message_ids @> ARRAY[" mid "]),"                                                                        \
+#define MESSAGE_ROWS_FROM_ENTITY(mid, topic)                                                                        \
+    "t AS MATERIALIZED (SELECT min(at) - interval " STORY_SINCE_SLACK " AS t0 FROM sbemu_story"                    \
+    " WHERE entity_id = ANY(ARRAY[$1, " topic "]) AND message_ids @> ARRAY[" mid "]),"                             \
     " r AS MATERIALIZED (SELECT * FROM sbemu_story_since(" mid ", (SELECT t0 FROM t)))"
+/* A subscription's events written in its topic's rows (routed, not routed:
+ * the element's number names the subscription). */
+#define K_IN_TOPIC_ROWS "(" K(ROUTED) ", " K(NOT_ROUTED) ")"
 
 static const stmt_def own_defs[] = {
     /* $1 MessageId, $2 most events: a scan of the whole story (no index
@@ -346,25 +358,37 @@ static const stmt_def own_defs[] = {
      "SELECT" STORY_COLUMNS STORY_ELEMENTS("sbemu_story") " WHERE s.message_ids @> ARRAY[$1::text] AND u.mid = $1"
      " ORDER BY s.id, u.ord LIMIT $2",
      2, {STORE_OID_TEXT, STORE_OID_INT8}},
-    /* $1 entity, $2 MessageId, $3 most events. */
+    /* $1 entity, $2 MessageId, $3 most events, $4 the entity's topic (0: none). */
     {STMT_STORY_OF_MESSAGE_IN,
-     "WITH " MESSAGE_ROWS_FROM_ENTITY("$2::text") " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = $2"
+     "WITH " MESSAGE_ROWS_FROM_ENTITY("$2::text", "$4") " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = $2"
      " ORDER BY s.id, u.ord LIMIT $3",
-     3, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8}},
-    /* $1 entity, $2 sequence number, $3 most events: the MessageId the
-     * entity's latest event of that number names, then its story. */
+     4, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_INT8}},
+    /* $1 entity, $2 sequence number, $3 most events, $4 its topic (0: none):
+     * the MessageId the entity's latest event of that number names (or its
+     * topic's latest copy to it), then its story. */
     {STMT_STORY_OF_SEQUENCE,
-     "WITH f AS MATERIALIZED (SELECT u.mid FROM sbemu_story s CROSS JOIN LATERAL unnest(s.sequence_numbers,"
-     " s.message_ids) AS u(seq, mid) WHERE s.entity_id = $1 AND s.sequence_numbers @> ARRAY[$2::int8] AND u.seq = $2"
-     " ORDER BY s.id DESC LIMIT 1), " MESSAGE_ROWS_FROM_ENTITY("(SELECT mid FROM f)")
+     "WITH f AS MATERIALIZED (SELECT mid FROM ("
+     "(SELECT s.id, u.mid FROM sbemu_story s CROSS JOIN LATERAL unnest(s.sequence_numbers, s.message_ids)"
+     " AS u(seq, mid) WHERE s.entity_id = $1 AND s.sequence_numbers @> ARRAY[$2::int8] AND u.seq = $2"
+     " ORDER BY s.id DESC LIMIT 1)"
+     " UNION ALL (SELECT s.id, u.mid FROM sbemu_story s CROSS JOIN LATERAL unnest(s.sequence_numbers, s.message_ids,"
+     " s.numbers) AS u(seq, mid, num) WHERE s.entity_id = $4 AND s.kind = " K(ROUTED)
+     " AND s.sequence_numbers @> ARRAY[$2::int8] AND u.seq = $2 AND u.num = $1 ORDER BY s.id DESC LIMIT 1)"
+     ") x ORDER BY id DESC LIMIT 1), " MESSAGE_ROWS_FROM_ENTITY("(SELECT mid FROM f)", "$4")
      " SELECT" STORY_COLUMNS STORY_ELEMENTS("r") " WHERE u.mid = (SELECT mid FROM f) ORDER BY s.id, u.ord LIMIT $3",
-     3, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    /* $1 entity, below ($2 row, $3 element), $4 most events; newest first
-     * (the primary key, (entity_id, id), gives the order). */
-    {STMT_STORY_OF_ENTITY,
-     "SELECT" STORY_COLUMNS STORY_ELEMENTS("sbemu_story") " WHERE s.entity_id = $1 AND s.id <= $2"
-     " AND (s.id < $2 OR u.ord < $3) ORDER BY s.id DESC, u.ord DESC LIMIT $4",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
+    /* $1 entity, below ($2 row, $3 element), $4 most events, $5 its topic (0:
+     * none); newest first: its own rows (the primary key, (entity_id, id),
+     * gives the order) and its copies in its topic's rows, each limited. */
+    {STMT_STORY_OF_ENTITY,
+     "SELECT * FROM ("
+     "(SELECT" STORY_COLUMNS STORY_ELEMENTS("sbemu_story") " WHERE s.entity_id = $1 AND s.id <= $2"
+     " AND (s.id < $2 OR u.ord < $3) ORDER BY s.id DESC, u.ord DESC LIMIT $4)"
+     " UNION ALL (SELECT" STORY_COLUMNS STORY_ELEMENTS("sbemu_story") " WHERE s.entity_id = $5"
+     " AND s.kind IN " K_IN_TOPIC_ROWS " AND u.num = $1 AND s.id <= $2 AND (s.id < $2 OR u.ord < $3)"
+     " ORDER BY s.id DESC, u.ord DESC LIMIT $4)"
+     ") x ORDER BY 1 DESC, 2 DESC LIMIT $4",
+     5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 before: the oldest rows first, a sweep's batch at most. */
     {STMT_STORY_PRUNE,
      "DELETE FROM sbemu_story WHERE ctid = ANY(ARRAY(SELECT ctid FROM sbemu_story WHERE at < sbemu_ts($1)"

@@ -104,7 +104,9 @@ static json_t *event_json(const http_req *r, const store_story_event *e)
         return NULL;
     json_object_set_new(o, "time", iso_time(e->at_ms));
     json_object_set_new(o, "kind", kind ? json_string(kind) : json_integer(e->kind));
-    json_object_set_new(o, "entity", entity_json(r, e->entity_id));
+    /* a copy's event in its topic's row: the subscription is the element's number */
+    bool in_other_row = shape.number_is_entity && e->has_number;
+    json_object_set_new(o, "entity", entity_json(r, in_other_row ? e->number : e->entity_id));
     if (e->subqueue == 1)
         json_object_set_new(o, "subqueue", json_string("$DeadLetterQueue"));
     if (e->has_sequence_number)
@@ -118,14 +120,14 @@ static json_t *event_json(const http_req *r, const store_story_event *e)
         json_object_set_new(o, "lockedUntil", iso_time(e->locked_until_ms));
     if (shape.lock && e->has_lock_token)
         json_object_set_new(o, "lockToken", uuid_text(e->lock_token));
-    if (shape.number && e->has_number)
+    if (shape.number && e->has_number && !in_other_row)
         json_object_set_new(o, shape.number, json_integer(e->number));
     if (shape.note && e->note)
         json_object_set_new(o, shape.note, json_string(e->note));
     if (shape.description && e->description)
         json_object_set_new(o, shape.description, json_string(e->description));
-    if (shape.other && e->other_entity_id)
-        json_object_set_new(o, shape.other, entity_json(r, e->other_entity_id));
+    if (shape.other && (in_other_row || e->other_entity_id))
+        json_object_set_new(o, shape.other, entity_json(r, in_other_row ? e->entity_id : e->other_entity_id));
     return o;
 }
 
@@ -211,12 +213,14 @@ static void on_entity(void *ctx, sb_status st, const ent_entity *e, const ent_ro
     w->entity_id = e->id;
     snprintf(w->entity, sizeof w->entity, "%s", e->name); /* as the namespace spells it */
     store *s = broker_store(r->broker);
+    /* a subscription's copies are told in its topic's rows */
+    store_story_place at = {e->id, e->kind == ENT_KIND_SUBSCRIPTION ? e->topic_id : 0};
     if (w->q.kind == ENT_STORY_BY_SEQUENCE)
-        store_story_of_sequence(s, e->id, w->q.sequence_number, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
+        store_story_of_sequence(s, at, w->q.sequence_number, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
     else if (w->q.kind == ENT_STORY_BY_MESSAGE_ID)
-        store_story_of_message(s, e->id, w->message_id, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
+        store_story_of_message(s, at, w->message_id, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
     else
-        store_story_of_entity(s, e->id, w->q.page, w->q.top, on_story, r);
+        store_story_of_entity(s, at, w->q.page, w->q.top, on_story, r);
 }
 
 void http_story(http_req *r)
@@ -252,7 +256,8 @@ void http_story(http_req *r)
     if (w->q.message_id)
         snprintf(w->message_id, sizeof w->message_id, "%s", w->q.message_id);
     if (!w->q.entity) {
-        store_story_of_message(broker_store(r->broker), 0, w->message_id, ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
+        store_story_of_message(broker_store(r->broker), (store_story_place){0, 0}, w->message_id,
+                               ENT_STORY_MESSAGE_EVENTS_MAX, on_story, r);
         return;
     }
     /* a subqueue's events are its entity's (they say which subqueue) */

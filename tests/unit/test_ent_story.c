@@ -54,10 +54,13 @@ static void test_shapes(void **state)
     s = ent_story_shape_of(ENT_STORY_ROUTED);
     assert_string_equal(s.note, "rule");
     assert_string_equal(s.other, "topic");
+    assert_true(s.number_is_entity); /* one row in the topic, an element per subscription */
     s = ent_story_shape_of(ENT_STORY_NOT_ROUTED);
     assert_string_equal(s.note, "rules");
+    assert_true(s.number_is_entity);
     s = ent_story_shape_of(ENT_STORY_FORWARDED);
     assert_string_equal(s.other, "from");
+    assert_false(s.number_is_entity);
     s = ent_story_shape_of(ENT_STORY_ACTIVATED);
     assert_string_equal(s.number, "scheduledSequenceNumber");
     s = ent_story_shape_of(ENT_STORY_COMPLETED);

@@ -167,6 +167,18 @@ emulatorSuite("js story", {
     assert.equal(sub.status, 200, sub.body);
     assert.deepEqual(sub.json.events.filter((e) => e.entity === "story-t/Subscriptions/red").map((e) => e.kind),
       ["routed", "locked", "completed"], sub.body);
+    // each subscription's latest events hold what its topic told of it (one row per publish for every copy)
+    const redPage = await story(ctx.emu, `entity=${encodeURIComponent("story-t/Subscriptions/red")}&top=10`);
+    assert.equal(redPage.status, 200, redPage.body);
+    assert.deepEqual(redPage.json.events.filter((e) => e.messageId === id).map((e) => `${e.kind} ${e.entity}`),
+      ["completed story-t/Subscriptions/red", "locked story-t/Subscriptions/red", "routed story-t/Subscriptions/red"]);
+    const bluePage = await story(ctx.emu, `entity=${encodeURIComponent("story-t/Subscriptions/blue")}`);
+    assert.equal(bluePage.status, 200, bluePage.body);
+    assert.deepEqual(bluePage.json.events.map((e) => `${e.kind} ${e.messageId} ${e.rules}`), [`not-routed ${id} blue-only`]);
+    const topicPage = await story(ctx.emu, "entity=story-t");
+    assert.deepEqual(topicPage.json.events.map((e) => `${e.kind} ${e.entity}`),
+      ["not-routed story-t/Subscriptions/blue", "routed story-t/Subscriptions/red", "routed story-t/Subscriptions/all",
+        "sent story-t"], topicPage.body);
   });
 
   ctx.test("ForwardTo: sent to the entity the client named, then forwarded into the destination", async () => {
