@@ -4,7 +4,7 @@
  * it is shown under), which application properties carry a trace context, how
  * long events are kept, and what a query may ask. Pure C.
  *
- * Events are rows of sbemu_story (migration 013), written by the very
+ * Events are rows of sbemu_story (migration 016), written by the very
  * statements that make the changes they record (sql/store_story_statements.c),
  * one row per statement, entity and kind, with arrays: per message its
  * sequence number, MessageId, a note, a description, a number and a lock

@@ -200,9 +200,9 @@
     "  array_agg(message_id ORDER BY sequence_number) FROM d HAVING count(*) > 0)"
 
 /* The dashboard's deletes (d: what they deleted, $2 a subqueue or -1 for
- * both), which take no time parameter: the namespace's clock as the
- * database tells it (its time plus the namespace's offset, migration 004). */
-#define NAMESPACE_NOW "(SELECT now() + make_interval(secs => offset_ms / 1000.0) FROM sbemu_clock)"
+ * both), which take no time parameter: the entity's namespace's clock as the
+ * database tells it (sbemu_clock_now, migration 013). */
+#define NAMESPACE_NOW "sbemu_clock_now((SELECT namespace_id FROM entities WHERE id = $1))"
 #define DASH_DELETED_STORY(kind, now)                                                                               \
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, sequence_numbers, message_ids)"           \
     "  SELECT " now ", $1, " K(kind) ", nullif(sq, 0), array_agg(sequence_number), array_agg(message_id)"          \
@@ -335,7 +335,7 @@ static const twin_def twins[] = {
 /* A message's rows (r): those of MessageId mid written since the first
  * event of it that entity $1 holds, or its topic (topic: a subscription's
  * copies are told in their topic's rows: 0 for none) (their primary key,
- * then sbemu_story_at, through sbemu_story_since: migration 013). A
+ * then sbemu_story_at, through sbemu_story_since: migration 016). A
  * message's events elsewhere before it reached that entity (a topic's
  * scheduled message resting there) are left out; asked by MessageId alone,
  * they are in. */
@@ -353,7 +353,7 @@ static const twin_def twins[] = {
 
 static const stmt_def own_defs[] = {
     /* $1 MessageId, $2 most events: a scan of the whole story (no index
-     * holds MessageIds: migration 013), the one statement that may. */
+     * holds MessageIds: migration 016), the one statement that may. */
     {STMT_STORY_OF_MESSAGE,
      "SELECT" STORY_COLUMNS STORY_ELEMENTS("sbemu_story") " WHERE s.message_ids @> ARRAY[$1::text] AND u.mid = $1"
      " ORDER BY s.id, u.ord LIMIT $2",
@@ -389,11 +389,13 @@ static const stmt_def own_defs[] = {
      " ORDER BY s.id DESC, u.ord DESC LIMIT $4)"
      ") x ORDER BY 1 DESC, 2 DESC LIMIT $4",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    /* $1 before: the oldest rows first, a sweep's batch at most. */
+    /* $1 before: the oldest rows first, a sweep's batch at most, of the
+     * sweep's entities ($2, $3: SWEEP_SCOPE, since each namespace keeps its
+     * story on its own clock). */
     {STMT_STORY_PRUNE,
      "DELETE FROM sbemu_story WHERE ctid = ANY(ARRAY(SELECT ctid FROM sbemu_story WHERE at < sbemu_ts($1)"
-     " ORDER BY at LIMIT " STORE_SWEEP_BATCH_SQL "))",
-     1, {STORE_OID_INT8}},
+     SWEEP_SCOPE("entity_id", "2", "3") " ORDER BY at LIMIT " STORE_SWEEP_BATCH_SQL "))",
+     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
 };
 #define NOWN (sizeof own_defs / sizeof own_defs[0])
 

@@ -164,7 +164,7 @@ void broker_sweep_now(broker *b)
      * that were busy then); every BROKER_LAPSE_FULL_SCAN_SWEEPS sweeps, all. */
     b->sweep_now_ms = ent_clock_wall_ms();
     store_sweep_policy policy = {plan.dead_letter_on_expiry, plan.n_dead_letter_on_expiry, plan.forward_from,
-                                 plan.forward_to, plan.n_forward, 0, on_counted, NULL, 0, false};
+                                 plan.forward_to, plan.n_forward, 0, on_counted, NULL, 0, false, 0};
     /* part k < moved sweeps the namespaces at offsets[k] (once per distinct
      * offset), part `moved` those at real time; every part is counted before
      * the first is submitted (a failing one may answer at once) */

@@ -23,6 +23,7 @@
 #include "ent_address.h"
 #include "ent_alloc.h"
 #include "ent_log.h"
+#include "ent_namespace.h"
 #include "ent_story.h"
 #include "http_router.h"
 #include "store_story.h"
@@ -142,6 +143,22 @@ static json_t *events_json(const http_req *r, const store_story_event *events, s
     return list;
 }
 
+/* 0 reads as the default namespace (ent_namespace.h). */
+static int32_t ns_of(int32_t ns) { return ns ? ns : ENT_NAMESPACE_DEFAULT_ID; }
+
+/* Whether event e is the request's namespace's to see: its entity (a
+ * copy's subscription, for an event told in its topic's row) is in it. An
+ * entity since deleted cannot say which namespace it was in: its events are
+ * left out (the story is the database's, its namespaces are not each
+ * other's). */
+static bool in_namespace(const http_req *r, const store_story_event *e)
+{
+    const ent_cache *c = broker_cache(r->broker);
+    bool in_other_row = ent_story_shape_of(e->kind).number_is_entity && e->has_number;
+    const ent_entity *x = c ? ent_cache_get(c, in_other_row ? e->number : e->entity_id) : NULL;
+    return x && ns_of(x->namespace_id) == ns_of(r->ns);
+}
+
 static const char *why_nothing(void)
 {
     return store_story_on() ? "" : " (this emulator records no story: it runs with --story off)";
@@ -158,7 +175,22 @@ static void on_story(void *ctx, sb_status st, const store_story_event *events, s
                "The emulator's store could not read the story (%s); retry.", sb_status_name(st));
         return;
     }
-    json_t *list = events_json(r, events, n);
+    bool truncated = n >= ENT_STORY_MESSAGE_EVENTS_MAX;
+    json_t *list = NULL;
+    if (w->q.kind == ENT_STORY_OF_ENTITY) {
+        list = events_json(r, events, n); /* the entity's (and its topic's copies to it): its namespace's */
+    } else {
+        /* a MessageId is not unique across namespaces: only this one's events */
+        store_story_event *mine = n ? ent_malloc(n * sizeof *mine) : NULL;
+        size_t k = 0;
+        for (size_t i = 0; mine && i < n; i++)
+            if (in_namespace(r, &events[i]))
+                mine[k++] = events[i];
+        list = !n || mine ? events_json(r, mine, k) : NULL;
+        ent_free(mine);
+        events = NULL;
+        n = list ? json_array_size(list) : 0;
+    }
     if (!list) {
         respond(r, SB_ERR_INTERNAL, NULL);
         return;
@@ -187,8 +219,9 @@ static void on_story(void *ctx, sb_status st, const store_story_event *events, s
                    w->message_id, why_nothing());
         return;
     }
-    json_t *o = json_pack("{s:s s:o}", "messageId", events[0].message_id, "events", list);
-    if (o && n >= ENT_STORY_MESSAGE_EVENTS_MAX)
+    json_t *o = json_pack("{s:O s:o}", "messageId", json_object_get(json_array_get(list, 0), "messageId"), "events",
+                          list);
+    if (o && truncated)
         json_object_set_new(o, "truncated", json_true());
     respond(r, SB_OK, o);
 }
@@ -268,5 +301,5 @@ void http_story(http_req *r)
         return;
     }
     snprintf(w->entity, sizeof w->entity, "%s", a.entity);
-    broker_entity_lookup(r->broker, a.entity, on_entity, r); /* may answer at once */
+    broker_entity_lookup(r->broker, r->ns, a.entity, on_entity, r); /* may answer at once */
 }

@@ -142,7 +142,7 @@ static const struct {
     {"sb_sweep_lapsed_story", "messages_lock_expiry"},
     {"sb_sweep_expired_story", "messages_expiry"},
     {"sb_sweep_scheduled_story", "messages_scheduled"},
-    {STMT_STORY_OF_MESSAGE_IN, "sbemu_story_since"}, /* migration 013: through sbemu_story_at */
+    {STMT_STORY_OF_MESSAGE_IN, "sbemu_story_since"}, /* migration 016: through sbemu_story_at */
     {STMT_STORY_OF_SEQUENCE, "sbemu_story_since"},
     {STMT_STORY_OF_ENTITY, "sbemu_story_pkey"},
     {STMT_STORY_PRUNE, "sbemu_story_at"},
@@ -183,7 +183,7 @@ static int check_table(const stmt_def *defs, size_t n, const char *when)
         const char *why = NULL;
         if (strstr(plan, "Seq Scan on messages") && !walks_on_purpose(defs[i].name))
             why = "scans the whole messages table";
-        /* (by MessageId alone the story is read whole: no index holds MessageIds, migration 013) */
+        /* (by MessageId alone the story is read whole: no index holds MessageIds, migration 016) */
         if (!why && strstr(plan, "Seq Scan on sbemu_story") && strcmp(defs[i].name, STMT_STORY_OF_MESSAGE))
             why = "scans the whole story";
         if (!why && walks_entity(plan) && !walks_on_purpose(defs[i].name))

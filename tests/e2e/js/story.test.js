@@ -359,3 +359,37 @@ emulatorPairSuite("js story: two emulators on one database", { one: { name: "sto
     assert.deepEqual(two, one);
   });
 });
+
+// Namespaces: the story is the database's, each namespace sees its own entities' events.
+function nsConfig() {
+  const { makeConfig } = require("../harness");
+  const base = makeConfig(["orders"]);
+  base.UserConfig.Namespaces.push({ Name: "story-ns", Queues: [{ ...base.UserConfig.Namespaces[0].Queues[0] }] });
+  return base;
+}
+
+emulatorSuite("js story in namespaces", { config: nsConfig() }, (ctx) => {
+  ctx.test("one MessageId sent in two namespaces: each namespace's story tells its own", async () => {
+    const { SAS_KEY } = require("../harness");
+    const { sasToken } = require("./admin_util");
+    const connStr = (keyName) =>
+      `Endpoint=sb://localhost:${ctx.emu.amqpPort};SharedAccessKeyName=${keyName};SharedAccessKey=${SAS_KEY};UseDevelopmentEmulator=true;`;
+    const id = uniqueId("twice");
+    await ctx.client().createSender("orders").sendMessages({ messageId: id, body: "default" });
+    const other = ctx.client(connStr("story-ns"));
+    await other.createSender("orders").sendMessages({ messageId: id, body: "story-ns" });
+    const inNs = other.createReceiver("orders", { receiveMode: "receiveAndDelete" });
+    assert.deepEqual((await receiveExact(inNs, 1)).map((m) => m.body), ["story-ns"]);
+    await inNs.close();
+    // the default namespace's token: its own send only
+    assert.deepEqual(kinds(await eventsOf(ctx.emu, id)), ["sent"]);
+    // the other namespace's (its key name): its send and receive
+    const url = `http://localhost:${ctx.emu.httpPort}/$sbemu/story`;
+    const res = await story(ctx.emu, `messageId=${id}`, { auth: sasToken(url, { keyName: "story-ns" }) });
+    assert.equal(res.status, 200, res.body);
+    assert.deepEqual(kinds(res.json.events), ["sent", "received-and-deleted"]);
+    const page = await story(ctx.emu, "entity=orders", { auth: sasToken(url, { keyName: "story-ns" }) });
+    assert.equal(page.status, 200, page.body);
+    assert.deepEqual(page.json.events.map((e) => e.kind), ["received-and-deleted", "sent"]);
+  });
+});

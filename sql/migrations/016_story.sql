@@ -1,4 +1,4 @@
--- sbemu schema, version 13: each message's story (README "Each message's story").
+-- sbemu schema, version 16: each message's story (README "Each message's story").
 --
 -- What happened to messages, as events, written by the statements that make
 -- the changes they record, in the same commits (sql/store_story_statements.c):
