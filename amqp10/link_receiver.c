@@ -177,6 +177,7 @@ static void take_transfer(amqp_link *lk, pn_delivery_t *d, uint8_t *buf, ssize_t
             }
             /* a ForwardTo chain sends to its end, unless that end refuses sends */
             int64_t target = broker_send_target(route, lk->entity.id, msgs, n);
+            broker_story_sent(msgs, parsed, n, lk->conn->id, pn_link_name(lk->pn), lk->entity.id, target);
             amqp_txn *txn;
             if (amqp_txn_of(lk->conn, d, &txn)) {
                 /* part of a transaction: stored only when it commits */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "amqp_internal.h"
+#include "store_story.h"
 #include "amqp_wire_forms.h"
 #include "amqp_message.h"
 #include "amqp_props.h"
@@ -163,13 +164,14 @@ void amqp_link_pump(amqp_link *lk)
     int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
     amqp_link_hold(lk);
     store_claim_mode mode = lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK;
+    store_peer peer = {lk->conn->id, pn_link_name(lk->pn)}; /* who claims, for the story */
     if (lk->session)
         store_claim_session(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token, mode,
-                            req->asked, now, is_activity, lk->claim_from, on_claimed, req);
+                            req->asked, now, is_activity, lk->claim_from, &peer, on_claimed, req);
     else
         store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue, mode, req->asked, now,
                     ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity,
-                    lk->subqueue ? 0 : lk->claim_from, on_claimed, req);
+                    lk->subqueue ? 0 : lk->claim_from, &peer, on_claimed, req);
 }
 
 /* ---- dispositions ---- */

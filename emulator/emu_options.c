@@ -13,6 +13,7 @@
 #include "emu_log.h"
 #include "ent_alloc.h"
 #include "ent_status.h"
+#include "ent_story.h"
 
 typedef enum opt_type {
     OPT_STRING,     /* non-empty string; absent default = NULL */
@@ -23,6 +24,8 @@ typedef enum opt_type {
     OPT_LOG_LEVEL,  /* error|warn|info|debug */
     OPT_BIND,       /* "*" or "" = all interfaces (NULL), else an address or interface */
     OPT_FLAG,       /* on when given alone; --flag=true|false (yes|no, 1|0) and the env likewise */
+    OPT_ON_OFF,     /* a value: on|off (true|false, yes|no, 1|0 too) */
+    OPT_RETENTION,  /* a duration: seconds, or a number with s, m, h or d; ENT_STORY_RETENTION_MIN_S..MAX_S */
     OPT_HELP,       /* no value, no env */
 } opt_type;
 
@@ -77,6 +80,10 @@ static const opt_def opt_table[] = {
     { "dashboard-read-only", OPT_FLAG, F(dashboard_read_only), NULL, "false",
       "the dashboard (http://HOST:HTTP-PORT/) only shows: sending, resubmitting, deleting, purging, status changes "
       "and clock moves from it are refused (403)", NULL },
+    { "story", OPT_ON_OFF, F(story), "on|off", "on",
+      "record each message's story (GET /$sbemu/story); off records nothing and costs nothing", NULL },
+    { "story-retention", OPT_RETENTION, F(story_retention_s), "DURATION", TEXT_OF(ENT_STORY_RETENTION_DEFAULT_S),
+      "keep story events this long on the emulator's clock: seconds, or with s, m, h or d (at most 30d)", NULL },
     { "help", OPT_HELP, 0, NULL, NULL, "print this help and exit", NULL },
 };
 
@@ -147,6 +154,27 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* "90", "90s", "15m", "2h", "7d" into seconds, within the story's bounds. */
+static int parse_retention(const char *s, int *out)
+{
+    unsigned long long v, mul = 1;
+    const char *end;
+    if (parse_digits(s, &v, &end) < 0)
+        return -1;
+    switch (*end) {
+    case 's': mul = 1, end++; break;
+    case 'm': mul = 60, end++; break;
+    case 'h': mul = 3600, end++; break;
+    case 'd': mul = 86400, end++; break;
+    default: break;
+    }
+    if (*end || v > (unsigned long long)ENT_STORY_RETENTION_MAX_S || v * mul < ENT_STORY_RETENTION_MIN_S ||
+        v * mul > ENT_STORY_RETENTION_MAX_S)
+        return -1;
+    *out = (int)(v * mul);
+    return 0;
+}
+
 /* Parses one value into its field. `from` says where it came from, for errors:
  * "--amqp-port" or "--amqp-port (env SBEMU_AMQP_PORT)". */
 static int apply(emu_options *o, const opt_def *d, const char *value, const char *from,
@@ -199,6 +227,22 @@ static int apply(emu_options *o, const opt_def *d, const char *value, const char
         if (emu_log_parse_level(value, field) < 0)
             return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not a log level (error, warn, info, debug)",
                         from, value);
+        return 0;
+    case OPT_ON_OFF:
+        if (!strcasecmp(value, "on") || !strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1"))
+            *(int *)field = 1;
+        else if (!strcasecmp(value, "off") || !strcasecmp(value, "false") || !strcasecmp(value, "no") ||
+                 !strcmp(value, "0"))
+            *(int *)field = 0;
+        else
+            return ent_fail(err, errlen, "sbemu: %s: \"%s\" is not on or off", from, value);
+        return 0;
+    case OPT_RETENTION:
+        if (parse_retention(value, field) < 0)
+            return ent_fail(err, errlen,
+                            "sbemu: %s: \"%s\" is not a duration from %d second to 30 days (seconds, or a number"
+                            " with s, m, h or d)",
+                            from, value, ENT_STORY_RETENTION_MIN_S);
         return 0;
     case OPT_FLAG:
         if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1"))

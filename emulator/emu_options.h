@@ -49,6 +49,8 @@ typedef struct emu_options {
     ent_log_level log_level; /* --log-level */
     int metrics_token_required; /* --metrics-token-required: GET /metrics asks for a SAS token (0/1) */
     int dashboard_read_only;    /* --dashboard-read-only: the dashboard's actions are refused (0/1) */
+    int story;               /* --story on|off: each message's story is recorded (1) or not (0) */
+    int story_retention_s;   /* --story-retention: how long its events are kept, emulator-clock seconds */
 } emu_options;
 
 /* Fills o from argv (argv[0] is skipped) and the environment.

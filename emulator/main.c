@@ -30,6 +30,7 @@
 #include "emu_tlscert.h"
 #include "ent_clock.h"
 #include "ent_log.h"
+#include "store_story.h"
 #include "store.h"
 #include "store_config.h"
 #include "store_setup.h"
@@ -161,11 +162,13 @@ static int run(emu_options *o)
     emu_recover_init(&recover, conninfo, o->postgres ? NULL : &pg);
     loop.recover = &recover;
     store_hooks hooks = emu_loop_store_hooks(&loop);
+    store_story_configure(o->story); /* before the first op: which statements the store runs */
     if (!(st = store_open(conninfo, &hooks, err, sizeof err))) {
         LOG_ERROR("%s", err);
         goto out;
     }
-    broker_settings shared = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size, emu_config_namespace_name()};
+    broker_settings shared = {o->sas_key_name, o->sas_key, (uint32_t)o->max_message_size, emu_config_namespace_name(),
+                              (int64_t)o->story_retention_s * 1000};
     amqp_settings wire = {o->handshake_timeout_s};
     if (!(b = broker_new(st, &shared)) || !(srv = amqp_server_new(b, &wire))) {
         LOG_ERROR("out of memory");

@@ -32,7 +32,7 @@ static int route_one(const ent_cache *c, const ent_entity *sub, const ent_filter
     size_t nrules;
     const ent_filter_rule *rules = ent_cache_rules(c, sub, &nrules);
     size_t first = out->n;
-    bool plain = false;
+    const char *plain = NULL; /* the first rule without an action that matched */
     for (size_t i = 0; i < nrules; i++) {
         ent_filter_error err = {0};
         ent_filter_result r = ent_filter_eval(rules[i].filter, msg, &err);
@@ -46,6 +46,7 @@ static int route_one(const ent_cache *c, const ent_entity *sub, const ent_filter
             if (!d)
                 return -1;
             d->subscription = sub;
+            d->matched = rules[i].name;
             d->dead_letter = true;
             memcpy(d->error, desc, sizeof d->error);
             return 0;
@@ -53,7 +54,8 @@ static int route_one(const ent_cache *c, const ent_entity *sub, const ent_filter
         if (r != ENT_FILTER_TRUE)
             continue;
         if (!rules[i].action) {
-            plain = true;
+            if (!plain)
+                plain = rules[i].name;
             continue;
         }
         ent_topic_copy *a = push(out);
@@ -61,12 +63,14 @@ static int route_one(const ent_cache *c, const ent_entity *sub, const ent_filter
             return -1;
         a->subscription = sub;
         a->rule = &rules[i];
+        a->matched = rules[i].name;
     }
     if (plain) {
         ent_topic_copy *p = push(out);
         if (!p)
             return -1;
         p->subscription = sub;
+        p->matched = plain;
     }
     return 0;
 }

@@ -22,6 +22,9 @@
 typedef struct ent_topic_copy {
     const ent_entity *subscription;     /* in the cache: valid until its next replace */
     const ent_filter_rule *rule;        /* a rule with an action: its copy; NULL: the message as sent */
+    const char *matched;                /* the rule whose filter gave the copy (the first that matched, for the
+                                           message as sent; the failing one, for a dead letter): its name, in
+                                           the cache */
     bool dead_letter;                   /* a filter failed: the copy goes to the dead-letter subqueue */
     char error[ENT_FILTER_ERROR_MAX + sizeof(((ent_filter_rule *)0)->name) + 16]; /* for the dead-letter description */
 } ent_topic_copy;

@@ -12,6 +12,7 @@
 #include "store_figures.h"
 #include "store_setup.h"
 #include "store_statements.h"
+#include "store_story.h"
 
 /* Operations per transaction. Past this the batch is cut (never inside an op). */
 #define STORE_BATCH_MAX_OPS 512
@@ -37,7 +38,8 @@ typedef struct store_stmt {
  * for NULL, then the bytes). One allocation per op, whatever its columns:
  * thousands of ops can wait for a commit. */
 typedef struct merge_rows {
-    const store_merge_def *def;
+    const store_merge_def *def; /* the story twin of the one asked for, while the story is recorded */
+    void (*row)(store_op *op, int index, const void *pgresult, int result_row); /* the asked def's */
     int64_t key;
     int nrows, filled;
     int first;       /* while in flight: ordinal of its first row in its group, 0-based */
@@ -124,7 +126,7 @@ int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *
         return -1;
     op->bytes += total;
     char *at = st->block;
-    st->prepared = prepared;
+    st->prepared = store_story_twin(prepared);
     st->nparams = nparams;
     for (int k = 0; k < nparams; k++) {
         st->formats[k] = params[k].binary;
@@ -174,6 +176,9 @@ static void op_finish(store_op *op, sb_status st)
 
 store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows, store_done_fn done, void *ctx)
 {
+    void (*answer)(store_op *, int, const void *, int) = def->row; /* a copy of a def may set its own */
+    if (def->story && store_story_on())
+        def = def->story;
     store_op *op = store_op_new(0, NULL, done, ctx);
     merge_rows *m = op ? ent_calloc(1, sizeof *m) : NULL;
     if (!m) {
@@ -181,6 +186,7 @@ store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows
         return NULL;
     }
     m->def = def;
+    m->row = answer;
     m->key = key;
     m->nrows = nrows;
     op->merge = m;
@@ -748,8 +754,8 @@ static void dispatch_rows(const store_slot *slot, const PGresult *r)
         if (ord < 1 || index >= op->merge->nrows)
             continue; /* cannot happen: the statement answers its own input */
         op->merge->answered++;
-        if (op->merge->def->row)
-            op->merge->def->row(op, index, r, i);
+        if (op->merge->row)
+            op->merge->row(op, index, r, i);
     }
 }
 

@@ -30,8 +30,8 @@
 
 typedef struct store store;
 
-/* The most columns a merged statement takes. */
-#define STORE_MERGE_MAX_COLS 18
+/* The most columns a merged statement takes (the publish's story twin). */
+#define STORE_MERGE_MAX_COLS 23
 typedef struct store_op store_op;
 
 /* How the store asks its loop for service. Both may be called often. */
@@ -116,7 +116,9 @@ typedef void (*store_done_fn)(store_op *op, sb_status st);
 /* Allocates an op with room for nstmt statements. Ownership passes to the store
  * at store_submit; the store frees it after done() returns. */
 store_op *store_op_new(int nstmt, store_parse_fn parse, store_done_fn done, void *ctx);
-/* Sets statement i: a prepared statement name and its parameters (copied). */
+/* Sets statement i: a prepared statement name and its parameters (copied).
+ * While the story is recorded, a statement whose story twin takes the same
+ * parameters runs as that twin (store_story_twin). */
 int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *params, int nparams);
 void *store_op_ctx(const store_op *op);
 int store_op_nstmt(const store_op *op);
@@ -155,6 +157,11 @@ typedef struct store_merge_def {
     unsigned int elem_types[STORE_MERGE_MAX_COLS]; /* PostgreSQL type OIDs of the array elements */
     /* An answer for row `index` of op (0-based, in the op's own rows); may be NULL. */
     void (*row)(store_op *op, int index, const void *pgresult, int result_row);
+    /* The same statement recording the story (store_story.h), taking these
+     * columns and more after them: used instead while the story is on, so a
+     * row's filler always gives the twin's columns. Its answers still go to
+     * this def's row (the twin's is not used). NULL: none. */
+    const struct store_merge_def *story;
 } store_merge_def;
 
 /* An op with nrows rows for def under key; it has no statements of its own.

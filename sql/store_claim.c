@@ -10,6 +10,7 @@
 #include "store_binary.h"
 #include "store_session.h"
 #include "store_statements.h"
+#include "store_story.h"
 
 typedef struct claim_result {
     size_t n;
@@ -97,24 +98,41 @@ static store_op *claim_op(int64_t entity_id, int64_t now_ms, bool is_activity, i
     return op;
 }
 
+/* Who claims, as the story twins' last two parameters: the story is told of
+ * a client's claims only (peer), and only while it is recorded. */
+static bool told(const store_peer *peer) { return peer && store_story_on(); }
+
+/* The link's name as a parameter: NULL when the story cannot keep it. */
+static store_param link_param(const store_peer *peer)
+{
+    const char *link = store_story_link(peer->link);
+    return link ? (store_param){link, (int)strlen(link), 0} : (store_param){0};
+}
+
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, store_claim_cb cb, void *ctx)
+                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, const store_peer *peer,
+                 store_claim_cb cb, void *ctx)
 {
     int i, rc;
     store_op *op = claim_op(entity_id, now_ms, is_activity, &i, &rc, cb, ctx);
     if (!op)
         return;
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
-               until = be_int8(locked_until_ms), from = be_int8(from_seq);
+               until = be_int8(locked_until_ms), from = be_int8(from_seq),
+               conn = be_int8(peer ? (int64_t)peer->connection : 0);
+    bool story = told(peer);
     if (mode == STORE_CLAIM_LOCK)
         store_op_set_lazy(op); /* it only locks (and stamps activity) */
     if (mode == STORE_CLAIM_LOCK)
-        rc |= store_op_stmt(op, i, STMT_CLAIM_LOCK,
-                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from)},
-                            6);
+        rc |= store_op_stmt(op, i, story ? STMT_CLAIM_LOCK_STORY : STMT_CLAIM_LOCK,
+                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from),
+                                            P_INT8(conn), story ? link_param(peer) : (store_param){0}},
+                            story ? 8 : 6);
     else
-        rc |= store_op_stmt(op, i, STMT_CLAIM_DELETE,
-                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(from)}, 5);
+        rc |= store_op_stmt(op, i, story ? STMT_CLAIM_DELETE_STORY : STMT_CLAIM_DELETE,
+                            (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(from), P_INT8(conn),
+                                            story ? link_param(peer) : (store_param){0}},
+                            story ? 7 : 5);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
@@ -122,20 +140,24 @@ void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mod
 
 void store_claim_session(store *s, int64_t entity_id, const char *session_id, const uint8_t session_token[16],
                          store_claim_mode mode, int max, int64_t now_ms, bool is_activity, int64_t from_seq,
-                         store_claim_cb cb, void *ctx)
+                         const store_peer *peer, store_claim_cb cb, void *ctx)
 {
     int i, rc;
     store_op *op = claim_op(entity_id, now_ms, is_activity, &i, &rc, cb, ctx);
     if (!op)
         return;
     int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms), lim = be_int8(max),
-               from = be_int8(from_seq);
+               from = be_int8(from_seq), conn = be_int8(peer ? (int64_t)peer->connection : 0);
     if (mode == STORE_CLAIM_LOCK)
         store_op_set_lazy(op);
-    rc |= store_op_stmt(op, i, mode == STORE_CLAIM_LOCK ? STMT_CLAIM_SESSION_LOCK : STMT_CLAIM_SESSION_DELETE,
+    bool story = told(peer);
+    const char *stmt = mode == STORE_CLAIM_LOCK ? (story ? STMT_CLAIM_SESSION_LOCK_STORY : STMT_CLAIM_SESSION_LOCK)
+                                                : (story ? STMT_CLAIM_SESSION_DELETE_STORY : STMT_CLAIM_SESSION_DELETE);
+    rc |= store_op_stmt(op, i, stmt,
                         (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(now), P_INT8(from),
-                                        P_TEXT(session_id), P_UUID(session_token)},
-                        8);
+                                        P_TEXT(session_id), P_UUID(session_token), P_INT8(conn),
+                                        story ? link_param(peer) : (store_param){0}},
+                        story ? 10 : 8);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);

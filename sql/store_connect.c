@@ -14,6 +14,7 @@
 #include "store_reset.h"
 #include "store_namespace.h"
 #include "store_statements.h"
+#include "store_story.h"
 
 /* How long a (re)connect may wait for an unreachable server, unless the
  * conninfo says otherwise: libpq's keyword takes seconds, as text. */
@@ -57,6 +58,7 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
         store_admin_statements_prepare(conn, err, errlen) || store_reset_statements_prepare(conn, err, errlen) ||
         store_fault_statements_prepare(conn, err, errlen) || store_dash_statements_prepare(conn, err, errlen) ||
         store_namespace_statements_prepare(conn, err, errlen) ||
+        store_story_statements_prepare(conn, err, errlen) ||
         PQsetnonblocking(conn, 1) ||
         !PQenterPipelineMode(conn)) {
         if (!err[0])

@@ -31,4 +31,5 @@ void store_fate_forward_failed(store_new_message *m)
                        .dead_letter_description = m->dead_letter_description};
     ent_send_forward_failed(&f);
     place(m, &f);
+    m->story_via = 0; /* for its story: it stays where it was sent, not forwarded */
 }

@@ -39,6 +39,15 @@ typedef struct store_new_message {
      * reason and description above stay with each copy, which is active
      * (subqueue 0), and so does where it was dead-lettered. NULL: none. */
     const char *dead_letter_source;
+    /* For its story (store_story.h), read only while the story is recorded:
+     * who sent it (0 and NULL: not a client's link), its trace context
+     * (pointing into bytes, story_trace_len of them; NULL: none), and the
+     * entity the client sent it to when a ForwardTo chain took it on (0: none). */
+    uint64_t story_connection;
+    const char *story_link;
+    const uint8_t *story_trace;
+    size_t story_trace_len;
+    int64_t story_via;
 } store_new_message;
 
 typedef void (*store_status_cb)(void *ctx, sb_status st);
@@ -65,21 +74,25 @@ typedef struct store_claimed {
 } store_claimed;
 
 typedef enum store_claim_mode { STORE_CLAIM_LOCK, STORE_CLAIM_DELETE } store_claim_mode;
+struct store_peer;
 typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msgs, size_t n);
 /* Takes up to max receivable messages of (queue, subqueue) in sequence order:
  * locks them until locked_until_ms, or deletes them. is_activity: a receive
  * the client asked for (not a waiting receiver's re-poll), which keeps the
  * queue from AutoDeleteOnIdle. from_seq: the lowest sequence number to look
- * at (0: all); locks that lapsed are returned by the sweep. */
+ * at (0: all); locks that lapsed are returned by the sweep. peer: who
+ * claims, for the story (NULL: the emulator itself, which the story does not
+ * tell: a topic routing what rests in it). */
 void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, store_claim_cb cb, void *ctx);
+                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, const struct store_peer *peer,
+                 store_claim_cb cb, void *ctx);
 
 /* The same in one session of an entity that requires sessions: only
  * session_id's messages, and only while session_token still holds the
  * session's lock (store_session.h); they stay locked as long as it does. */
 void store_claim_session(store *s, int64_t entity_id, const char *session_id, const uint8_t session_token[16],
                          store_claim_mode mode, int max, int64_t now_ms, bool is_activity, int64_t from_seq,
-                         store_claim_cb cb, void *ctx);
+                         const struct store_peer *peer, store_claim_cb cb, void *ctx);
 
 /* The outcomes of entities/ent_settle.h (whose values are sbemu_settle's kind
  * codes, migration 005), under the store's names. */
@@ -155,6 +168,7 @@ typedef struct store_sweep_policy {
     const int64_t *scope;
     size_t n_scope;
     bool scope_in;
+    int64_t story_before_ms; /* story events before this are pruned (ent_story_prune_before) */
 } store_sweep_policy;
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx);
 

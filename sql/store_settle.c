@@ -9,6 +9,7 @@
 #include "ent_dead_letter.h"
 #include "store_binary.h"
 #include "store_statements.h"
+#include "store_story.h"
 
 /* Who asked for one settlement (the op's ctx, freed by settle_done). */
 typedef struct settle_caller {
@@ -31,15 +32,14 @@ static void settle_answered(store_op *op, int index, const void *res, int row)
 /* Every complete of a commit is one DELETE (STMT_COMPLETE_SET), every other
  * settlement one STMT_SETTLE_SET; an answer row names a settlement that found
  * its lock. */
-const store_merge_def store_complete_set = {
-    STMT_COMPLETE_SET, 3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}, NULL,
-};
-const store_merge_def store_settle_set = {
-    STMT_SETTLE_SET,
-    7,
-    {STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8},
-    settle_answered,
-};
+/* Their story twins (store_story.h) take the same columns. */
+#define COMPLETE_COLUMNS 3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}
+#define SETTLE_COLUMNS                                                                                             \
+    7, {STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}
+static const store_merge_def complete_set_story = {STMT_COMPLETE_SET_STORY, COMPLETE_COLUMNS, NULL, NULL};
+static const store_merge_def settle_set_story = {STMT_SETTLE_SET_STORY, SETTLE_COLUMNS, NULL, NULL};
+const store_merge_def store_complete_set = {STMT_COMPLETE_SET, COMPLETE_COLUMNS, NULL, &complete_set_story};
+const store_merge_def store_settle_set = {STMT_SETTLE_SET, SETTLE_COLUMNS, settle_answered, &settle_set_story};
 
 static void settle_done(store_op *op, sb_status st)
 {

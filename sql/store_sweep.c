@@ -12,6 +12,7 @@
 #include "store_binary.h"
 #include "store_session.h"
 #include "store_statements.h"
+#include "store_story.h"
 
 /* The statements of one sweep, in the order the op runs them. */
 enum sweep_stmt {
@@ -22,6 +23,7 @@ enum sweep_stmt {
     SWEEP_SCHEDULED,   /* scheduled messages come due; answers their entities */
     SWEEP_SESSIONS,    /* lapsed sessions' rows without a state, removed */
     SWEEP_TXN_PENDING, /* what dead transactions scheduled, removed */
+    SWEEP_STORY,       /* story events older than --story-retention, pruned */
     SWEEP_STATEMENTS
 };
 
@@ -89,7 +91,8 @@ static void sweep_parse(store_op *op, int stmt, const void *res)
             LOG_INFO("queue '%s' was idle for its AutoDeleteOnIdle and is deleted", PQgetvalue(r, i, 1));
         return;
     }
-    if (stmt == SWEEP_DUPLICATES || stmt == SWEEP_SESSIONS || stmt == SWEEP_TXN_PENDING || rows == 0)
+    if (stmt == SWEEP_DUPLICATES || stmt == SWEEP_SESSIONS || stmt == SWEEP_TXN_PENDING || stmt == SWEEP_STORY ||
+        rows == 0)
         return; /* nothing for the receivers */
     if (acc->n + (size_t)rows > acc->cap) {
         size_t cap = acc->n + (size_t)rows;
@@ -156,6 +159,9 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     rc |= store_op_stmt(op, SWEEP_SCHEDULED, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now), ids, in}, 3);
     rc |= store_op_stmt(op, SWEEP_SESSIONS, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now), ids, in}, 3);
     rc |= store_op_stmt(op, SWEEP_TXN_PENDING, STMT_SWEEP_TXN_PENDING, (store_param[]){P_INT8(now), ids, in}, 3);
+    /* pruned whether or not the story is recorded now: a run with it on left events behind */
+    int8_param story_before = be_int8(policy->story_before_ms);
+    rc |= store_op_stmt(op, SWEEP_STORY, STMT_STORY_PRUNE, (store_param[]){P_INT8(story_before), ids, in}, 3);
     ent_free(dl);
     ent_free(from);
     ent_free(to);

@@ -6,15 +6,25 @@
 #include "ent_alloc.h"
 #include "store_binary.h"
 #include "store_statements.h"
+#include "store_story.h"
 
-/* Columns as STMT_PUBLISH_SET's arrays. */
-static const store_merge_def publish_set = {
-    STMT_PUBLISH_SET,
-    18,
-    {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
-     STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT,
-     STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT},
+/* Columns as STMT_PUBLISH_SET's arrays; its story twin takes five more
+ * (store_story.h). */
+#define PUBLISH_COLUMNS 18
+#define PUBLISH_STORY_COLUMNS (PUBLISH_COLUMNS + 5)
+#define PUBLISH_COLUMN_TYPES                                                                                       \
+    STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, \
+        STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT,             \
+        STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT
+static const store_merge_def publish_set_story = {
+    STMT_PUBLISH_SET_STORY,
+    PUBLISH_STORY_COLUMNS,
+    {PUBLISH_COLUMN_TYPES, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8},
     NULL,
+    NULL,
+};
+static const store_merge_def publish_set = {
+    STMT_PUBLISH_SET, PUBLISH_COLUMNS, {PUBLISH_COLUMN_TYPES}, NULL, &publish_set_story,
 };
 
 static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
@@ -24,8 +34,12 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
     int8_param width = be_int8(c->width), slot = be_int8(c->slot), target = be_int8(c->target),
                state = be_int8(m->state), now = be_int8(m->now_ms), avail = be_int8(m->available_ms),
                exp = be_int8(m->expires_ms), ttl = be_int8(m->ttl_ms), sq = be_int8(m->subqueue),
-               size = be_int8(c->target ? (int64_t)c->size : 0), bk = be_int8(back);
-    store_param cols[18] = {
+               size = be_int8(c->target ? (int64_t)c->size : 0), bk = be_int8(back),
+               conn = be_int8((int64_t)m->story_connection), via = be_int8(c->story_via);
+    /* who sent it on the message's first row only, as its MessageId */
+    bool first = c->width > 0;
+    /* the story's columns last: a row of the base statement leaves them out */
+    store_param cols[PUBLISH_STORY_COLUMNS] = {
         P_INT8(width),
         P_INT8(slot),
         c->target ? P_INT8(target) : (store_param){0},
@@ -44,6 +58,11 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
         P_INT8(size),
         P_INT8(bk),
         P_TEXT(m->dead_letter_source),
+        first && m->story_connection ? P_INT8(conn) : (store_param){0},
+        first && m->story_link ? P_TEXT(m->story_link) : (store_param){0},
+        {first ? m->story_trace : NULL, first ? (int)m->story_trace_len : 0, 0},
+        P_TEXT(c->story_rule),
+        c->story_via ? P_INT8(via) : (store_param){0},
     };
     return store_op_row(op, i, cols);
 }

@@ -30,7 +30,19 @@ typedef struct store_copy {
     size_t size;                 /* bytes the copy holds (its own body, or the message's it shares) */
     bool consume;                /* first row: the message rests in the topic under this lock */
     uint8_t consume_token[16];
+    /* For the story (store_story.h), read only while it is recorded: the
+     * rule that made the copy (a row of slot STORE_COPY_NOT_ROUTED: the
+     * subscription's rules), and for a copy forwarded out of the topic, the
+     * subscription it was made for (0: none). The message's first row carries
+     * who sent it (m.story_*). */
+    const char *story_rule;
+    int64_t story_via;
 } store_copy;
+
+/* The slot of a row that is no copy: subscription target took none because
+ * none of its filters matched. Only the story's rows, and only while it is
+ * recorded (the statement then writes them down and stores nothing). */
+#define STORE_COPY_NOT_ROUTED (-2)
 
 /* All rows commit together or not at all. SB_ERR_QUOTA_EXCEEDED when the
  * topic is full (MaxSizeInMegabytes over all its subscriptions),

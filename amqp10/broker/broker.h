@@ -33,6 +33,7 @@ typedef struct broker_settings {
     const char *sas_key;       /* its key: HMAC key bytes as written */
     uint32_t max_message_size; /* max-message-size on attach, and the send limit */
     const char *namespace_name; /* the default namespace's (Config.json's) name; NULL: sbemulatorns */
+    int64_t story_retention_ms; /* each message's story is kept this long (--story-retention); 0: not pruned */
 } broker_settings;
 
 /* Whoever holds receiving links (the AMQP wire): told when what they wait
@@ -142,6 +143,13 @@ void broker_send_commit(broker *b, int64_t entity_id, const ent_route *route, in
                         store_new_message *msgs, amqp_msg *parsed, size_t n, store_status_cb cb, void *ctx);
 /* What such a send will do, added to tally (a transaction's, added when it commits). */
 void broker_send_tally(broker_counts *tally, int64_t target, const store_new_message *msgs, size_t n);
+/* ---- the story (broker_story.c) ----
+ * Each message's story (sql/store_story.h). While it is recorded: marks n
+ * messages (parsed[i] spans msgs[i].bytes) as sent by link of connection, to
+ * entity_id, going to target (where broker_send_target sends them), with the
+ * trace context each carries. Costs nothing while it is not. */
+void broker_story_sent(store_new_message *msgs, const amqp_msg *parsed, size_t n, uint64_t connection,
+                       const char *link, int64_t entity_id, int64_t target);
 
 /* ---- the sweep (broker_sweep.c) ----
  * Runs the background sweep now (after the clock moved). */

@@ -11,6 +11,7 @@
  * until it is due, and is routed then, by the rules of that moment. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "amqp_filter_msg.h"
 #include "amqp_rule_action.h"
@@ -19,7 +20,9 @@
 #include "ent_session.h"
 #include "store_txn.h"
 #include "ent_log.h"
+#include "ent_story.h"
 #include "ent_topic.h"
+#include "store_story.h"
 #include "store_topic.h"
 
 /* What one publish builds; freed once the store has copied the rows. */
@@ -97,7 +100,7 @@ static void note_pump(build *b, int64_t topic)
  * this text (ent_topic_rule_failed), and the copy is a dead letter in sub. */
 static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *topic, const ent_entity *sub,
                             const store_new_message *base, const amqp_msg *m, size_t first_row,
-                            const char *rule_error)
+                            const char *rule_error, const char *matched)
 {
     if (rule_error) {
         /* a copy the build owns: the text is on the caller's stack or in the
@@ -116,7 +119,9 @@ static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *
     r->m = *base;
     r->m.bytes = NULL;
     r->target = f.target->id;
+    r->story_rule = matched; /* in the cache, which outlives the build */
     if (f.forwarded) {
+        r->story_via = sub->id;
         r->slot = -1; /* the forward target's own sequence numbers */
         if (f.rests_in_topic)
             note_pump(b, f.target->id);
@@ -136,6 +141,41 @@ static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *
         broker_counts_add_dead_letters(&b->tally, f.target->id, f.dead_letter_reason, 1);
     }
     return r;
+}
+
+/* For the story: a row (STORE_COPY_NOT_ROUTED) for each subscription whose
+ * filters did not match the message just routed (b->copies), naming its
+ * rules. A subscription that is Disabled takes nothing whatever its filters
+ * say, and is not told. -1 when out of memory. */
+static int add_not_routed(build *b, const ent_cache *cache, const ent_entity *topic, const store_new_message *base)
+{
+    size_t nsubs;
+    const ent_entity *const *subs = ent_cache_subscriptions(cache, topic, &nsubs);
+    for (size_t i = 0; i < nsubs; i++) {
+        bool took = !strcasecmp(subs[i]->status, "Disabled");
+        for (size_t k = 0; k < b->copies.n && !took; k++)
+            took = b->copies.v[k].subscription == subs[i];
+        if (took)
+            continue;
+        size_t nrules;
+        const ent_filter_rule *rules = ent_cache_rules(cache, subs[i], &nrules);
+        char *names = ent_malloc(ENT_STORY_RULES_NOTE_SIZE);
+        if (!names || own(b, (uint8_t *)names)) {
+            ent_free(names);
+            return -1;
+        }
+        ent_story_rule_names(rules, nrules, names, ENT_STORY_RULES_NOTE_SIZE);
+        store_copy *r = row(b);
+        if (!r)
+            return -1;
+        r->m = *base;
+        r->m.bytes = NULL;
+        r->m.len = 0;
+        r->slot = STORE_COPY_NOT_ROUTED;
+        r->target = subs[i]->id;
+        r->story_rule = names;
+    }
+    return 0;
 }
 
 /* The rows of one message. -1 when out of memory. */
@@ -190,7 +230,7 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
                     bytes = out;
                 }
             }
-            store_copy *r = add_copy(b, cache, topic, cp->subscription, base, m, first_row, dl_desc);
+            store_copy *r = add_copy(b, cache, topic, cp->subscription, base, m, first_row, dl_desc, cp->matched);
             if (!r)
                 return -1;
             r->size = base->len;
@@ -210,6 +250,8 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
         r->m.bytes = NULL;
         r->m.len = 0;
     }
+    if (store_story_on() && add_not_routed(b, cache, topic, base))
+        return -1;
     /* the first row carries the message: its body, width and consume token */
     store_copy *f = &b->rows[first_row];
     if (!f->m.bytes) {

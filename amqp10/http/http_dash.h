@@ -47,6 +47,9 @@
 #define HTTP_DASH_SEND_PROPERTIES_MAX 64
 /* Sessions listed for an entity. */
 #define HTTP_DASH_SESSIONS_MAX 200
+/* What a message's story names as the link that sent it from the dashboard
+ * (it has no connection). */
+#define HTTP_DASH_STORY_LINK "(dashboard)"
 /* Bytes of a session's state shown (as hex and text). */
 #define HTTP_DASH_SESSION_STATE_SHOWN_MAX 4096
 

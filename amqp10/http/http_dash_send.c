@@ -78,6 +78,7 @@ static sb_status send_whole(http_req *r, const ent_entity *e, const ent_route *r
         return st;
     }
     int64_t target = broker_send_target(route, e->id, msgs, n);
+    broker_story_sent(msgs, parsed, n, 0, HTTP_DASH_STORY_LINK, e->id, target); /* sent by no link: the dashboard */
     broker_send_commit(r->broker, e->id, route, target, buf, msgs, parsed, n, cb, ctx);
     return SB_OK;
 }

@@ -174,6 +174,8 @@ static void route_in_namespace(http_req *r)
         prefix_copy(path, &s, n - 1, topic, sizeof topic);
         if (allowed(r, true, false, false, "A list of subscriptions"))
             http_subscription_list(r, topic);
+    } else if (n == 2 && is(&s, 0, "$sbemu") && is(&s, 1, "story")) {
+        http_story(r); /* in the request's namespace */
     } else if (path[0] == '$') {
         http_respond_error(r, SB_ERR_NOT_FOUND, "No resource '%s'.", path);
     } else {

@@ -13,6 +13,7 @@
  *   <queue or topic>                               GET PUT DELETE
  *
  *   $sbemu/faults[/<name>]                         GET PUT DELETE (http_fault.c)
+ *   $sbemu/story?...                               GET (http_story.c)
  *
  * Queue and topic names may hold '/', so the shapes are matched from the
  * end, as JS matches the ids it gets back. */
@@ -35,6 +36,8 @@ void http_metrics(http_req *r);
 /* http_fault.c: the fault rules, /$sbemu/faults (name NULL) and
  * /$sbemu/faults/<name>. */
 void http_faults(http_req *r, const char *name);
+/* http_story.c: each message's story, /$sbemu/story?entity=&sequenceNumber=&messageId=&top=&page=. */
+void http_story(http_req *r);
 
 /* http_reset.c: $sbemu/namespaces/{ns}/reset and .../snapshots[/{name}[/restore]]
  * (and the same without namespaces/{ns}/: the default namespace), after the

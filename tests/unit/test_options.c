@@ -15,6 +15,7 @@ static const char *const env_vars[] = {
     "SBEMU_CONFIG", "SBEMU_POSTGRES", "SBEMU_DATA_DIR", "SBEMU_AMQP_PORT", "SBEMU_AMQPS_PORT",
     "SBEMU_HTTP_PORT", "SBEMU_TLS_CERT", "SBEMU_TLS_KEY", "SBEMU_SAS_KEY_NAME", "SBEMU_SAS_KEY",
     "SBEMU_MAX_MESSAGE_SIZE", "SBEMU_BIND", "SBEMU_LOG_LEVEL", "SBEMU_METRICS_TOKEN_REQUIRED",
+    "SBEMU_STORY", "SBEMU_STORY_RETENTION",
 };
 
 static int clear_env(void **state)
@@ -63,6 +64,8 @@ static void test_defaults(void **state)
     assert_int_equal(o.max_message_size, 262144);
     assert_null(o.bind);
     assert_int_equal(o.log_level, ENT_LOG_INFO);
+    assert_int_equal(o.story, 1);
+    assert_int_equal(o.story_retention_s, 3600);
     emu_options_free(&o);
 }
 
@@ -359,6 +362,57 @@ static void test_dashboard_read_only(void **state)
     EXPECT_ERROR("--dashboard-read-only", "\"sometimes\" is not true or false", "--dashboard-read-only=sometimes");
 }
 
+static void test_story_flags(void **state)
+{
+    (void)state;
+    emu_options o;
+    char err[256];
+    assert_int_equal(PARSE(&o, err, "--story", "off"), 0);
+    assert_int_equal(o.story, 0);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--story=ON"), 0);
+    assert_int_equal(o.story, 1);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--story", "false", "--amqp-port", "6000"), 0);
+    assert_int_equal(o.story, 0);
+    assert_int_equal(o.amqp_port, 6000);
+    emu_options_free(&o);
+    setenv("SBEMU_STORY", "off", 1);
+    assert_int_equal(parse_none(&o, err, sizeof err), 0);
+    assert_int_equal(o.story, 0);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--story", "on"), 0); /* the flag wins */
+    assert_int_equal(o.story, 1);
+    emu_options_free(&o);
+    unsetenv("SBEMU_STORY");
+    EXPECT_ERROR("--story: \"maybe\" is not on or off", NULL, "--story", "maybe");
+    EXPECT_ERROR("--story needs a value", NULL, "--story");
+
+    assert_int_equal(PARSE(&o, err, "--story-retention", "90"), 0);
+    assert_int_equal(o.story_retention_s, 90);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--story-retention=15m"), 0);
+    assert_int_equal(o.story_retention_s, 900);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--story-retention", "2h"), 0);
+    assert_int_equal(o.story_retention_s, 7200);
+    emu_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--story-retention", "30d"), 0);
+    assert_int_equal(o.story_retention_s, 30 * 86400);
+    emu_options_free(&o);
+    setenv("SBEMU_STORY_RETENTION", "5s", 1);
+    assert_int_equal(parse_none(&o, err, sizeof err), 0);
+    assert_int_equal(o.story_retention_s, 5);
+    emu_options_free(&o);
+    unsetenv("SBEMU_STORY_RETENTION");
+    EXPECT_ERROR("--story-retention: \"0\" is not a duration from 1 second to 30 days", NULL, "--story-retention",
+                 "0");
+    EXPECT_ERROR("--story-retention", "\"31d\"", "--story-retention", "31d");
+    EXPECT_ERROR("--story-retention", "\"1w\"", "--story-retention", "1w");
+    EXPECT_ERROR("--story-retention", "\"-5\"", "--story-retention=-5");
+    EXPECT_ERROR("--story-retention", "\"99999999999999999999h\"", "--story-retention", "99999999999999999999h");
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -410,6 +464,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_env_names_flag_and_var, clear_env),
         cmocka_unit_test_setup(test_metrics_token_flag, clear_env),
         cmocka_unit_test_setup(test_dashboard_read_only, clear_env),
+        cmocka_unit_test_setup(test_story_flags, clear_env),
         cmocka_unit_test_setup(test_help, clear_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

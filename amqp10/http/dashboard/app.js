@@ -125,7 +125,7 @@ async function api(path, body) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const res = await fetch(API + path, init);
+  const res = await fetch(path.startsWith("/") ? path : API + path, init); /* "/...": the emulator's own, as /$sbemu/story */
   let j = null;
   try { j = await res.json(); } catch { /* not JSON */ }
   if (res.status === 401) {
@@ -543,14 +543,35 @@ function renderMessage(m) {
     story));
 }
 
-/** The message's story, once the emulator records stories; until then it says so. */
+/** One event of a story as a line: its time, what happened, where, and what its kind tells (GET /$sbemu/story). */
+function storyLine(x, entity) {
+  const bits = [];
+  if (x.entity !== entity) bits.push(`in ${x.entity}`);
+  if (x.subqueue) bits.push(`(${x.subqueue})`);
+  if (x.link) bits.push(x.connection ? `by connection ${x.connection}, link ${x.link}` : `by ${x.link}`);
+  if (x.rule) bits.push(`rule ${x.rule}`);
+  if (x.rules !== undefined) bits.push(x.rules ? `its rules did not match: ${x.rules}` : "it has no rules");
+  if (x.topic && x.kind !== "not-routed" && x.kind !== "routed") bits.push(`from topic ${x.topic}`);
+  if (x.from) bits.push(`from ${x.from}`);
+  if (x.forwardedTo) bits.push(`to ${x.forwardedTo}`);
+  if (x.deliveryCount !== undefined) bits.push(`delivery count ${x.deliveryCount}`);
+  if (x.lockedUntil) bits.push(`until ${fmtTime(x.lockedUntil)}`);
+  if (x.scheduledSequenceNumber !== undefined) bits.push(`was #${x.scheduledSequenceNumber}`);
+  if (x.reason) bits.push(`reason ${x.reason}${x.description ? `: ${x.description}` : ""}`);
+  if (x.traceparent) bits.push(`traceparent ${x.traceparent}`);
+  return `${fmtTime(x.time)} ${x.kind}${bits.length ? " " + bits.join(", ") : ""}`;
+}
+
+/** The message's story (GET /$sbemu/story, oldest first): why it is where it is. */
 async function loadStory(panel, e, m) {
   const p = panel.querySelector("p");
   try {
-    const s = await api(`story?entity=${encodeURIComponent(e.path)}&sequenceNumber=${m.sequenceNumber}`);
-    panel.replaceChildren(h("h3", {}, "Story"), h("ol", {}, (s.events || []).map((x) => h("li", {}, `${fmtTime(x.time)} ${x.event}${x.detail ? ": " + x.detail : ""}`))));
+    const s = await api(`/$sbemu/story?entity=${encodeURIComponent(e.path)}&sequenceNumber=${m.sequenceNumber}`);
+    panel.replaceChildren(h("h3", {}, "Story"),
+      h("ol", { class: "story" }, (s.events || []).map((x) => h("li", { "data-kind": x.kind }, storyLine(x, e.path)))),
+      s.truncated ? h("p", { class: "muted" }, "Its first events only: the story is longer.") : null);
   } catch (err) {
-    p.textContent = err.status === 404 ? "Not recorded yet: this emulator does not keep message stories yet." : `Not available: ${err.message}`;
+    p.textContent = err.status === 404 ? `Not recorded: ${err.message}` : `Not available: ${err.message}`;
   }
 }
 
