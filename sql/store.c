@@ -12,7 +12,6 @@
 #include "store_figures.h"
 #include "store_setup.h"
 #include "store_statements.h"
-#include "store_story.h"
 
 /* Operations per transaction. Past this the batch is cut (never inside an op). */
 #define STORE_BATCH_MAX_OPS 512
@@ -101,6 +100,13 @@ struct store {
     size_t batch_size;          /* its operations, a merged op's rows each */
 };
 
+/* Each statement's story twin while the story is recorded, NULL while it is
+ * not: set by the story (store_story_configure), so that the engine, below
+ * it, names no story. */
+static const char *(*statement_twin)(const char *prepared);
+
+void store_set_statement_twin(const char *(*twin)(const char *prepared)) { statement_twin = twin; }
+
 store_op *store_op_new(int nstmt, store_parse_fn parse, store_done_fn done, void *ctx)
 {
     store_op *op = ent_calloc(1, sizeof *op + (size_t)nstmt * sizeof(store_stmt));
@@ -126,7 +132,7 @@ int store_op_stmt(store_op *op, int i, const char *prepared, const store_param *
         return -1;
     op->bytes += total;
     char *at = st->block;
-    st->prepared = store_story_twin(prepared);
+    st->prepared = statement_twin ? statement_twin(prepared) : prepared;
     st->nparams = nparams;
     for (int k = 0; k < nparams; k++) {
         st->formats[k] = params[k].binary;
@@ -177,7 +183,7 @@ static void op_finish(store_op *op, sb_status st)
 store_op *store_op_new_merged(const store_merge_def *def, int64_t key, int nrows, store_done_fn done, void *ctx)
 {
     void (*answer)(store_op *, int, const void *, int) = def->row; /* a copy of a def may set its own */
-    if (def->story && store_story_on())
+    if (def->story && statement_twin)
         def = def->story;
     store_op *op = store_op_new(0, NULL, done, ctx);
     merge_rows *m = op ? ent_calloc(1, sizeof *m) : NULL;

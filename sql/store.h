@@ -129,6 +129,9 @@ void store_op_set_status(store_op *op, sb_status st); /* a logical outcome decid
  * PQclears it) instead of copying what it needs out of it. */
 void store_op_take_result(store_op *op);
 void store_submit(store *s, store_op *op);
+/* The statement each op runs instead of the one it names (NULL: none); the
+ * story sets it (store_story_configure). */
+void store_set_statement_twin(const char *(*twin)(const char *prepared));
 /* Marks an op as adding messages to an entity: its batch sends one NOTIFY for
  * all such entities, which wakes receivers in every emulator on the database. */
 void store_op_set_notify(store_op *op, int64_t entity_id);

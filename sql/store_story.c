@@ -11,7 +11,7 @@
 /* Set once before the store opens and read on the loop's thread only. */
 static bool story_on;
 
-void store_story_configure(bool on) { story_on = on; }
+void store_story_set_on(bool on) { story_on = on; }
 bool store_story_on(void) { return story_on; }
 
 const char *store_story_link(const char *link)

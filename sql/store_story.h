@@ -27,6 +27,9 @@
 /* Whether the story is recorded: set once at start (--story), before the
  * store opens, and the same for the process's life. */
 void store_story_configure(bool on);
+/* store_story.c keeps whether it is on; store_story_configure (in
+ * store_story_statements.c) sets it and hands the engine the twins. */
+void store_story_set_on(bool on);
 bool store_story_on(void);
 
 /* The twin of a plain statement that takes the same parameters, while the

@@ -528,3 +528,9 @@ const char *store_story_twin(const char *prepared)
             return twins[i].name;
     return prepared;
 }
+
+void store_story_configure(bool on)
+{
+    store_story_set_on(on);
+    store_set_statement_twin(on ? store_story_twin : NULL);
+}
