@@ -105,7 +105,7 @@ counted faults timeout -k 10 600 bash tests/faults/run.sh 6
 # AddressSanitizer, LeakSanitizer and UBSan (halting on the first report):
 # the unit tests, and the e2e suites that feed the emulator hostile or broken
 # input, a lost database and every settlement path.
-ASAN_E2E="errors handshake raw_oversize garbage cbs_audience settle batch pg_outage websockets admin_raw sessions reset_snapshot metrics faults dashboard namespaces"
+ASAN_E2E="errors handshake raw_oversize garbage cbs_audience settle batch pg_outage websockets admin_raw sessions reset_snapshot metrics faults dashboard namespaces story"
 section "asan: build-asan, ctest, e2e ($ASAN_E2E)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
 if cmake -S . -B build-asan -DSBEMU_SANITIZE=ON -DSBEMU_TESTS=ON > "$LOGDIR/asan-build.log" 2>&1 &&
