@@ -19,6 +19,7 @@
 #include "ent_dead_letter.h"
 #include "ent_log.h"
 #include "ent_props.h"
+#include "ent_topic.h"
 #include "ent_message_rules.h"
 
 static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
@@ -169,7 +170,8 @@ void amqp_link_pump(amqp_link *lk)
         store_claim_session(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token, mode,
                             req->asked, now, is_activity, lk->claim_from, &peer, on_claimed, req);
     else
-        store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue, mode, req->asked, now,
+        store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue, ent_topic_reads_log(&lk->entity, lk->subqueue),
+                    mode, req->asked, now,
                     ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity,
                     lk->subqueue ? 0 : lk->claim_from, &peer, on_claimed, req);
 }

@@ -151,3 +151,13 @@ ent_copy_fate ent_topic_copy_decide(const ent_cache *c, const ent_entity *topic,
     f.expires_ms = ent_expires_at_ms(available_ms, f.ttl_ms);
     return f;
 }
+
+bool ent_topic_copy_loggable(const ent_entity *sub, const ent_copy_fate *f, int state, bool own_body, int slot)
+{
+    return state == 0 && !own_body && slot == 0 && !f->forwarded && !f->dead_letter && !sub->requires_session;
+}
+
+bool ent_topic_reads_log(const ent_entity *e, int subqueue)
+{
+    return e->kind == ENT_KIND_SUBSCRIPTION && subqueue == 0 && !e->requires_session;
+}

@@ -75,4 +75,19 @@ typedef struct ent_copy_fate {
 ent_copy_fate ent_topic_copy_decide(const ent_cache *c, const ent_entity *topic, const ent_entity *sub,
                                     int64_t message_ttl_ms, int64_t available_ms, const char *rule_error);
 
+/* Whether a copy of fate f for sub may live in the topic's log, one entry
+ * shared by every subscription it was routed to (sql/store_log.h), rather
+ * than as a message of its own: only a copy that differs from the message in
+ * nothing but where it is, and that its subscription's receivers take in
+ * sequence order without a session. The copy is not scheduled (state 0),
+ * its body is the message's (no rule action changed it: !own_body), it is
+ * the message's only copy in sub (slot 0), not forwarded nor dead-lettered,
+ * and sub requires no session. Whether copies of one message agree on their
+ * expiry is the caller's to check: an entry has one. */
+bool ent_topic_copy_loggable(const ent_entity *sub, const ent_copy_fate *f, int state, bool own_body, int slot);
+
+/* Whether claims of entity e's subqueue take from its topic's log: a
+ * subscription's active messages, received without a session. */
+bool ent_topic_reads_log(const ent_entity *e, int subqueue);
+
 #endif

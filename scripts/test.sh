@@ -98,6 +98,10 @@ counted k8s/test_chart.sh timeout -k 10 300 bash tests/k8s/test_chart.sh
 
 section "e2e (tests/e2e/run.sh)"
 counted e2e timeout -k 10 2700 bash tests/e2e/run.sh
+# The story is on by default, and while it is recorded no copy goes to a
+# topic's log (sql/store_log.h): the topic suites again with it off.
+section "e2e topics with the story off (topic logs)"
+counted e2e/story-off env SBEMU_STORY=off timeout -k 10 600 bash tests/e2e/run.sh "topics"
 
 section "faults: tests/faults/run.sh (crash cycles, postmaster kills, SIGTERM and a full disk, under load)"
 counted faults timeout -k 10 600 bash tests/faults/run.sh 6
@@ -105,7 +109,7 @@ counted faults timeout -k 10 600 bash tests/faults/run.sh 6
 # AddressSanitizer, LeakSanitizer and UBSan (halting on the first report):
 # the unit tests, and the e2e suites that feed the emulator hostile or broken
 # input, a lost database and every settlement path.
-ASAN_E2E="errors handshake raw_oversize garbage cbs_audience settle batch pg_outage websockets admin_raw sessions reset_snapshot metrics faults dashboard namespaces story"
+ASAN_E2E="errors handshake raw_oversize garbage cbs_audience settle batch pg_outage websockets admin_raw sessions reset_snapshot metrics faults dashboard namespaces story topics_log"
 section "asan: build-asan, ctest, e2e ($ASAN_E2E)"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1
 if cmake -S . -B build-asan -DSBEMU_SANITIZE=ON -DSBEMU_TESTS=ON > "$LOGDIR/asan-build.log" 2>&1 &&

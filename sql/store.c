@@ -10,6 +10,7 @@
 #include "ent_alloc.h"
 #include "ent_log.h"
 #include "store_figures.h"
+#include "store_log.h"
 #include "store_setup.h"
 #include "store_statements.h"
 
@@ -60,6 +61,7 @@ struct store_op {
     bool lazy;        /* store_op_set_lazy */
     sb_status status; /* SB_OK unless parse decided otherwise */
     int64_t notify_entity; /* 0, or an entity this op adds messages to */
+    int64_t catch_up;      /* 0, or a subscription caught up with its topic's log first */
     store_parse_fn parse;
     store_done_fn done;
     void *ctx;
@@ -157,6 +159,7 @@ void store_op_take_result(store_op *op) { op->store->result_taken = true; }
 void store_op_set_notify(store_op *op, int64_t entity_id) { op->notify_entity = entity_id; }
 
 void store_op_set_lazy(store_op *op) { op->lazy = true; }
+void store_op_set_catch_up(store_op *op, int64_t entity_id) { op->catch_up = entity_id; }
 
 void store_op_set_result(store_op *op, void *result, void (*free_result)(void *))
 {
@@ -614,12 +617,22 @@ void store_flush(store *s)
      * committed at the Sync, or rolled back whole at the first error (an
      * explicit block would stay open and aborted after an error). */
     bool ok = send_lazy(s, first) && send_merged(s, first);
-    for (store_op *op = first; ok && op; op = op->next)
+    for (store_op *op = first; ok && op; op = op->next) {
+        if (op->catch_up) {
+            /* its own slot (stmt -1): parse is not told of it */
+            unsigned char id[8];
+            for (int b = 0; b < 8; b++)
+                id[b] = (unsigned char)((uint64_t)op->catch_up >> (56 - 8 * b));
+            const char *v[1] = {(const char *)id};
+            int len[1] = {8}, fmt[1] = {1};
+            ok = add_slot(s, op, -1) == 0 && PQsendQueryPrepared(s->conn, STMT_CATCH_UP, 1, v, len, fmt, 1) == 1;
+        }
         for (int i = 0; ok && i < op->nstmt; i++) {
             store_stmt *st = &op->stmts[i];
             ok = add_slot(s, op, i) == 0 &&
                  PQsendQueryPrepared(s->conn, st->prepared, st->nparams, st->values, st->lengths, st->formats, 1) == 1;
         }
+    }
     ok = ok && send_notify(s, first) && PQpipelineSync(s->conn) == 1;
     if (!ok) {
         store_break(s, "send");
@@ -802,14 +815,14 @@ static void handle_result(store *s, PGresult *r)
             return;
         }
         if (!s->batch_failed)
-            LOG_WARN("store: %s failed: %s", slot->op ? slot->op->stmts[slot->stmt].prepared : "transaction",
+            LOG_WARN("store: %s failed: %s", slot->op ? (slot->stmt < 0 ? STMT_CATCH_UP : slot->op->stmts[slot->stmt].prepared) : "transaction",
                      PQresultErrorMessage(r));
         s->batch_failed = true;
     } else if (st == PGRES_PIPELINE_ABORTED) {
         s->batch_failed = true;
     } else if (slot->group && !s->batch_failed) {
         dispatch_rows(slot, r);
-    } else if (slot->op && slot->op->parse && !s->batch_failed) {
+    } else if (slot->op && slot->op->parse && slot->stmt >= 0 && !s->batch_failed) {
         slot->op->parse(slot->op, slot->stmt, r);
     }
 }

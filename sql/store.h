@@ -143,6 +143,12 @@ void store_op_set_notify(store_op *op, int64_t entity_id);
  * on it: a complete, a send or a delete always waits for its fsync, which
  * also writes every lazy commit before it. */
 void store_op_set_lazy(store_op *op);
+/* Marks an op that reads or removes a subscription's messages other than by
+ * claiming them (a peek, a purge): its subscription's entries still in the
+ * topic's log are moved into messages first (STMT_CATCH_UP, store_log.h), in
+ * the same transaction, so its statements need not know the log. Any entity
+ * may be named: for all but a subscription it does nothing. */
+void store_op_set_catch_up(store_op *op, int64_t entity_id);
 
 /* ---- merged statements: many ops, one statement ----
  *

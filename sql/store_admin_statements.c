@@ -36,7 +36,8 @@
 /* active (deferred included), dead-lettered, scheduled; state 3 (scheduled in
  * an open transaction) is nobody's yet. */
 #define COUNTS(id, cap)                                                                                               \
-    " " COUNT_IN(READY, id, "0", "", cap) " + " COUNT_IN(HELD, id, "0", " AND m.state IN (0, 1)", cap) ","            \
+    " " COUNT_IN(READY, id, "0", "", cap) " + " COUNT_IN(HELD, id, "0", " AND m.state IN (0, 1)", cap)                \
+    " + sbemu_log_pending(" id ", " cap ")," /* a subscription's copies still in its topic's log (store_log.h) */     \
     " " COUNT_IN(READY, id, "1", "", cap) " + " COUNT_IN(HELD, id, "1", " AND m.state <> 3", cap) ","                 \
     " " COUNT_IN(HELD, id, "0", " AND m.state = 2", cap)
 

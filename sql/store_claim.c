@@ -8,6 +8,7 @@
 
 #include "ent_alloc.h"
 #include "store_binary.h"
+#include "store_log.h"
 #include "store_session.h"
 #include "store_statements.h"
 #include "store_story.h"
@@ -109,8 +110,8 @@ static store_param link_param(const store_peer *peer)
     return link ? (store_param){link, (int)strlen(link), 0} : (store_param){0};
 }
 
-void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, const store_peer *peer,
+void store_claim(store *s, int64_t entity_id, int subqueue, bool from_log, store_claim_mode mode, int max,
+                 int64_t now_ms, int64_t locked_until_ms, bool is_activity, int64_t from_seq, const store_peer *peer,
                  store_claim_cb cb, void *ctx)
 {
     int i, rc;
@@ -121,15 +122,21 @@ void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mod
                until = be_int8(locked_until_ms), from = be_int8(from_seq),
                conn = be_int8(peer ? (int64_t)peer->connection : 0);
     bool story = told(peer);
+    /* A subscription's log entries: taken by the log's own claims, or, while
+     * the story is recorded (its twins know messages rows only), moved into
+     * messages first. */
+    bool log_claim = from_log && !store_story_on();
+    if (from_log && !log_claim)
+        store_op_set_catch_up(op, entity_id);
     if (mode == STORE_CLAIM_LOCK)
         store_op_set_lazy(op); /* it only locks (and stamps activity) */
     if (mode == STORE_CLAIM_LOCK)
-        rc |= store_op_stmt(op, i, story ? STMT_CLAIM_LOCK_STORY : STMT_CLAIM_LOCK,
+        rc |= store_op_stmt(op, i, log_claim ? STMT_CLAIM_LOCK_LOG : story ? STMT_CLAIM_LOCK_STORY : STMT_CLAIM_LOCK,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from),
                                             P_INT8(conn), story ? link_param(peer) : (store_param){0}},
                             story ? 8 : 6);
     else
-        rc |= store_op_stmt(op, i, story ? STMT_CLAIM_DELETE_STORY : STMT_CLAIM_DELETE,
+        rc |= store_op_stmt(op, i, log_claim ? STMT_CLAIM_DELETE_LOG : story ? STMT_CLAIM_DELETE_STORY : STMT_CLAIM_DELETE,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(from), P_INT8(conn),
                                             story ? link_param(peer) : (store_param){0}},
                             story ? 7 : 5);

@@ -10,6 +10,7 @@
 #include "store.h"
 #include "store_dash.h"
 #include "store_faults.h"
+#include "store_log.h"
 #include "store_setup.h"
 #include "store_reset.h"
 #include "store_namespace.h"
@@ -57,7 +58,7 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
     if (store_statements_prepare(conn, err, errlen) || store_mgmt_statements_prepare(conn, err, errlen) ||
         store_admin_statements_prepare(conn, err, errlen) || store_reset_statements_prepare(conn, err, errlen) ||
         store_fault_statements_prepare(conn, err, errlen) || store_dash_statements_prepare(conn, err, errlen) ||
-        store_namespace_statements_prepare(conn, err, errlen) ||
+        store_namespace_statements_prepare(conn, err, errlen) || store_log_statements_prepare(conn, err, errlen) ||
         store_story_statements_prepare(conn, err, errlen) ||
         PQsetnonblocking(conn, 1) ||
         !PQenterPipelineMode(conn)) {

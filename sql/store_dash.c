@@ -100,6 +100,8 @@ void store_dash_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq
     int8_param e = be_int8(entity_id), sq = be_int8(subqueue), from = be_int8(from_seq), lim = be_int8(max);
     if (store_op_stmt(op, 0, STMT_DASH_PEEK, (store_param[]){P_INT8(e), P_INT8(sq), P_INT8(from), P_INT8(lim)}, 4))
         store_op_set_status(op, SB_ERR_INTERNAL);
+    if (subqueue == 0)
+        store_op_set_catch_up(op, entity_id); /* its log entries too (store_log.h) */
     store_submit(s, op);
 }
 
@@ -115,6 +117,8 @@ void store_dash_pick(store *s, int64_t entity_id, int subqueue, const int64_t *s
                               (store_param[]){P_INT8(e), P_INT8(sq), P_TEXT(arr), P_INT8(unl), P_INT8(now)}, 5))
         store_op_set_status(op, SB_ERR_INTERNAL);
     ent_free(arr);
+    if (subqueue == 0)
+        store_op_set_catch_up(op, entity_id); /* its log entries too (store_log.h) */
     store_submit(s, op);
 }
 
@@ -172,6 +176,8 @@ void store_dash_delete(store *s, int64_t entity_id, int subqueue, const int64_t 
                               (store_param[]){P_INT8(e), P_INT8(sq), P_TEXT(arr), P_INT8(unl), P_INT8(now)}, 5))
         store_op_set_status(op, SB_ERR_INTERNAL);
     ent_free(arr);
+    if (subqueue == 0)
+        store_op_set_catch_up(op, entity_id); /* its log entries too (store_log.h) */
     store_submit(s, op);
 }
 
@@ -183,6 +189,8 @@ void store_dash_purge(store *s, int64_t entity_id, int subqueue, int max, store_
     int8_param e = be_int8(entity_id), sq = be_int8(subqueue), lim = be_int8(max);
     if (store_op_stmt(op, 0, STMT_DASH_PURGE, (store_param[]){P_INT8(e), P_INT8(sq), P_INT8(lim)}, 3))
         store_op_set_status(op, SB_ERR_INTERNAL);
+    if (subqueue == 0)
+        store_op_set_catch_up(op, entity_id); /* its log entries too (store_log.h) */
     store_submit(s, op);
 }
 
@@ -194,6 +202,8 @@ void store_dash_last(store *s, int64_t entity_id, int subqueue, store_dash_count
     int8_param e = be_int8(entity_id), sq = be_int8(subqueue);
     if (store_op_stmt(op, 0, STMT_DASH_LAST, (store_param[]){P_INT8(e), P_INT8(sq)}, 2))
         store_op_set_status(op, SB_ERR_INTERNAL);
+    if (subqueue == 0)
+        store_op_set_catch_up(op, entity_id); /* its log entries too (store_log.h) */
     store_submit(s, op);
 }
 

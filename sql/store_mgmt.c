@@ -122,6 +122,8 @@ void store_peek(store *s, int64_t entity_id, int subqueue, int64_t from_seq, int
     rc |= store_touch_stmt(op, 1, entity_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
+    if (subqueue == 0)
+        store_op_set_catch_up(op, entity_id); /* its log entries too (store_log.h) */
     store_submit(s, op);
 }
 
@@ -517,6 +519,8 @@ void store_batch_delete(store *s, int64_t entity_id, int subqueue, int max, int6
     rc |= store_touch_stmt(op, 1, entity_id, now_ms);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
+    if (subqueue == 0)
+        store_op_set_catch_up(op, entity_id); /* its log entries too (store_log.h) */
     store_submit(s, op);
 }
 

@@ -82,10 +82,12 @@ typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msg
  * queue from AutoDeleteOnIdle. from_seq: the lowest sequence number to look
  * at (0: all); locks that lapsed are returned by the sweep. peer: who
  * claims, for the story (NULL: the emulator itself, which the story does not
- * tell: a topic routing what rests in it). */
-void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
-                 int64_t locked_until_ms, bool is_activity, int64_t from_seq, const struct store_peer *peer,
-                 store_claim_cb cb, void *ctx);
+ * tell: a topic routing what rests in it). from_log: entity is a subscription
+ * whose messages may still be in its topic's log (ent_topic_reads_log,
+ * store_log.h), which the claim then takes from too. */
+void store_claim(store *s, int64_t entity_id, int subqueue, bool from_log, store_claim_mode mode, int max,
+                 int64_t now_ms, int64_t locked_until_ms, bool is_activity, int64_t from_seq,
+                 const struct store_peer *peer, store_claim_cb cb, void *ctx);
 
 /* The same in one session of an entity that requires sessions: only
  * session_id's messages, and only while session_token still holds the

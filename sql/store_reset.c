@@ -23,10 +23,10 @@
 static const stmt_def reset_stmt_defs[] = {
     /* $1 namespace, $2 snapshot, $3 the wall clock: no row when there is no such snapshot */
     {STMT_SNAPSHOT_RESTORE,
-     "SELECT generation, clock_offset_ms, entities, messages FROM sbemu_snapshot_restore($1, $2, $3)", 3,
+     "SELECT generation, clock_offset_ms, entities, messages FROM sbemu_snapshot_restore_logged($1, $2, $3)", 3,
      {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
     {STMT_SNAPSHOT_SAVE,
-     "SELECT replaced, created_ms, clock_offset_ms, entities, messages, bytes FROM sbemu_snapshot_save($1, $2, $3)",
+     "SELECT replaced, created_ms, clock_offset_ms, entities, messages, bytes FROM sbemu_snapshot_save_logged($1, $2, $3)",
      3, {STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8}},
     /* the emulator's own ('$declared') are not the user's to see */
     {STMT_SNAPSHOT_LIST,

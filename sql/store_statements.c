@@ -8,50 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store_claim_sql.h"
 #include "store_columns.h"
 
-
-/* Columns every claim returns, in this order (store_claim.c parses them). */
-#define CLAIM_COLUMNS                                                                                             \
-    " m.sequence_number, sbemu_ms(m.enqueued_at), coalesce(sbemu_ms(m.locked_until), 0),"                    \
-    " coalesce(m.lock_token, '00000000-0000-0000-0000-000000000000'), m.delivery_count,"                       \
-    " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message,"     \
-    " m.message_id, m.dead_letter_source, coalesce(sbemu_ms(m.expires_at), 0)"
-
-/* $1 entity, $2 subqueue, $3 now, $4 max count, and `from` the lowest sequence
- * number worth looking at. Walks messages_ready, which holds only active
- * messages nobody has locked, from `from`: the entries of messages claimed
- * and completed before it stay in the index until vacuum, and a claim that
- * walked them all again would cost what the queue has seen since then (the
- * receiving link keeps `from` past what it claimed, and rewinds it when
- * messages below may be claimable again; link_sender.c). Expired messages are
- * never delivered (the dead-letter subqueue ignores TTL); the sweep removes
- * them. */
-#define CLAIM_CANDIDATES(from)                                                                                    \
-    "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
-    " WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL"                    \
-    " AND sequence_number >= " from                                                                            \
-    " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
-    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
-/* A session receiver's candidates: $7 its session, $8 its session lock
- * token. Walks messages_session (that session's messages only), and takes
- * nothing unless the receiver still holds the session's lock, nor while a
- * message of the session still carries a lock that lapsed (a previous
- * holder's, until the sweep returns it): taking the messages after it first
- * would break the session's order. */
-#define CLAIM_SESSION_CANDIDATES(from)                                                                            \
-    "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
-    " WHERE entity_id = $1 AND session_id = $7 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL" \
-    " AND sequence_number >= " from                                                                            \
-    " AND (expires_at IS NULL OR expires_at > sbemu_ts($3))"                                                   \
-    " AND EXISTS (SELECT 1 FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7"                       \
-    " AND s.lock_token = $8 AND s.locked_until > sbemu_ts($3))"                                                \
-    " AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.entity_id = $1 AND x.session_id = $7"                   \
-    " AND x.subqueue = 0 AND x.lock_token IS NOT NULL AND x.locked_until <= sbemu_ts($3))"                     \
-    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
-/* (The candidates are named by row address, not joined: a generic plan
- * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
- * whole table; `ctid = ANY(...)` can only be a TID scan.) */
 
 static stmt_def stmt_defs[] = {
     /* Every queue, topic and subscription, for the in-process entity cache
@@ -131,7 +90,8 @@ static stmt_def stmt_defs[] = {
      * (a copy without a body of its own shares its message's), counts the
      * bytes per entity once, and deletes the messages at rest in the topic
      * that were routed (consume: their lock tokens). A copy forwarded to
-     * another queue or topic takes that entity's next sequence number. */
+     * another queue or topic takes that entity's next sequence number. The
+     * copies logged (STORE_COPY_LOGGED) are one topic_log row per message. */
     {STMT_PUBLISH_SET,
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
      "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
@@ -174,7 +134,7 @@ static stmt_def stmt_defs[] = {
      "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
      " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
      "  n.reason, n.description, n.source, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid,"
-     "  keep.base"
+     "  keep.base, k"
      "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg)),"
      /* each entity_runtime row is written by one CTE only (two would race within
       * the statement): the topic by s, subscriptions by u, forward targets by fw */
@@ -192,19 +152,27 @@ static stmt_def stmt_defs[] = {
      "  SELECT c.target, s.first_seq + c.base + c.slot, c.subqueue, c.state, sbemu_ts(c.avail), sbemu_ts(c.avail),"
      "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.source, c.message"
      "  FROM c, s WHERE c.slot >= 0 RETURNING 1),"
+     /* the copies logged (slot -3, STORE_COPY_LOGGED): one topic_log entry
+      * per message, naming their subscriptions (store_log.h), at the number
+      * slot 0 would take */
+     " lgs AS (SELECT k, min(ord) AS ord, array_agg(target ORDER BY ord) AS subs FROM c WHERE slot = -3 GROUP BY k),"
+     " ins_log AS (INSERT INTO topic_log (topic_id, sequence_number, subs, enqueued_at, available_at, expires_at,"
+     "  time_to_live_ms, message_id, session_id, message)"
+     "  SELECT $1, s.first_seq + c.base, lgs.subs, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl,"
+     "  c.gid, c.session_id, c.message FROM lgs JOIN c ON c.ord = lgs.ord, s RETURNING 1),"
      /* copies forwarded out of the topic: their destination's next numbers */
      " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt,"
      "  size_in_bytes = r.size_in_bytes + g.n FROM (SELECT target, count(*) AS cnt, sum(size) AS n FROM c"
-     "  WHERE slot < 0 GROUP BY target) g WHERE r.entity_id = g.target"
+     "  WHERE slot = -1 GROUP BY target) g WHERE r.entity_id = g.target"
      "  RETURNING r.entity_id, r.next_sequence_number - g.cnt AS fbase),"
      " ins_fw AS (INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
      "  expires_at, time_to_live_ms, message_id, session_id, dead_letter_reason, dead_letter_error_description,"
      "  dead_letter_source, message)"
      "  SELECT c.target, fw.fbase + row_number() OVER (PARTITION BY c.target ORDER BY c.ord) - 1, c.subqueue,"
      "  c.state, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason,"
-     "  c.description, c.source, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot < 0 RETURNING 1),"
+     "  c.description, c.source, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot = -1 RETURNING 1),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
-     "  FROM (SELECT target, sum(size) AS n FROM c WHERE slot >= 0 AND target <> $1 GROUP BY target) g"
+     "  FROM (SELECT target, sum(size) AS n FROM c WHERE (slot >= 0 OR slot = -3) AND target <> $1 GROUP BY target) g"
      "  WHERE r.entity_id = g.target)"
      " SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
      19, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,

@@ -10,12 +10,14 @@
 #include "ent_log.h"
 #include "store_arrays.h"
 #include "store_binary.h"
+#include "store_log.h"
 #include "store_session.h"
 #include "store_statements.h"
 #include "store_story.h"
 
 /* The statements of one sweep, in the order the op runs them. */
 enum sweep_stmt {
+    SWEEP_LOG,         /* topic logs: expired entries into messages (for SWEEP_EXPIRED), cut below every cursor */
     SWEEP_EXPIRED,     /* expired messages: dead-lettered or dropped; answers their entities */
     SWEEP_LAPSED,      /* lapsed locks: back, or dead-lettered past MaxDeliveryCount; answers their entities */
     SWEEP_IDLE,        /* entities idle past AutoDeleteOnIdle, deleted; answers their names */
@@ -91,7 +93,7 @@ static void sweep_parse(store_op *op, int stmt, const void *res)
             LOG_INFO("queue '%s' was idle for its AutoDeleteOnIdle and is deleted", PQgetvalue(r, i, 1));
         return;
     }
-    if (stmt == SWEEP_DUPLICATES || stmt == SWEEP_SESSIONS || stmt == SWEEP_TXN_PENDING || stmt == SWEEP_STORY ||
+    if (stmt == SWEEP_LOG || stmt == SWEEP_DUPLICATES || stmt == SWEEP_SESSIONS || stmt == SWEEP_TXN_PENDING || stmt == SWEEP_STORY ||
         rows == 0)
         return; /* nothing for the receivers */
     if (acc->n + (size_t)rows > acc->cap) {
@@ -143,7 +145,8 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
     store_param ids = P_TEXT(scope), in = P_TEXT(policy->scope_in ? "true" : "false");
     int8_param now = be_int8(now_ms);
     ent_dead_letter_reason expired = ent_dead_letter_expired();
-    int rc = store_op_stmt(op, SWEEP_EXPIRED, STMT_SWEEP_EXPIRED,
+    int rc = store_op_stmt(op, SWEEP_LOG, STMT_SWEEP_LOG, (store_param[]){P_INT8(now)}, 1);
+    rc |= store_op_stmt(op, SWEEP_EXPIRED, STMT_SWEEP_EXPIRED,
                            (store_param[]){P_INT8(now), P_TEXT(expired.reason), P_TEXT(expired.description),
                                            P_TEXT(dl), P_TEXT(from), P_TEXT(to), ids, in},
                            8);

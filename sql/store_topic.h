@@ -43,6 +43,11 @@ typedef struct store_copy {
  * none of its filters matched. Only the story's rows, and only while it is
  * recorded (the statement then writes them down and stores nothing). */
 #define STORE_COPY_NOT_ROUTED (-2)
+/* The slot of a copy kept in the topic's log (sql/store_log.h) instead of
+ * as a message of its own: it takes the sequence number slot 0 would. A
+ * message's logged copies are one log entry, so they agree on everything but
+ * their target; the first of them carries what the entry keeps. */
+#define STORE_COPY_LOGGED (-3)
 
 /* All rows commit together or not at all. SB_ERR_QUOTA_EXCEEDED when the
  * topic is full (MaxSizeInMegabytes over all its subscriptions),

@@ -35,6 +35,10 @@ typedef struct build {
     int64_t pump[BROKER_ROUTE_RESTING_MAX]; /* topics that copies rest in: routed after the commit */
     size_t npump;
     broker_counts tally; /* where the copies go, counted once they are committed */
+    /* copies may go to the topic's log (STORE_COPY_LOGGED): not inside a
+     * transaction (its rows wait in another state until the discharge), nor
+     * while the story is recorded (its statements tell of messages rows) */
+    bool may_log;
 } build;
 
 typedef struct publish_ctx {
@@ -98,9 +102,19 @@ static void note_pump(build *b, int64_t topic)
  * message's body), where ent_topic_copy_decide says. first_row: the message's
  * first row, which carries its width. rule_error: a rule of sub failed with
  * this text (ent_topic_rule_failed), and the copy is a dead letter in sub. */
+/* Whether copy r, logged, would agree with the message's copies logged
+ * before it (rows from first_row): one log entry keeps one expiry. */
+static bool agrees_with_logged(const build *b, size_t first_row, const store_copy *r)
+{
+    for (size_t i = first_row; i < b->n; i++)
+        if (&b->rows[i] != r && b->rows[i].slot == STORE_COPY_LOGGED)
+            return b->rows[i].m.ttl_ms == r->m.ttl_ms && b->rows[i].m.expires_ms == r->m.expires_ms;
+    return true;
+}
+
 static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *topic, const ent_entity *sub,
                             const store_new_message *base, const amqp_msg *m, size_t first_row,
-                            const char *rule_error, const char *matched)
+                            const char *rule_error, const char *matched, bool own_body)
 {
     if (rule_error) {
         /* a copy the build owns: the text is on the caller's stack or in the
@@ -128,11 +142,14 @@ static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *
     } else {
         /* its index among this message's copies in the same subscription */
         for (size_t i = first_row; i + 1 < b->n; i++)
-            if (b->rows[i].target == f.target->id && b->rows[i].slot >= 0)
+            if (b->rows[i].target == f.target->id && (b->rows[i].slot >= 0 || b->rows[i].slot == STORE_COPY_LOGGED))
                 r->slot++;
     }
     r->m.ttl_ms = f.ttl_ms;
     r->m.expires_ms = f.expires_ms;
+    if (b->may_log && ent_topic_copy_loggable(sub, &f, base->state, own_body, r->slot) &&
+        agrees_with_logged(b, first_row, r))
+        r->slot = STORE_COPY_LOGGED;
     broker_counts_add(&b->tally, f.target->id, BROKER_EV_IN, 1);
     if (f.dead_letter) {
         r->m.subqueue = 1;
@@ -230,7 +247,8 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
                     bytes = out;
                 }
             }
-            store_copy *r = add_copy(b, cache, topic, cp->subscription, base, m, first_row, dl_desc, cp->matched);
+            store_copy *r =
+                add_copy(b, cache, topic, cp->subscription, base, m, first_row, dl_desc, cp->matched, bytes != NULL);
             if (!r)
                 return -1;
             r->size = base->len;
@@ -300,7 +318,7 @@ static void on_published(void *ctx, sb_status st)
 void broker_route(broker *br, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
                   const uint8_t (*consume)[16], broker_routed_cb cb, void *ctx)
 {
-    build b = {0};
+    build b = {.may_log = !store_story_on()};
     publish_ctx *p = ent_calloc(1, sizeof *p);
     const ent_entity *t = br->cache ? ent_cache_get(br->cache, topic_id) : NULL;
     int rc = p && t ? 0 : -1;

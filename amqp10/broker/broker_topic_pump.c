@@ -118,7 +118,7 @@ static void start(topic_pump *p)
 {
     const ent_entity *topic = p->b->cache ? ent_cache_get(p->b->cache, p->topic_id) : NULL;
     int64_t now = ent_clock_now_ms_in(topic ? topic->namespace_id : 0);
-    store_claim(p->b->store, p->topic_id, 0, STORE_CLAIM_LOCK, BROKER_TOPIC_PUMP_MAX, now,
+    store_claim(p->b->store, p->topic_id, 0, false, STORE_CLAIM_LOCK, BROKER_TOPIC_PUMP_MAX, now,
                 now + BROKER_TOPIC_PUMP_LOCK_MS, false, 0, NULL, on_claimed, p);
 }
 

@@ -395,11 +395,11 @@ static void finish_claim(store *s, fop *op, sb_status st)
     op->cb.claim(op->ctx, st, n ? msgs : NULL, n);
 }
 
-void store_claim(store *s, int64_t entity_id, int subqueue, store_claim_mode mode, int max, int64_t now_ms,
+void store_claim(store *s, int64_t entity_id, int subqueue, bool from_log, store_claim_mode mode, int max, int64_t now_ms,
                  int64_t locked_until_ms, bool is_activity, int64_t from_seq, const struct store_peer *peer,
                  store_claim_cb cb, void *ctx)
 {
-    (void)subqueue, (void)mode, (void)locked_until_ms, (void)is_activity, (void)from_seq, (void)peer;
+    (void)subqueue, (void)from_log, (void)mode, (void)locked_until_ms, (void)is_activity, (void)from_seq, (void)peer;
     fop *op = submit(s, finish_claim, errs_any, ctx, entity_id);
     op->cb.claim = cb;
     op->max = max;
@@ -411,7 +411,7 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
                          const struct store_peer *peer, store_claim_cb cb, void *ctx)
 {
     (void)session_id, (void)session_token;
-    store_claim(s, entity_id, 0, mode, max, now_ms, 0, is_activity, from_seq, peer, cb, ctx);
+    store_claim(s, entity_id, 0, false, mode, max, now_ms, 0, is_activity, from_seq, peer, cb, ctx);
 }
 
 void store_settle(store *s, int64_t entity_id, const uint8_t lock_token[16], store_settle_kind kind,

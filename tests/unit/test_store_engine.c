@@ -224,7 +224,7 @@ static void on_claim(void *ctx, sb_status st, const store_claimed *msgs, size_t 
 static void claim_locked(int64_t queue, int max, int64_t now_ms, int64_t locked_until_ms, claim_answer *c)
 {
     outstanding++;
-    store_claim(fx.s, queue, 0, STORE_CLAIM_LOCK, max, now_ms, locked_until_ms, false, 0, NULL, on_claim, c);
+    store_claim(fx.s, queue, 0, false, STORE_CLAIM_LOCK, max, now_ms, locked_until_ms, false, 0, NULL, on_claim, c);
 }
 
 static void complete(int64_t queue, const uint8_t token[16], int64_t now_ms, answer *a)

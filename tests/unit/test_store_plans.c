@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "emu_pgembed.h"
+#include "store_log.h"
 #include "store_migrate.h"
 #include "store_session.h"
 #include "store_statements.h"
@@ -186,6 +187,9 @@ static int check_table(const stmt_def *defs, size_t n, const char *when)
         /* (by MessageId alone the story is read whole: no index holds MessageIds, migration 016) */
         if (!why && strstr(plan, "Seq Scan on sbemu_story") && strcmp(defs[i].name, STMT_STORY_OF_MESSAGE))
             why = "scans the whole story";
+        /* (a topic's log is walked from a cursor, by its primary key) */
+        if (!why && strstr(plan, "Seq Scan on topic_log"))
+            why = "scans the whole topic log";
         if (!why && walks_entity(plan) && !walks_on_purpose(defs[i].name))
             why = "walks every message of an entity (messages_pkey by entity_id alone)";
         for (size_t k = 0; !why && k < sizeof must_use / sizeof must_use[0]; k++)
@@ -210,8 +214,10 @@ static void check_all(const char *when)
                    *admin = store_admin_statement_defs(&k), *story = store_story_statement_defs(&st);
     if (!story)
         fail_msg("the story's statements cannot be built: %s", store_story_build_error());
+    size_t lg;
+    const stmt_def *log = store_log_statement_defs(&lg);
     int bad = check_table(defs, n, when) + check_table(mgmt, m, when) + check_table(admin, k, when) +
-              check_table(story, st, when);
+              check_table(story, st, when) + check_table(log, lg, when);
     if (bad)
         fail_msg("%d statement(s) with a bad generic plan (%s), printed above", bad, when);
 }
@@ -241,6 +247,17 @@ static void fill_backlog(void)
     exec_ok(sql);
     exec_ok("INSERT INTO duplicate_detection (entity_id, message_id, seen_at)"
             " SELECT (SELECT id FROM queues WHERE name = 'big'), 'm' || g, now() FROM generate_series(1, 50000) g");
+    /* a topic whose log holds a backlog for two subscriptions, read from a cursor */
+    exec_ok("INSERT INTO topics (name) VALUES ('bigtopic') ON CONFLICT DO NOTHING");
+    exec_ok("INSERT INTO subscriptions (topic_id, name) SELECT id, 'a' FROM topics WHERE name = 'bigtopic'"
+            " ON CONFLICT DO NOTHING");
+    snprintf(sql, sizeof sql,
+             "INSERT INTO topic_log (topic_id, sequence_number, subs, enqueued_at, available_at, message)"
+             " SELECT t.id, g, ARRAY[s.id, s.id + 1000], now(), now(), '\\x01'::bytea"
+             " FROM topics t JOIN subscriptions s ON s.topic_id = t.id, generate_series(1, %d) g"
+             " WHERE t.name = 'bigtopic' ON CONFLICT DO NOTHING",
+             PLANS_BACKLOG);
+    exec_ok(sql);
     /* a story of many events across entities (compact rows of a few messages each) */
     exec_ok("INSERT INTO sbemu_story (at, entity_id, kind, sequence_numbers, message_ids)"
             " SELECT now() - (g || ' seconds')::interval, g % 50, 1 + g % 17, ARRAY[g, g + 1, g + 2],"
@@ -254,6 +271,7 @@ static void test_generic_plans_without_statistics(void **state)
     exec_ok("ALTER TABLE duplicate_detection SET (autovacuum_enabled = off)");
     exec_ok("ALTER TABLE entity_runtime SET (autovacuum_enabled = off)");
     exec_ok("ALTER TABLE sbemu_story SET (autovacuum_enabled = off)");
+    exec_ok("ALTER TABLE topic_log SET (autovacuum_enabled = off)");
     fill_backlog();
     PGresult *r = PQexec(conn, "SELECT reltuples FROM pg_class WHERE relname = 'messages'");
     assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
@@ -264,6 +282,7 @@ static void test_generic_plans_without_statistics(void **state)
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_log_statements_prepare(conn, err, sizeof err), 0);
     if (store_story_statements_prepare(conn, err, sizeof err))
         fail_msg("%s", err);
     exec_ok("SET plan_cache_mode = force_generic_plan");
@@ -286,6 +305,7 @@ static void test_generic_plans_with_stale_statistics(void **state)
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_log_statements_prepare(conn, err, sizeof err), 0);
     if (store_story_statements_prepare(conn, err, sizeof err))
         fail_msg("%s", err);
     check_all("stale statistics");
@@ -300,6 +320,7 @@ static void test_generic_plans_with_statistics(void **state)
     assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
     assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_log_statements_prepare(conn, err, sizeof err), 0);
     if (store_story_statements_prepare(conn, err, sizeof err))
         fail_msg("%s", err);
     check_all("fresh statistics");
