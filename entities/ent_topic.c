@@ -152,9 +152,11 @@ ent_copy_fate ent_topic_copy_decide(const ent_cache *c, const ent_entity *topic,
     return f;
 }
 
-bool ent_topic_copy_loggable(const ent_entity *sub, const ent_copy_fate *f, int state, bool own_body, int slot)
+bool ent_topic_copy_loggable(const ent_entity *sub, const ent_copy_fate *f, int state, bool own_body, int slot,
+                             bool was_dead_lettered)
 {
-    return state == 0 && !own_body && slot == 0 && !f->forwarded && !f->dead_letter && !sub->requires_session;
+    return state == 0 && !own_body && slot == 0 && !f->forwarded && !f->dead_letter && !sub->requires_session &&
+           !was_dead_lettered;
 }
 
 bool ent_topic_reads_log(const ent_entity *e, int subqueue)

@@ -82,9 +82,12 @@ ent_copy_fate ent_topic_copy_decide(const ent_cache *c, const ent_entity *topic,
  * sequence order without a session. The copy is not scheduled (state 0),
  * its body is the message's (no rule action changed it: !own_body), it is
  * the message's only copy in sub (slot 0), not forwarded nor dead-lettered,
- * and sub requires no session. Whether copies of one message agree on their
- * expiry is the caller's to check: an entry has one. */
-bool ent_topic_copy_loggable(const ent_entity *sub, const ent_copy_fate *f, int state, bool own_body, int slot);
+ * and sub requires no session, and the message is no dead letter forwarded
+ * on (was_dead_lettered: its reason stays with each copy, which an entry does
+ * not keep). Whether copies of one message agree on their expiry is the
+ * caller's to check: an entry has one. */
+bool ent_topic_copy_loggable(const ent_entity *sub, const ent_copy_fate *f, int state, bool own_body, int slot,
+                             bool was_dead_lettered);
 
 /* Whether claims of entity e's subqueue take from its topic's log: a
  * subscription's active messages, received without a session. */

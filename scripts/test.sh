@@ -98,8 +98,9 @@ counted k8s/test_chart.sh timeout -k 10 300 bash tests/k8s/test_chart.sh
 
 section "e2e (tests/e2e/run.sh)"
 counted e2e timeout -k 10 2700 bash tests/e2e/run.sh
-# The story is on by default, and while it is recorded no copy goes to a
-# topic's log (sql/store_log.h): the topic suites again with it off.
+# The story is on by default, and while it is recorded every statement runs
+# as its story twin: the topic suites again with it off, for the plain
+# publish and the plain claims of topic logs (sql/store_log.h).
 section "e2e topics with the story off (topic logs)"
 counted e2e/story-off env SBEMU_STORY=off timeout -k 10 600 bash tests/e2e/run.sh "topics"
 

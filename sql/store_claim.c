@@ -122,21 +122,19 @@ void store_claim(store *s, int64_t entity_id, int subqueue, bool from_log, store
                until = be_int8(locked_until_ms), from = be_int8(from_seq),
                conn = be_int8(peer ? (int64_t)peer->connection : 0);
     bool story = told(peer);
-    /* A subscription's log entries: taken by the log's own claims, or, while
-     * the story is recorded (its twins know messages rows only), moved into
-     * messages first. */
-    bool log_claim = from_log && !store_story_on();
-    if (from_log && !log_claim)
-        store_op_set_catch_up(op, entity_id);
+    const char *lock = from_log ? (story ? STMT_CLAIM_LOCK_LOG_STORY : STMT_CLAIM_LOCK_LOG)
+                                : (story ? STMT_CLAIM_LOCK_STORY : STMT_CLAIM_LOCK);
+    const char *del = from_log ? (story ? STMT_CLAIM_DELETE_LOG_STORY : STMT_CLAIM_DELETE_LOG)
+                               : (story ? STMT_CLAIM_DELETE_STORY : STMT_CLAIM_DELETE);
     if (mode == STORE_CLAIM_LOCK)
         store_op_set_lazy(op); /* it only locks (and stamps activity) */
     if (mode == STORE_CLAIM_LOCK)
-        rc |= store_op_stmt(op, i, log_claim ? STMT_CLAIM_LOCK_LOG : story ? STMT_CLAIM_LOCK_STORY : STMT_CLAIM_LOCK,
+        rc |= store_op_stmt(op, i, lock,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from),
                                             P_INT8(conn), story ? link_param(peer) : (store_param){0}},
                             story ? 8 : 6);
     else
-        rc |= store_op_stmt(op, i, log_claim ? STMT_CLAIM_DELETE_LOG : story ? STMT_CLAIM_DELETE_STORY : STMT_CLAIM_DELETE,
+        rc |= store_op_stmt(op, i, del,
                             (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(from), P_INT8(conn),
                                             story ? link_param(peer) : (store_param){0}},
                             story ? 7 : 5);

@@ -95,11 +95,14 @@ static stmt_def stmt_defs[] = {
     {STMT_PUBLISH_SET,
      "WITH i AS (SELECT * FROM unnest($2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],"
      "  $8::int8[], $9::int8[], $10::text[], $11::text[], $12::bytea[], $13::int8[], $14::text[], $15::text[],"
-     "  $16::uuid[], $17::int8[], $18::int8[], $19::text[]) WITH ORDINALITY AS i(width, slot, target, state, now,"
-     "  avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, consume, size, back,"
-     "  source, ord)),"
+     "  $16::uuid[], $17::int8[], $18::int8[], $19::text[], $20::text[]) WITH ORDINALITY AS i(width, slot, target,"
+     "  state, now, avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, consume,"
+     "  size, back, source, log_subs, ord)),"
      /* k names a message by the ordinal of its first row (back: how far before this row it is) */
-     " n AS MATERIALIZED (SELECT i.*, i.ord - i.back AS k FROM i),"
+     " n AS MATERIALIZED (SELECT i.*, i.ord - i.back AS k, CASE WHEN i.log_subs IS NOT NULL THEN"
+     /* (what a row holds for its subscriptions: a log entry's first logged
+      * copy for all of its, the message's other logged copies for none) */
+     "  cardinality(i.log_subs::int8[]) * i.size WHEN i.slot = -3 THEN 0 ELSE i.size END AS held FROM i),"
      " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
      /* Service Bus stamps a MessageId on messages sent without one: one per message, every copy the same */
      "  coalesce(message_id, replace(gen_random_uuid()::text, '-', '')) AS gid FROM n WHERE width > 0),"
@@ -110,14 +113,15 @@ static stmt_def stmt_defs[] = {
       * (what a foreign key would check per row); a copy for one deleted
       * meanwhile is not stored */
      " tg AS MATERIALIZED (SELECT entity_id FROM entity_runtime"
-     "  WHERE entity_id IN (SELECT DISTINCT target FROM n WHERE target IS NOT NULL) FOR KEY SHARE),"
+     "  WHERE entity_id IN (SELECT target FROM n WHERE target IS NOT NULL"
+     "  UNION SELECT unnest(log_subs::int8[]) FROM n WHERE log_subs IS NOT NULL) FOR KEY SHARE),"
      " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND m.lock_token = b.tok"
      "  AND m.entity_id IS NOT DISTINCT FROM $1 RETURNING b.k, octet_length(m.message) AS bytes),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
-     "  WHEN (SELECT coalesce(sum(size), 0) FROM n WHERE consume IS NULL) > 0"
+     "  WHEN (SELECT coalesce(sum(held), 0) FROM n WHERE consume IS NULL) > 0"
      "   AND (SELECT coalesce(sum(r.size_in_bytes), 0) FROM subscriptions s JOIN entity_runtime r"
-     "   ON r.entity_id = s.id WHERE s.topic_id = $1) + (SELECT coalesce(sum(size), 0) FROM n)"
+     "   ON r.entity_id = s.id WHERE s.topic_id = $1) + (SELECT coalesce(sum(held), 0) FROM n)"
      "   > (SELECT max_bytes FROM e)"
      "  THEN sbemu_raise('SBQ01', 'The maximum entity size has been reached or exceeded (MaxSizeInMegabytes).')"
      "  ELSE true END AS ok),"
@@ -133,9 +137,10 @@ static stmt_def stmt_defs[] = {
      "  WHEN NOT (SELECT dd FROM e) OR b.mid IS NULL THEN true"
      "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
      " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
-     "  n.reason, n.description, n.source, n.ord, n.size, coalesce(n.message, keep.body) AS message, keep.gid,"
-     "  keep.base, k"
-     "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg)),"
+     "  n.reason, n.description, n.source, n.ord, n.size, n.log_subs, keep.gid, keep.base,"
+     /* a logged copy's body is its log entry's, which its first logged copy carries */
+     "  CASE WHEN n.slot <> -3 OR n.log_subs IS NOT NULL THEN coalesce(n.message, keep.body) END AS message"
+     "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg) OR n.log_subs IS NOT NULL),"
      /* each entity_runtime row is written by one CTE only (two would race within
       * the statement): the topic by s, subscriptions by u, forward targets by fw */
      " s AS (UPDATE entity_runtime SET"
@@ -153,13 +158,13 @@ static stmt_def stmt_defs[] = {
      "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason, c.description, c.source, c.message"
      "  FROM c, s WHERE c.slot >= 0 RETURNING 1),"
      /* the copies logged (slot -3, STORE_COPY_LOGGED): one topic_log entry
-      * per message, naming their subscriptions (store_log.h), at the number
-      * slot 0 would take */
-     " lgs AS (SELECT k, min(ord) AS ord, array_agg(target ORDER BY ord) AS subs FROM c WHERE slot = -3 GROUP BY k),"
+      * per message, written from its first logged copy, which carries their
+      * subscriptions (log_subs; store_log.h), at the number slot 0 would take */
      " ins_log AS (INSERT INTO topic_log (topic_id, sequence_number, subs, enqueued_at, available_at, expires_at,"
      "  time_to_live_ms, message_id, session_id, message)"
-     "  SELECT $1, s.first_seq + c.base, lgs.subs, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl,"
-     "  c.gid, c.session_id, c.message FROM lgs JOIN c ON c.ord = lgs.ord, s RETURNING 1),"
+     "  SELECT $1, s.first_seq + c.base, c.log_subs::int8[], sbemu_ts(c.avail), sbemu_ts(c.avail),"
+     "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.message FROM c, s WHERE c.log_subs IS NOT NULL"
+     "  RETURNING 1),"
      /* copies forwarded out of the topic: their destination's next numbers */
      " fw AS (UPDATE entity_runtime r SET next_sequence_number = r.next_sequence_number + g.cnt,"
      "  size_in_bytes = r.size_in_bytes + g.n FROM (SELECT target, count(*) AS cnt, sum(size) AS n FROM c"
@@ -172,13 +177,14 @@ static stmt_def stmt_defs[] = {
      "  c.state, sbemu_ts(c.avail), sbemu_ts(c.avail), sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.reason,"
      "  c.description, c.source, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot = -1 RETURNING 1),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
-     "  FROM (SELECT target, sum(size) AS n FROM c WHERE (slot >= 0 OR slot = -3) AND target <> $1 GROUP BY target) g"
+     "  FROM (SELECT target, sum(size) AS n FROM (SELECT target, size FROM c WHERE slot >= 0 AND target <> $1"
+     "  UNION ALL SELECT unnest(log_subs::int8[]), size FROM c WHERE log_subs IS NOT NULL) x GROUP BY target) g"
      "  WHERE r.entity_id = g.target)"
      " SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
-     19, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
+     20, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
           STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY,
           STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY,
-          STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY}},
+          STORE_OID_UUID_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY}},
     /* Receiving is activity for AutoDeleteOnIdle. $1 queue, $2 now */
     {STMT_TOUCH,
      "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2)) WHERE entity_id = $1",

@@ -40,6 +40,8 @@ const char *store_story_twin(const char *prepared);
  * more (the connection number, int8, and the link's name, text). */
 #define STMT_CLAIM_LOCK_STORY "sb_claim_lock_story"
 #define STMT_CLAIM_DELETE_STORY "sb_claim_delete_story"
+#define STMT_CLAIM_LOCK_LOG_STORY "sb_claim_lock_log_story"
+#define STMT_CLAIM_DELETE_LOG_STORY "sb_claim_delete_log_story"
 #define STMT_CLAIM_SESSION_LOCK_STORY "sb_claim_session_lock_story"
 #define STMT_CLAIM_SESSION_DELETE_STORY "sb_claim_session_delete_story"
 /* The merged twins, defined beside their bases (store_send.c,

@@ -22,6 +22,7 @@
 
 #include "ent_alloc.h"
 #include "store_dash.h"
+#include "store_log.h"
 #include "store_mgmt.h"
 #include "store_story.h"
 
@@ -56,8 +57,8 @@
     "  ORDER BY step, ent, kind, conn, link, other, k) e"                                                            \
     "  GROUP BY e.step, e.ent, e.kind, e.conn, e.link, e.other ORDER BY e.step, min(e.k))"
 
-/* The publish: the story's arrays ($20 connection, $21 link, $22
- * traceparent, $23 the rule, or a not-routed row's rules, $24 the
+/* The publish: the story's arrays ($21 connection, $22 link, $23
+ * traceparent, $24 the rule, or a not-routed row's rules, $25 the
  * subscription a forwarded copy left) are unnested with the rest and carried
  * by b, keep and c, so that each event reads one of the statement's CTEs
  * (and s, one row). Sent to the topic (a fresh message, not one routed from
@@ -82,9 +83,10 @@
     "  c.gid, c.reason, c.description, c.now FROM s CROSS JOIN c WHERE 1 = ANY($13::int8[]) AND c.slot >= 0"        \
     "  AND c.subqueue = 1 AND c.target <> $1),"                                                                      \
     " rt AS MATERIALIZED (SELECT CASE WHEN c.slot = -2 THEN " K(NOT_ROUTED) " ELSE " K(ROUTED) " END AS kind, c.ord,"\
-    "  CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot WHEN c.slot = -2 THEN s.first_seq + c.base END"     \
-    "  AS seq, c.gid, c.rule, CASE WHEN c.slot = -1 THEN c.via ELSE c.target END AS sub, c.now FROM s CROSS JOIN c"  \
-    "  WHERE (c.slot >= 0 AND c.target <> $1) OR (c.slot = -1 AND c.via IS NOT NULL) OR c.slot = -2),"              \
+    "  CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot WHEN c.slot IN (-2, -3) THEN s.first_seq + c.base"  \
+    "  END AS seq, c.gid, c.rule, CASE WHEN c.slot = -1 THEN c.via ELSE c.target END AS sub, c.now"                 \
+    "  FROM s CROSS JOIN c WHERE (c.slot >= 0 AND c.target <> $1) OR (c.slot = -1 AND c.via IS NOT NULL)"           \
+    "  OR c.slot IN (-2, -3)),"                                                                                      \
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"             \
     "  sequence_numbers, message_ids, notes, descriptions, numbers)"                                                 \
     "  SELECT at, ent, kind, conn, link, other, seqs, mids, notes, descrs, nums FROM ("                              \
@@ -116,6 +118,16 @@
     "  SELECT sbemu_ts(" now "), $1, " K(RECEIVED) ", nullif($2, 0), " conn ", " link ","                           \
     "  array_agg(sequence_number), array_agg(message_id)"                                                           \
     "  FROM (SELECT sequence_number, message_id FROM d ORDER BY sequence_number) o HAVING count(*) > 0)"
+
+/* A receive-and-delete claim of a subscription (store_log.h): what it
+ * deleted (d) and the log entries it took (lg, live ones). */
+#define RECEIVED_LOG_STORY(now, conn, link)                                                                         \
+    " story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, connection_id, link_name,"                 \
+    "  sequence_numbers, message_ids)"                                                                              \
+    "  SELECT sbemu_ts(" now "), $1, " K(RECEIVED) ", nullif($2, 0), " conn ", " link ","                           \
+    "  array_agg(sequence_number), array_agg(message_id)"                                                           \
+    "  FROM (SELECT sequence_number, message_id FROM d UNION ALL SELECT sequence_number, message_id FROM lg"        \
+    "  WHERE live ORDER BY sequence_number) o HAVING count(*) > 0)"
 
 /* Completes: what the DELETE returned, per entity. */
 #define COMPLETE_STORY                                                                                              \
@@ -241,9 +253,9 @@ static const twin_def twins[] = {
     /* (slot -2 rows are no copies: the base's fw and ins_fw take slot -1 only; no
      * copy is logged, slot -3, while the story is recorded: broker_route.c) */
     {STMT_PUBLISH_SET_STORY, STMT_PUBLISH_SET, NULL, NULL,
-     {{"$19::text[]) WITH ORDINALITY AS i(", "$19::text[], $20::int8[], $21::text[], $22::text[], $23::text[],"
-                                             " $24::int8[]) WITH ORDINALITY AS i("},
-      {"source, ord)),", "source, conn, link, trace, rule, via, ord)),"},
+     {{"$20::text[]) WITH ORDINALITY AS i(", "$20::text[], $21::int8[], $22::text[], $23::text[], $24::text[],"
+                                             " $25::int8[]) WITH ORDINALITY AS i("},
+      {"source, log_subs, ord)),", "source, log_subs, conn, link, trace, rule, via, ord)),"},
       {"consume AS tok, ord,", "consume AS tok, ord, state AS mstate, conn, link, trace,"},
       {"keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width,",
        "keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width, b.mnow, b.mstate, b.tok, b.conn, b.link,"
@@ -259,6 +271,15 @@ static const twin_def twins[] = {
     {STMT_CLAIM_DELETE_STORY, STMT_CLAIM_DELETE, NULL, NULL,
      {{"AND EXISTS (SELECT 1 FROM d)) SELECT", "AND EXISTS (SELECT 1 FROM d)), " RECEIVED_STORY("$3", "$6", "$7")
                                                " SELECT"}},
+     2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    /* a subscription's claims from its topic's log (store_log.c) */
+    {STMT_CLAIM_LOCK_LOG_STORY, STMT_CLAIM_LOCK_LOG, NULL, NULL,
+     {{" SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
+       ", u AS (SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0" LOCK_STORY("$7", "$8")}},
+     2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    {STMT_CLAIM_DELETE_LOG_STORY, STMT_CLAIM_DELETE_LOG, NULL, NULL,
+     {{"EXISTS (SELECT 1 FROM lg WHERE live))) SELECT",
+       "EXISTS (SELECT 1 FROM lg WHERE live))), " RECEIVED_LOG_STORY("$3", "$6", "$7") " SELECT"}},
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_SESSION_DELETE_STORY, STMT_CLAIM_SESSION_DELETE, NULL, NULL,
      {{"AND EXISTS (SELECT 1 FROM d)) SELECT", "AND EXISTS (SELECT 1 FROM d)), " RECEIVED_STORY("$3", "$9", "$10")
@@ -406,10 +427,10 @@ static char build_error[512];
 
 static const stmt_def *find_base(const char *name)
 {
-    size_t n[3];
-    const stmt_def *tables[3] = {store_statement_defs(&n[0]), store_mgmt_statement_defs(&n[1]),
-                                 store_dash_statement_defs(&n[2])};
-    for (int t = 0; t < 3; t++)
+    size_t n[4];
+    const stmt_def *tables[4] = {store_statement_defs(&n[0]), store_mgmt_statement_defs(&n[1]),
+                                 store_dash_statement_defs(&n[2]), store_log_statement_defs(&n[3])};
+    for (int t = 0; t < 4; t++)
         for (size_t i = 0; i < n[t]; i++)
             if (!strcmp(tables[t][i].name, name))
                 return &tables[t][i];

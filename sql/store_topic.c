@@ -4,18 +4,19 @@
 #include <stdlib.h>
 
 #include "ent_alloc.h"
+#include "store_arrays.h"
 #include "store_binary.h"
 #include "store_statements.h"
 #include "store_story.h"
 
 /* Columns as STMT_PUBLISH_SET's arrays; its story twin takes five more
  * (store_story.h). */
-#define PUBLISH_COLUMNS 18
+#define PUBLISH_COLUMNS 19
 #define PUBLISH_STORY_COLUMNS (PUBLISH_COLUMNS + 5)
 #define PUBLISH_COLUMN_TYPES                                                                                       \
     STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, \
         STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT,             \
-        STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT
+        STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT
 static const store_merge_def publish_set_story = {
     STMT_PUBLISH_SET_STORY,
     PUBLISH_STORY_COLUMNS,
@@ -27,7 +28,9 @@ static const store_merge_def publish_set = {
     STMT_PUBLISH_SET, PUBLISH_COLUMNS, {PUBLISH_COLUMN_TYPES}, NULL, &publish_set_story,
 };
 
-static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
+/* log_subs: on the first logged copy of a message, its log entry's
+ * subscriptions as an int8[] literal (NULL on every other row). */
+static int publish_row(store_op *op, int i, const store_copy *c, int64_t back, const char *log_subs)
 {
     const store_new_message *m = &c->m;
     const char *mid = c->width ? m->message_id : NULL;
@@ -58,6 +61,7 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
         P_INT8(size),
         P_INT8(bk),
         P_TEXT(m->dead_letter_source),
+        P_TEXT(log_subs),
         first && m->story_connection ? P_INT8(conn) : (store_param){0},
         first && m->story_link ? P_TEXT(m->story_link) : (store_param){0},
         {first ? m->story_trace : NULL, first ? (int)m->story_trace_len : 0, 0},
@@ -67,22 +71,86 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back)
     return store_op_row(op, i, cols);
 }
 
+/* Each message's log entry subscriptions (an int8[] literal on its first
+ * logged copy, NULL elsewhere), and which rows are sent: the message's other
+ * logged copies are left out (the first carries them all) unless the story is
+ * recorded, which tells of each copy. NULL when out of memory. */
+typedef struct publish_plan {
+    char **log_subs; /* per row */
+    bool *sent;      /* per row */
+    size_t nsent;
+} publish_plan;
+
+static void plan_free(publish_plan *p, size_t n)
+{
+    for (size_t i = 0; p->log_subs && i < n; i++)
+        ent_free(p->log_subs[i]);
+    ent_free(p->log_subs);
+    ent_free(p->sent);
+}
+
+static int plan_rows(const store_copy *rows, size_t n, publish_plan *p)
+{
+    bool every_copy = store_story_on();
+    int64_t *subs = ent_malloc((n ? n : 1) * sizeof *subs);
+    p->log_subs = ent_calloc(n ? n : 1, sizeof *p->log_subs);
+    p->sent = ent_calloc(n ? n : 1, sizeof *p->sent);
+    p->nsent = 0;
+    if (!subs || !p->log_subs || !p->sent) {
+        ent_free(subs);
+        return -1;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t end = i + 1, carrier = n, k = 0;
+        while (end < n && rows[end].width == 0)
+            end++;
+        for (size_t j = i; j < end; j++) {
+            bool logged = rows[j].slot == STORE_COPY_LOGGED;
+            if (logged) {
+                if (carrier == n)
+                    carrier = j;
+                subs[k++] = rows[j].target;
+            }
+            p->sent[j] = !logged || carrier == j || every_copy;
+            p->nsent += p->sent[j];
+        }
+        if (k && !(p->log_subs[carrier] = store_int8_array_text(subs, k))) {
+            ent_free(subs);
+            return -1;
+        }
+        i = end;
+    }
+    ent_free(subs);
+    return 0;
+}
+
 static store_op *publish_op(int64_t topic_id, const store_copy *rows, size_t n, store_done_fn done, void *ctx)
 {
-    store_op *op = store_op_new_merged(&publish_set, topic_id, (int)n, done, ctx);
-    if (!op)
+    publish_plan plan = {0};
+    if (plan_rows(rows, n, &plan)) {
+        plan_free(&plan, n);
         return NULL;
+    }
+    store_op *op = store_op_new_merged(&publish_set, topic_id, (int)plan.nsent, done, ctx);
+    if (!op) {
+        plan_free(&plan, n);
+        return NULL;
+    }
     /* receivers of every subscription of the topic are woken (broker_wake) */
     store_op_set_notify(op, topic_id);
-    size_t first = 0; /* the row that starts the current message */
+    int at = 0, first = 0; /* the row being sent, and the one that starts its message */
     for (size_t i = 0; i < n; i++) {
+        if (!plan.sent[i])
+            continue;
         if (rows[i].width > 0)
-            first = i;
-        if (publish_row(op, (int)i, &rows[i], (int64_t)(i - first))) {
+            first = at;
+        if (publish_row(op, at, &rows[i], (int64_t)(at - first), plan.log_subs[i])) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
             break;
         }
+        at++;
     }
+    plan_free(&plan, n);
     return op;
 }
 

@@ -36,8 +36,7 @@ typedef struct build {
     size_t npump;
     broker_counts tally; /* where the copies go, counted once they are committed */
     /* copies may go to the topic's log (STORE_COPY_LOGGED): not inside a
-     * transaction (its rows wait in another state until the discharge), nor
-     * while the story is recorded (its statements tell of messages rows) */
+     * transaction (its rows wait in another state until the discharge) */
     bool may_log;
 } build;
 
@@ -147,7 +146,8 @@ static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *
     }
     r->m.ttl_ms = f.ttl_ms;
     r->m.expires_ms = f.expires_ms;
-    if (b->may_log && ent_topic_copy_loggable(sub, &f, base->state, own_body, r->slot) &&
+    bool was_dead_lettered = base->dead_letter_reason || base->dead_letter_description || base->dead_letter_source;
+    if (b->may_log && ent_topic_copy_loggable(sub, &f, base->state, own_body, r->slot, was_dead_lettered) &&
         agrees_with_logged(b, first_row, r))
         r->slot = STORE_COPY_LOGGED;
     broker_counts_add(&b->tally, f.target->id, BROKER_EV_IN, 1);
@@ -318,7 +318,7 @@ static void on_published(void *ctx, sb_status st)
 void broker_route(broker *br, int64_t topic_id, const store_new_message *msgs, const amqp_msg *parsed, size_t n,
                   const uint8_t (*consume)[16], broker_routed_cb cb, void *ctx)
 {
-    build b = {.may_log = !store_story_on()};
+    build b = {.may_log = true};
     publish_ctx *p = ent_calloc(1, sizeof *p);
     const ent_entity *t = br->cache ? ent_cache_get(br->cache, topic_id) : NULL;
     int rc = p && t ? 0 : -1;

@@ -280,10 +280,12 @@ emulatorSuite("js reset", { queues: DECLARED_QUEUES, topics: DECLARED_TOPICS }, 
         await sb.createSender(q).sendMessages(Array.from({ length: 100 }, (_, i) => ({ body: `m${i}`, messageId: `${q}-${i}` })));
       }
       await sb.createSender("rs-bulk-t").sendMessages(Array.from({ length: 100 }, (_, i) => ({ body: `t${i}` })));
-      const held = Number(psql(ctx.emu, "SELECT count(*) FROM messages"));
+      // (the topic's copies may be one topic_log entry each for its subscriptions: migration 018)
+      const held = Number(psql(ctx.emu, "SELECT (SELECT count(*) FROM messages) +" +
+        " (SELECT coalesce(sum(sbemu_log_pending(entity_id, 100000)), 0) FROM sbemu_cursors)"));
       assert.equal(held, 50 * 100, `expected 5000 messages in 50 entities before the reset, found ${held}`);
       filled.push(await reset(ctx.emu));
-      assert.equal(psql(ctx.emu, "SELECT count(*) FROM messages"), "0");
+      assert.equal(psql(ctx.emu, "SELECT (SELECT count(*) FROM messages) + (SELECT count(*) FROM topic_log)"), "0");
     }
     const empty = [];
     for (let i = 0; i < 10; i++) empty.push(await reset(ctx.emu));

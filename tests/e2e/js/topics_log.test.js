@@ -1,8 +1,8 @@
 // A topic stores a plain message once (migration 018, sql/store_log.h): the
 // copies that differ only in their subscription are one topic_log entry, and
-// each subscription takes its own from a cursor. Run with the story off (the
-// story records messages rows, so while it is on nothing is logged). What a
-// client sees must not change: peek-lock, abandon, receive-and-delete, peek,
+// each subscription takes its own from a cursor. The first suite records the
+// story (the default: the statements' story twins), the pair runs the plain
+// statements (--story off). What a client sees must not change: peek-lock, abandon, receive-and-delete, peek,
 // counts, TTL expiry into the dead-letter queue, reset, and two emulators on
 // one database each taking a message once.
 "use strict";
@@ -15,7 +15,8 @@ const { psql, expectNothing } = require("./qs_util");
 const { sqlRule } = require("./topics_util");
 const { adminClient, rawRequest } = require("./admin_util");
 
-const RECEIVE_AND_DELETE = { receiveMode: "receiveAndDelete" };
+/** A fresh object each time: the SDK deletes receiveMode from the options it is given. */
+const RECEIVE_AND_DELETE = () => ({ receiveMode: "receiveAndDelete" });
 const STORY_OFF = ["--story", "off"];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -62,7 +63,7 @@ async function waitFor(what, fn, timeoutMs = 10000) {
   }
 }
 
-emulatorSuite("js topics: one log entry per message", { topics, args: STORY_OFF }, (ctx) => {
+emulatorSuite("js topics: one log entry per message", { topics }, (ctx) => {
   ctx.test("10 sends to 4 subscriptions: 10 log entries; the copy a rule action changed is a row of its own", async () => {
     const sb = ctx.client();
     await send(sb, "t-log", 10);
@@ -98,7 +99,7 @@ emulatorSuite("js topics: one log entry per message", { topics, args: STORY_OFF 
     await expectNothing(r, "t-log/lock after completing everything", 1000);
     await r.close();
     // the copies in the other subscriptions carry the same (the topic's) sequence numbers
-    const rnd = sb.createReceiver("t-log", "rnd", RECEIVE_AND_DELETE);
+    const rnd = sb.createReceiver("t-log", "rnd", RECEIVE_AND_DELETE());
     const taken = await receiveExact(rnd, 10);
     assert.deepEqual(taken.map((m) => m.sequenceNumber.toNumber()).sort((x, y) => x - y), topicSeqs);
     assert.deepEqual(taken.map((m) => m.body).sort(), first.map((m) => m.body).sort());
@@ -106,6 +107,12 @@ emulatorSuite("js topics: one log entry per message", { topics, args: STORY_OFF 
     await expectNothing(rnd, "t-log/rnd after taking all", 1000);
     await rnd.close();
     assert.equal(rowsIn(ctx.emu, sub("t-log", "rnd")), 0, "receive-and-delete from the log wrote no row");
+    // the story (recorded in this suite) tells of copies taken from the log as of any other
+    const res = await rawRequest(ctx.emu, `$sbemu/story?messageId=${encodeURIComponent("t-log-0")}`);
+    assert.equal(res.status, 200, res.body);
+    const told = JSON.parse(res.body).events.map((e) => `${e.kind} ${e.entity}`);
+    for (const e of ["routed t-log/Subscriptions/lock", "routed t-log/Subscriptions/peek", "locked t-log/Subscriptions/lock",
+      "completed t-log/Subscriptions/lock", "received-and-deleted t-log/Subscriptions/rnd"]) assert.ok(told.includes(e), `${e}: ${told}`);
   });
 
   ctx.test("peek sees the log's messages; receiving after it still takes each once", async () => {
@@ -118,10 +125,9 @@ emulatorSuite("js topics: one log entry per message", { topics, args: STORY_OFF 
     for (const m of got) await r.completeMessage(m);
     await expectNothing(r, "t-log/peek after completing", 1000);
     await r.close();
-    const a = sb.createReceiver("t-log", "acted", PEEK_LOCK);
+    const a = sb.createReceiver("t-log", "acted", RECEIVE_AND_DELETE());
     const acted = await receiveExact(a, 10);
     assert.deepEqual(acted.map((m) => m.applicationProperties.acted), Array(10).fill("yes"));
-    for (const m of acted) await a.completeMessage(m);
     await a.close();
   });
 
@@ -157,7 +163,7 @@ emulatorSuite("js topics: one log entry per message", { topics, args: STORY_OFF 
     const r = await rawRequest(ctx.emu, "$sbemu/reset", { method: "POST" });
     assert.equal(r.status, 200, r.body);
     assert.equal(logEntries(ctx.emu, "t-reset"), 0);
-    const a = sb.createReceiver("t-reset", "a", RECEIVE_AND_DELETE);
+    const a = sb.createReceiver("t-reset", "a", RECEIVE_AND_DELETE());
     await expectNothing(a, "t-reset/a after the reset", 1000);
     await send(sb, "t-reset", 2);
     assert.equal((await receiveExact(a, 2)).length, 2);

@@ -64,7 +64,9 @@ function brief(m) {
 
 /** Messages held in the table for one entity (by path in the entities view), by subqueue: "active,dlq". */
 function storedCounts(emu, path) {
-  return psql(emu, `SELECT count(*) FILTER (WHERE m.subqueue = 0) || ',' || count(*) FILTER (WHERE m.subqueue = 1)
+  // a subscription's copies still in its topic's log count as active (migration 018)
+  return psql(emu, `SELECT count(*) FILTER (WHERE m.subqueue = 0) + sbemu_log_pending(e.id, 1000000) || ',' ||
+    count(*) FILTER (WHERE m.subqueue = 1)
     FROM entities e LEFT JOIN messages m ON m.entity_id = e.id WHERE e.path = '${path}' GROUP BY e.id`);
 }
 
