@@ -31,7 +31,7 @@
 typedef struct store store;
 
 /* The most columns a merged statement takes (the publish's story twin). */
-#define STORE_MERGE_MAX_COLS 24
+#define STORE_MERGE_MAX_COLS 25
 typedef struct store_op store_op;
 
 /* How the store asks its loop for service. Both may be called often. */

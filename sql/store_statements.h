@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* The most parameters any statement takes (the publish's story twin). */
-#define STORE_MAX_PARAMS 25
+#define STORE_MAX_PARAMS 26
 
 /* Rows one sweep statement touches at most, so that a sweep over a large
  * backlog is many short transactions rather than one long one (the next tick

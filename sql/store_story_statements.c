@@ -58,7 +58,8 @@
     "  GROUP BY e.step, e.ent, e.kind, e.conn, e.link, e.other ORDER BY e.step, min(e.k))"
 
 /* The publish: the story's arrays ($21 connection, $22 link, $23
- * traceparent, $24 the rule, or a not-routed row's rules, $25 the
+ * traceparent, $24 the rule, or a not-routed row's rules, $26 the rules
+ * of a topic log entry's copies, $25 the
  * subscription a forwarded copy left) are unnested with the rest and carried
  * by b, keep and c, so that each event reads one of the statement's CTEs
  * (and s, one row). Sent to the topic (a fresh message, not one routed from
@@ -83,10 +84,14 @@
     "  c.gid, c.reason, c.description, c.now FROM s CROSS JOIN c WHERE 1 = ANY($13::int8[]) AND c.slot >= 0"        \
     "  AND c.subqueue = 1 AND c.target <> $1),"                                                                      \
     " rt AS MATERIALIZED (SELECT CASE WHEN c.slot = -2 THEN " K(NOT_ROUTED) " ELSE " K(ROUTED) " END AS kind, c.ord,"\
-    "  CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot WHEN c.slot IN (-2, -3) THEN s.first_seq + c.base"  \
+    "  CASE WHEN c.slot >= 0 THEN s.first_seq + c.base + c.slot WHEN c.slot = -2 THEN s.first_seq + c.base"         \
     "  END AS seq, c.gid, c.rule, CASE WHEN c.slot = -1 THEN c.via ELSE c.target END AS sub, c.now"                 \
     "  FROM s CROSS JOIN c WHERE (c.slot >= 0 AND c.target <> $1) OR (c.slot = -1 AND c.via IS NOT NULL)"           \
-    "  OR c.slot IN (-2, -3)),"                                                                                      \
+    "  OR c.slot = -2"                                                                                               \
+    /* a topic log entry's copies: one row of c carries them all (store_log.h) */                                   \
+    "  UNION ALL SELECT " K(ROUTED) ", c.ord, s.first_seq + c.base, c.gid, r.rule, r.sub, c.now FROM s CROSS JOIN c" \
+    "  CROSS JOIN LATERAL unnest(c.log_subs::int8[], c.log_rules::text[]) AS r(sub, rule)"                          \
+    "  WHERE c.log_subs IS NOT NULL),"                                                                               \
     " story AS (INSERT INTO sbemu_story (at, entity_id, kind, connection_id, link_name, other_entity_id,"             \
     "  sequence_numbers, message_ids, notes, descriptions, numbers)"                                                 \
     "  SELECT at, ent, kind, conn, link, other, seqs, mids, notes, descrs, nums FROM ("                              \
@@ -223,7 +228,7 @@
 /* ---- the twins ---- */
 
 #define TWIN_EDITS_MAX 8
-#define TWIN_EXTRA_MAX 5
+#define TWIN_EXTRA_MAX 6
 
 typedef struct twin_edit {
     const char *anchor, *with;
@@ -254,16 +259,18 @@ static const twin_def twins[] = {
      * copy is logged, slot -3, while the story is recorded: broker_route.c) */
     {STMT_PUBLISH_SET_STORY, STMT_PUBLISH_SET, NULL, NULL,
      {{"$20::text[]) WITH ORDINALITY AS i(", "$20::text[], $21::int8[], $22::text[], $23::text[], $24::text[],"
-                                             " $25::int8[]) WITH ORDINALITY AS i("},
-      {"source, log_subs, ord)),", "source, log_subs, conn, link, trace, rule, via, ord)),"},
+                                             " $25::int8[], $26::text[]) WITH ORDINALITY AS i("},
+      {"source, log_subs, ord)),", "source, log_subs, conn, link, trace, rule, via, log_rules, ord)),"},
       {"consume AS tok, ord,", "consume AS tok, ord, state AS mstate, conn, link, trace,"},
       {"keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width,",
        "keep AS MATERIALIZED (SELECT b.k, b.body, b.gid, b.ord, b.width, b.mnow, b.mstate, b.tok, b.conn, b.link,"
        " b.trace,"},
-      {"c AS MATERIALIZED (SELECT n.target, n.slot,", "c AS MATERIALIZED (SELECT n.now, n.rule, n.via, n.target, n.slot,"},
+      {"c AS MATERIALIZED (SELECT n.target, n.slot,",
+       "c AS MATERIALIZED (SELECT n.now, n.rule, n.via, n.log_rules, n.target, n.slot,"},
       {" SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
        PUBLISH_STORY " SELECT keep.ord, s.first_seq + keep.base FROM keep, s"}},
-     5, {STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
+     6, {STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY,
+         STORE_OID_TEXT_ARRAY}},
     {STMT_CLAIM_LOCK_STORY, STMT_CLAIM_LOCK, "WITH " CLAIM_LOCK_COLUMN_NAMES " AS (", LOCK_STORY("$7", "$8"), {{0}},
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_LOCK, "WITH " CLAIM_LOCK_COLUMN_NAMES " AS (",

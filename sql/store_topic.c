@@ -9,10 +9,10 @@
 #include "store_statements.h"
 #include "store_story.h"
 
-/* Columns as STMT_PUBLISH_SET's arrays; its story twin takes five more
+/* Columns as STMT_PUBLISH_SET's arrays; its story twin takes six more
  * (store_story.h). */
 #define PUBLISH_COLUMNS 19
-#define PUBLISH_STORY_COLUMNS (PUBLISH_COLUMNS + 5)
+#define PUBLISH_STORY_COLUMNS (PUBLISH_COLUMNS + 6)
 #define PUBLISH_COLUMN_TYPES                                                                                       \
     STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, \
         STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_BYTEA, STORE_OID_INT8, STORE_OID_TEXT,             \
@@ -20,7 +20,8 @@
 static const store_merge_def publish_set_story = {
     STMT_PUBLISH_SET_STORY,
     PUBLISH_STORY_COLUMNS,
-    {PUBLISH_COLUMN_TYPES, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8},
+    {PUBLISH_COLUMN_TYPES, STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8,
+     STORE_OID_TEXT},
     NULL,
     NULL,
 };
@@ -29,8 +30,10 @@ static const store_merge_def publish_set = {
 };
 
 /* log_subs: on the first logged copy of a message, its log entry's
- * subscriptions as an int8[] literal (NULL on every other row). */
-static int publish_row(store_op *op, int i, const store_copy *c, int64_t back, const char *log_subs)
+ * subscriptions as an int8[] literal (NULL on every other row); log_rules,
+ * for the story, the rule that took the message to each of them (text[]). */
+static int publish_row(store_op *op, int i, const store_copy *c, int64_t back, const char *log_subs,
+                       const char *log_rules)
 {
     const store_new_message *m = &c->m;
     const char *mid = c->width ? m->message_id : NULL;
@@ -67,17 +70,19 @@ static int publish_row(store_op *op, int i, const store_copy *c, int64_t back, c
         {first ? m->story_trace : NULL, first ? (int)m->story_trace_len : 0, 0},
         P_TEXT(c->story_rule),
         c->story_via ? P_INT8(via) : (store_param){0},
+        P_TEXT(log_rules),
     };
     return store_op_row(op, i, cols);
 }
 
 /* Each message's log entry subscriptions (an int8[] literal on its first
- * logged copy, NULL elsewhere), and which rows are sent: the message's other
- * logged copies are left out (the first carries them all) unless the story is
- * recorded, which tells of each copy. NULL when out of memory. */
+ * logged copy, NULL elsewhere; and while the story is recorded, the rules
+ * that took it to them), and which rows are sent: the message's other logged
+ * copies are left out, the first carries them all. */
 typedef struct publish_plan {
-    char **log_subs; /* per row */
-    bool *sent;      /* per row */
+    char **log_subs;  /* per row */
+    char **log_rules; /* per row */
+    bool *sent;       /* per row */
     size_t nsent;
 } publish_plan;
 
@@ -85,21 +90,25 @@ static void plan_free(publish_plan *p, size_t n)
 {
     for (size_t i = 0; p->log_subs && i < n; i++)
         ent_free(p->log_subs[i]);
+    for (size_t i = 0; p->log_rules && i < n; i++)
+        ent_free(p->log_rules[i]);
     ent_free(p->log_subs);
+    ent_free(p->log_rules);
     ent_free(p->sent);
 }
 
 static int plan_rows(const store_copy *rows, size_t n, publish_plan *p)
 {
-    bool every_copy = store_story_on();
+    bool story = store_story_on();
     int64_t *subs = ent_malloc((n ? n : 1) * sizeof *subs);
+    const char **rules = ent_malloc((n ? n : 1) * sizeof *rules);
     p->log_subs = ent_calloc(n ? n : 1, sizeof *p->log_subs);
+    p->log_rules = ent_calloc(n ? n : 1, sizeof *p->log_rules);
     p->sent = ent_calloc(n ? n : 1, sizeof *p->sent);
     p->nsent = 0;
-    if (!subs || !p->log_subs || !p->sent) {
-        ent_free(subs);
-        return -1;
-    }
+    int rc = -1;
+    if (!subs || !rules || !p->log_subs || !p->log_rules || !p->sent)
+        goto out;
     for (size_t i = 0; i < n;) {
         size_t end = i + 1, carrier = n, k = 0;
         while (end < n && rows[end].width == 0)
@@ -109,19 +118,23 @@ static int plan_rows(const store_copy *rows, size_t n, publish_plan *p)
             if (logged) {
                 if (carrier == n)
                     carrier = j;
+                rules[k] = rows[j].story_rule;
                 subs[k++] = rows[j].target;
             }
-            p->sent[j] = !logged || carrier == j || every_copy;
+            p->sent[j] = !logged || carrier == j;
             p->nsent += p->sent[j];
         }
-        if (k && !(p->log_subs[carrier] = store_int8_array_text(subs, k))) {
-            ent_free(subs);
-            return -1;
-        }
+        if (k && !(p->log_subs[carrier] = store_int8_array_text(subs, k)))
+            goto out;
+        if (k && story && !(p->log_rules[carrier] = store_text_array_text(rules, k)))
+            goto out;
         i = end;
     }
+    rc = 0;
+out:
     ent_free(subs);
-    return 0;
+    ent_free(rules);
+    return rc;
 }
 
 static store_op *publish_op(int64_t topic_id, const store_copy *rows, size_t n, store_done_fn done, void *ctx)
@@ -144,7 +157,7 @@ static store_op *publish_op(int64_t topic_id, const store_copy *rows, size_t n, 
             continue;
         if (rows[i].width > 0)
             first = at;
-        if (publish_row(op, at, &rows[i], (int64_t)(at - first), plan.log_subs[i])) {
+        if (publish_row(op, at, &rows[i], (int64_t)(at - first), plan.log_subs[i], plan.log_rules[i])) {
             store_op_set_status(op, SB_ERR_INTERNAL); /* store_submit fails it at once */
             break;
         }
