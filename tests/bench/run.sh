@@ -30,6 +30,9 @@ sizes=${BENCH_SIZES:-"1024 65536"}
 conns_list=${BENCH_CONNS:-"1 10"}
 timeout=${BENCH_TIMEOUT:-120}            # per sbbench run, seconds
 with_rabbitmq=${BENCH_RABBITMQ:-1}
+# Each message's story (README "Each message's story") costs sbemu per event;
+# the cases run with it off unless BENCH_STORY=on (the emulator's default).
+story=${BENCH_STORY:-off}
 # Extra Erlang VM flags for RabbitMQ. By default its schedulers do not busy-wait: on 2 cores
 # shared with sbemu, PostgreSQL and the client, Erlang's spinning schedulers took the CPU
 # that sbemu's latency-bound cases need (peek-lock from a subscription 9,133 -> 45,744 msg/s,
@@ -62,6 +65,7 @@ soak_share=80
 for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$v: a whole number, not '${!v}'" >&2; exit 64; }
 done
+[[ $story =~ ^(on|off)$ ]] || { echo "BENCH_STORY is on or off, not '$story'" >&2; exit 64; }
 [[ $soak_minutes =~ ^([1-9][0-9]*)?$ ]] || { echo "BENCH_SOAK is a number of minutes, not '$soak_minutes'" >&2; exit 64; }
 [[ $soak_rate =~ ^([1-9][0-9]*)?$ ]] || { echo "BENCH_SOAK_RATE is messages per second, not '$soak_rate'" >&2; exit 64; }
 # BENCH_ONLY=idle runs the idle-connections case alone: no rounds, no
@@ -159,7 +163,7 @@ JSON
 # ---- sbemu ----
 amqp=$(port); http=$(port)
 "$bin" --data-dir "$work/data" --bind 127.0.0.1 --amqp-port "$amqp" --amqps-port 0 --http-port "$http" \
-  --config "$work/config.json" --log-level warn > "$work/sbemu.log" 2>&1 &
+  --config "$work/config.json" --log-level warn --story "$story" > "$work/sbemu.log" 2>&1 &
 pid=$!
 for _ in $(seq 150); do curl -fs "http://127.0.0.1:$http/health" >/dev/null && break; sleep 0.2; done
 curl -fs "http://127.0.0.1:$http/health" >/dev/null || { echo "sbemu did not start:" >&2; cat "$work/sbemu.log" >&2; exit 1; }
@@ -371,7 +375,7 @@ pg_probe_start
 what="rounds=$rounds, 1 KiB: $count_small msgs window $window_small, 64 KiB: $count_large msgs window $window_large"
 if [ -n "$only" ]; then what="BENCH_ONLY=$only"; fi
 if [ -n "$soak_minutes" ]; then what="soak of $soak_minutes min"; fi
-echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) on $(nproc) cores, client and brokers sharing them; $what"
+echo "sbemu $(git -C "$repo" rev-parse --short HEAD 2>/dev/null) (story $story) on $(nproc) cores, client and brokers sharing them; $what"
 if [ -n "$rabbit_url" ]; then echo "rabbitmq $(dpkg-query -W -f '${Version}' rabbitmq-server 2>/dev/null) (AMQP 1.0 plugin, durable queue, persistent messages)"; fi
 if pg_ask "string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) FROM pg_settings
            WHERE name IN ('shared_buffers', 'wal_buffers', 'max_wal_size', 'checkpoint_timeout',
