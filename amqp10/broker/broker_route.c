@@ -97,10 +97,6 @@ static void note_pump(build *b, int64_t topic)
         b->pump[b->npump++] = topic; /* more: the periodic pump finds them */
 }
 
-/* Appends one copy of the message described by base (bytes NULL: share the
- * message's body), where ent_topic_copy_decide says. first_row: the message's
- * first row, which carries its width. rule_error: a rule of sub failed with
- * this text (ent_topic_rule_failed), and the copy is a dead letter in sub. */
 /* Whether copy r, logged, would agree with the message's copies logged
  * before it (rows from first_row): one log entry keeps one expiry. */
 static bool agrees_with_logged(const build *b, size_t first_row, const store_copy *r)
@@ -111,6 +107,13 @@ static bool agrees_with_logged(const build *b, size_t first_row, const store_cop
     return true;
 }
 
+/* Appends one copy of the message described by base (bytes NULL: share the
+ * message's body), where ent_topic_copy_decide says. first_row: the message's
+ * first row, which carries its width. rule_error: a rule of sub failed with
+ * this text (ent_topic_rule_failed), and the copy is a dead letter in sub.
+ * own_body: a rule action changed the copy's body. A copy that may be one
+ * entry of the topic's log with the message's other copies gets slot
+ * STORE_COPY_LOGGED (ent_topic_copy_loggable). */
 static store_copy *add_copy(build *b, const ent_cache *cache, const ent_entity *topic, const ent_entity *sub,
                             const store_new_message *base, const amqp_msg *m, size_t first_row,
                             const char *rule_error, const char *matched, bool own_body)
