@@ -47,7 +47,7 @@ static const stmt_def mgmt_stmt_defs[] = {
     /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
     {STMT_MGMT_RENEW,
      "WITH t AS (SELECT sequence_number FROM messages WHERE entity_id = $1 AND lock_token = ANY($2)"
-     " AND locked_until > sbemu_ts($3) FOR UPDATE)"
+     " AND (locked_until > sbemu_ts($3)) IS TRUE FOR UPDATE)"
      " UPDATE messages m SET locked_until = sbemu_ts($4), available_at = sbemu_ts($4)"
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($2)"

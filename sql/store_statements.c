@@ -225,11 +225,18 @@ static stmt_def stmt_defs[] = {
     /* Every complete of a commit, as one statement (merged: $1 unused, then
      * tokens, entities and times). A token whose lock is gone matches nothing;
      * the ordinals that come back are the completes that took effect, so each
-     * delivery is still answered on its own. One size update per entity. */
+     * delivery is still answered on its own. One size update per entity.
+     * (Every statement that finds messages by their lock tokens tests the
+     * lock's expiry as `(locked_until > ...) IS TRUE`, which no index can
+     * answer: once ANALYZE has seen a large table whose rows are nearly all
+     * unlocked, a generic plan took messages_lock_expiry for the join
+     * instead of the unique messages_lock_token, and scanned every lock for
+     * each token: 500 completes took 105 ms, peek-lock fell to 5-7k msg/s
+     * and rounds of the benchmark wandered with autoanalyze.) */
     {STMT_COMPLETE_SET,
      "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
      " d AS (DELETE FROM messages m USING t WHERE m.lock_token = t.token AND m.entity_id IS NOT DISTINCT FROM t.entity"
-     "  AND m.locked_until > sbemu_ts(t.now) RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
+     "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
      " SELECT ord FROM d",
@@ -246,7 +253,7 @@ static stmt_def stmt_defs[] = {
      " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
      "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
      "  FROM t JOIN messages x ON x.lock_token = t.token AND x.entity_id IS NOT DISTINCT FROM t.entity"
-     "  AND x.locked_until > sbemu_ts(t.now) JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x),"
+     "  AND (x.locked_until > sbemu_ts(t.now)) IS TRUE JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x),"
      /* dl: the settlement dead-letters (asked to, or an abandon past MaxDeliveryCount) */
      " d AS (SELECT m.*, m.kind = 2 OR (m.kind = 1 AND m.exhausted) AS dl,"
      "  m.target IS NOT NULL AND m.target IS DISTINCT FROM m.entity_id AS away FROM m),"
@@ -273,7 +280,7 @@ static stmt_def stmt_defs[] = {
     {STMT_TXN_GUARD,
      "SELECT sbemu_raise('SBL01', 'A lock of the transaction was lost: the lock expired, or the message was settled"
      " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE lock_token = ANY($1::uuid[])"
-     " AND locked_until > sbemu_ts($2) FOR UPDATE) x) y WHERE y.n < cardinality($1::uuid[])",
+     " AND (locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE) x) y WHERE y.n < cardinality($1::uuid[])",
      2, {STORE_OID_TEXT, STORE_OID_INT8}},
     /* Messages scheduled inside a transaction are stored at once, invisible
      * (state 3, until locked_until: the transaction's timeout), so that the
