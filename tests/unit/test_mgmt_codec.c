@@ -591,6 +591,14 @@ static void test_sql_array_literals(void **state)
     s = store_uuid_array_text(t, 2);
     assert_string_equal(s, "{00000000-0000-0000-0000-000000000000,01234567-89ab-cdef-1032-547698badcfe}");
     free(s);
+    /* rule names for the story of a topic log entry: quoted, with quotes and backslashes escaped */
+    const char *names[] = {"$Default", NULL, "a \"b\", {c}", "back\\slash", ""};
+    s = store_text_array_text(names, 5);
+    assert_string_equal(s, "{\"$Default\",NULL,\"a \\\"b\\\", {c}\",\"back\\\\slash\",\"\"}");
+    free(s);
+    s = store_text_array_text(names, 0);
+    assert_string_equal(s, "{}");
+    free(s);
 }
 
 int main(void)
