@@ -418,7 +418,7 @@ done
 
 # Topics (sbemu only: the peer has no Service Bus topics to compare with; the
 # queue's "send 1KiB x1" above is the yardstick): publish to a topic whose N
-# subscriptions all match (every message stored N times), then receive with
+# subscriptions all match (N copies of every message: one topic log entry), then receive with
 # peek-lock from one subscription of the last topic.
 for r in $(seq "$rounds"); do
   for n in $topic_subs; do
