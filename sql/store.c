@@ -9,6 +9,7 @@
 
 #include "ent_alloc.h"
 #include "ent_log.h"
+#include "store_binary.h"
 #include "store_figures.h"
 #include "store_log.h"
 #include "store_setup.h"
@@ -620,10 +621,8 @@ void store_flush(store *s)
     for (store_op *op = first; ok && op; op = op->next) {
         if (op->catch_up) {
             /* its own slot (stmt -1): parse is not told of it */
-            unsigned char id[8];
-            for (int b = 0; b < 8; b++)
-                id[b] = (unsigned char)((uint64_t)op->catch_up >> (56 - 8 * b));
-            const char *v[1] = {(const char *)id};
+            int8_param id = be_int8(op->catch_up);
+            const char *v[1] = {(const char *)id.b};
             int len[1] = {8}, fmt[1] = {1};
             ok = add_slot(s, op, -1) == 0 && PQsendQueryPrepared(s->conn, STMT_CATCH_UP, 1, v, len, fmt, 1) == 1;
         }

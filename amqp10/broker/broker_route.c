@@ -64,6 +64,19 @@ static store_copy *row(build *b)
     return r;
 }
 
+/* A row of the message described by base that carries no body and is no
+ * copy (the story's not-routed rows, a message no subscription takes). */
+static store_copy *bare_row(build *b, const store_new_message *base)
+{
+    store_copy *r = row(b);
+    if (!r)
+        return NULL;
+    r->m = *base;
+    r->m.bytes = NULL;
+    r->m.len = 0;
+    return r;
+}
+
 static int own(build *b, uint8_t *p)
 {
     if (b->nowned == b->owned_cap) {
@@ -185,12 +198,9 @@ static int add_not_routed(build *b, const ent_cache *cache, const ent_entity *to
             return -1;
         }
         ent_story_rule_names(rules, nrules, names, ENT_STORY_RULES_NOTE_SIZE);
-        store_copy *r = row(b);
+        store_copy *r = bare_row(b, base);
         if (!r)
             return -1;
-        r->m = *base;
-        r->m.bytes = NULL;
-        r->m.len = 0;
         r->slot = STORE_COPY_NOT_ROUTED;
         r->target = subs[i]->id;
         r->story_rule = names;
@@ -264,12 +274,8 @@ static int add_message(build *b, const ent_cache *cache, const ent_entity *topic
     }
     if (b->n == first_row) {
         /* no subscription takes it: accepted and dropped (still a duplicate next time) */
-        store_copy *r = row(b);
-        if (!r)
+        if (!bare_row(b, base))
             return -1;
-        r->m = *base;
-        r->m.bytes = NULL;
-        r->m.len = 0;
     }
     if (store_story_on() && add_not_routed(b, cache, topic, base))
         return -1;

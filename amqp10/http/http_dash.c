@@ -23,14 +23,7 @@
 
 void http_dash_json(http_req *r, sb_status st, json_t *body)
 {
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    json_decref(body);
-    size_t n = text ? strlen(text) : 0;
-    char *copy = text ? ent_malloc(n + 1) : NULL;
-    if (copy)
-        memcpy(copy, text, n + 1);
-    free(text); /* jansson's (malloc) */
-    http_respond_text(r, st, "application/json", copy, n);
+    http_respond_json_value(r, st, body);
 }
 
 void http_dash_error(http_req *r, sb_status st, const char *fmt, ...)
@@ -44,14 +37,7 @@ void http_dash_error(http_req *r, sb_status st, const char *fmt, ...)
         LOG_INFO("dashboard: /%s: %d %s", r->path, sb_status_http_code(st), detail);
     json_t *o = json_pack("{s:s, s:i, s:s}", "error", detail, "status", sb_status_http_code(st), "code",
                           sb_status_name(st));
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    size_t n = text ? strlen(text) : 0;
-    char *copy = text ? ent_malloc(n + 1) : NULL;
-    if (copy)
-        memcpy(copy, text, n + 1);
-    free(text); /* jansson's (malloc) */
-    http_respond_text(r, st, "application/json", copy, n);
+    http_respond_json_value(r, st, o);
 }
 
 void http_dash_store_error(http_req *r, sb_status st, const char *what)

@@ -44,19 +44,6 @@ static const char *method_name(const http_req *r)
                                                                                                    : "POST";
 }
 
-/* Answers json (consumed) with st's HTTP code. */
-static void respond(http_req *r, sb_status st, json_t *json)
-{
-    char *text = json ? json_dumps(json, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(json);
-    if (!text) {
-        http_respond_json(r, SB_ERR_INTERNAL, "{\"error\":\"The emulator ran out of memory.\"}");
-        return;
-    }
-    http_respond_json(r, st, text);
-    free(text); /* jansson's */
-}
-
 __attribute__((format(printf, 3, 4))) static void refuse(http_req *r, sb_status st, const char *fmt, ...)
 {
     char msg[ENT_FAULT_ERR_MAX + 256];
@@ -66,7 +53,7 @@ __attribute__((format(printf, 3, 4))) static void refuse(http_req *r, sb_status 
     va_end(ap);
     if (r->wsi)
         LOG_INFO("http: %s /%s: %d %s", method_name(r), r->path, sb_status_http_code(st), msg);
-    respond(r, st, json_pack("{s:s}", "error", msg));
+    http_respond_json_value(r, st, json_pack("{s:s}", "error", msg));
 }
 
 /* The store failed doing what `doing` says: server-busy while PostgreSQL is
@@ -134,9 +121,9 @@ static void on_reloaded(void *ctx, sb_status st)
         return;
     fault_work *w = r->work;
     if (w->step == STEP_PUT)
-        respond(r, w->created ? SB_CREATED : SB_OK, rule_json(&w->rule));
+        http_respond_json_value(r, w->created ? SB_CREATED : SB_OK, rule_json(&w->rule));
     else
-        respond(r, SB_OK, json_pack("{s:I}", "deleted", (json_int_t)w->deleted));
+        http_respond_json_value(r, SB_OK, json_pack("{s:I}", "deleted", (json_int_t)w->deleted));
 }
 
 static void on_put(void *ctx, sb_status st, bool created)
@@ -186,7 +173,7 @@ static void on_loaded(void *ctx, sb_status st, const ent_fault_rule *rules, size
     if (w->step == STEP_GET_ONE) {
         for (size_t i = 0; i < n; i++)
             if (!strcasecmp(rules[i].name, w->rule.name)) {
-                respond(r, SB_OK, rule_json(&rules[i]));
+                http_respond_json_value(r, SB_OK, rule_json(&rules[i]));
                 return;
             }
         refuse(r, SB_ERR_NOT_FOUND, "There is no fault rule named '%s'.", w->rule.name);
@@ -198,7 +185,7 @@ static void on_loaded(void *ctx, sb_status st, const ent_fault_rule *rules, size
             json_decref(list);
             list = NULL;
         }
-    respond(r, SB_OK, list ? json_pack("{s:o}", "faults", list) : NULL);
+    http_respond_json_value(r, SB_OK, list ? json_pack("{s:o}", "faults", list) : NULL);
 }
 
 /* ---- the request ---- */

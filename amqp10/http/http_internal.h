@@ -115,6 +115,10 @@ __attribute__((format(printf, 3, 4))) void http_respond_error(http_req *r, sb_st
 void http_respond_ok(http_req *r);
 /* A JSON body (the emulator's own resources: /health, the clock). */
 void http_respond_json(http_req *r, sb_status st, const char *json);
+/* The same from a jansson value, which it takes (NULL, or one that cannot be
+ * written: 500, out of memory). Keys in the order they were added. */
+struct json_t;
+void http_respond_json_value(http_req *r, sb_status st, struct json_t *body);
 /* Takes body (ent_malloc'd, NULL: out of memory) as the answer, of content_type (a static text). */
 void http_respond_text(http_req *r, sb_status st, const char *content_type, char *body, size_t len);
 /* Answers with a stream of content_type (server-sent events): the

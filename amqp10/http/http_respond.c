@@ -5,6 +5,7 @@
  * every handler: it calls none of them. */
 #include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <libwebsockets.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -132,6 +133,18 @@ void http_respond_json(http_req *r, sb_status st, const char *json)
     if (copy)
         memcpy(copy, json, n + 1);
     respond(r, sb_status_http_code(st), "application/json", copy, copy ? n : 0);
+}
+
+void http_respond_json_value(http_req *r, sb_status st, struct json_t *body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(body);
+    if (!text) {
+        http_respond_json(r, SB_ERR_INTERNAL, "{\"error\":\"The emulator ran out of memory.\"}");
+        return;
+    }
+    http_respond_json(r, st, text);
+    free(text); /* jansson's (malloc) */
 }
 
 /* ---- event streams ---- */

@@ -40,18 +40,6 @@ typedef struct story_work {
     int64_t entity_id;
 } story_work;
 
-static void respond(http_req *r, sb_status st, json_t *json)
-{
-    char *text = json ? json_dumps(json, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(json);
-    if (!text) {
-        http_respond_json(r, SB_ERR_INTERNAL, "{\"error\":\"The emulator ran out of memory.\"}");
-        return;
-    }
-    http_respond_json(r, st, text);
-    free(text); /* jansson's */
-}
-
 __attribute__((format(printf, 3, 4))) static void refuse(http_req *r, sb_status st, const char *fmt, ...)
 {
     char msg[1024];
@@ -61,7 +49,7 @@ __attribute__((format(printf, 3, 4))) static void refuse(http_req *r, sb_status 
     va_end(ap);
     if (r->wsi)
         LOG_INFO("http: GET /%s: %d %s", r->path, sb_status_http_code(st), msg);
-    respond(r, st, json_pack("{s:s}", "error", msg));
+    http_respond_json_value(r, st, json_pack("{s:s}", "error", msg));
 }
 
 static json_t *iso_time(int64_t ms)
@@ -192,7 +180,7 @@ static void on_story(void *ctx, sb_status st, const store_story_event *events, s
         n = list ? json_array_size(list) : 0;
     }
     if (!list) {
-        respond(r, SB_ERR_INTERNAL, NULL);
+        http_respond_json_value(r, SB_ERR_INTERNAL, NULL);
         return;
     }
     if (w->q.kind == ENT_STORY_OF_ENTITY) {
@@ -202,7 +190,7 @@ static void on_story(void *ctx, sb_status st, const store_story_event *events, s
             ent_story_cursor_format((ent_story_cursor){events[n - 1].id, events[n - 1].ord}, next, sizeof next);
             json_object_set_new(o, "next", json_string(next));
         }
-        respond(r, SB_OK, o);
+        http_respond_json_value(r, SB_OK, o);
         return;
     }
     if (!n) {
@@ -223,7 +211,7 @@ static void on_story(void *ctx, sb_status st, const store_story_event *events, s
                           list);
     if (o && truncated)
         json_object_set_new(o, "truncated", json_true());
-    respond(r, SB_OK, o);
+    http_respond_json_value(r, SB_OK, o);
 }
 
 static void on_entity(void *ctx, sb_status st, const ent_entity *e, const ent_route *route)

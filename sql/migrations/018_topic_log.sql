@@ -49,7 +49,7 @@ CREATE INDEX topic_log_expiry ON topic_log (expires_at) WHERE expires_at IS NOT 
 
 CREATE TABLE sbemu_cursors (
     entity_id   bigint PRIMARY KEY,             -- the subscription
-    topic_id    bigint NOT NULL,
+    topic_id    bigint NOT NULL,                -- its subscription's topic (which never changes), so a claim reads one row
     position    bigint NOT NULL                 -- the highest log entry no longer pending for it
 );
 CREATE INDEX sbemu_cursors_topic ON sbemu_cursors (topic_id, position);
