@@ -9,7 +9,6 @@
 
 #include "ent_alloc.h"
 #include "ent_log.h"
-#include "store_binary.h"
 #include "store_figures.h"
 #include "store_log.h"
 #include "store_setup.h"
@@ -441,6 +440,14 @@ int store_op_stmt_rows(store_op *op, int i, store_op *rows)
     return op ? rc : -1;
 }
 
+/* An int8 parameter in binary (network order). The engine's own: the typed
+ * operations' be_int8 (store_binary.h) stands above the engine. */
+static void put_int8(unsigned char out[8], int64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        out[b] = (unsigned char)((uint64_t)v >> (56 - 8 * b));
+}
+
 /* Sends one statement per (def, key) group of the batch's merged ops. */
 static bool send_merged(store *s, store_op *first)
 {
@@ -479,8 +486,7 @@ static bool send_merged(store *s, store_op *first)
             rows += s->merged[i]->merge->nrows;
         }
         unsigned char key[8];
-        for (int b = 0; b < 8; b++)
-            key[b] = (unsigned char)((uint64_t)s->merged[g]->merge->key >> (56 - 8 * b));
+        put_int8(key, s->merged[g]->merge->key);
         const char *values[STORE_MERGE_MAX_COLS + 1] = {(const char *)key};
         int lengths[STORE_MERGE_MAX_COLS + 1] = {8}, formats[STORE_MERGE_MAX_COLS + 1];
         bool ok = true;
@@ -621,8 +627,9 @@ void store_flush(store *s)
     for (store_op *op = first; ok && op; op = op->next) {
         if (op->catch_up) {
             /* its own slot (stmt -1): parse is not told of it */
-            int8_param id = be_int8(op->catch_up);
-            const char *v[1] = {(const char *)id.b};
+            unsigned char id[8];
+            put_int8(id, op->catch_up);
+            const char *v[1] = {(const char *)id};
             int len[1] = {8}, fmt[1] = {1};
             ok = add_slot(s, op, -1) == 0 && PQsendQueryPrepared(s->conn, STMT_CATCH_UP, 1, v, len, fmt, 1) == 1;
         }
