@@ -43,7 +43,10 @@ static ent_namespaces *namespaces_of(broker *b)
 
 /* The clocks follow what the store read: an offset only grows (one that
  * went back came with its reset's NOTIFY, broker_replaced, which sets it),
- * and a namespace that is gone has none. */
+ * and a namespace that is gone has none. A refill in the store when a reset
+ * or restore came read the clocks from before it: following that read would
+ * move a clock the restore set back forward again (and expire what it
+ * restored); the refill broker_replaced asked for reads them after. */
 static void follow_clocks(const ent_namespace *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -63,12 +66,13 @@ static void follow_clocks(const ent_namespace *list, size_t n)
 
 /* The namespaces and keys a refill read (-1: out of memory, the old ones stay). */
 static int namespaces_replace(broker *b, const ent_namespace *list, size_t n, const ent_namespace_key *keys,
-                              size_t nkeys)
+                              size_t nkeys, bool clocks_stale)
 {
     ent_namespaces *r = namespaces_of(b);
     if (!r || ent_namespaces_replace(r, list, n) || ent_namespaces_set_keys(r, keys, nkeys))
         return -1;
-    follow_clocks(list, n);
+    if (!clocks_stale)
+        follow_clocks(list, n);
     return 0;
 }
 
@@ -93,7 +97,8 @@ static void on_loaded(void *ctx, sb_status st, const ent_entity *list, size_t n,
 {
     broker *b = ctx;
     b->loading = false;
-    if (st == SB_OK && namespaces_replace(b, namespaces, nnamespaces, keys, nkeys))
+    bool clocks_stale = b->clocks_stale_refill == b->refills;
+    if (st == SB_OK && namespaces_replace(b, namespaces, nnamespaces, keys, nkeys, clocks_stale))
         LOG_WARN("entities: the namespaces could not be refilled (out of memory); the old ones are kept");
     if (st != SB_OK || ent_cache_replace(b->cache, list, n, rules, nrules))
         LOG_WARN("entities: the cache could not be refilled (%s); links keep what they had",

@@ -46,6 +46,8 @@ struct broker {
     ent_cache *cache;              /* every entity, refilled on sbemu_entities (broker_entities.c) */
     bool loading;                  /* a refill is in the store */
     uint64_t refills;              /* refills started so far */
+    uint64_t clocks_stale_refill;  /* the refill that was in the store at the last reset or restore (0: none):
+                                      it read the clocks from before, which it must not follow */
     bool load_again;               /* entities changed again while it was */
     struct entity_waiter *waiters; /* look-ups that missed, answered after the refill */
     ent_namespaces *namespaces;    /* every namespace, refilled with the cache (broker_namespaces.c) */

@@ -5,7 +5,9 @@
  * calls this from its answer, the others from the NOTIFY):
  *
  *  - the clock: its offset becomes the restored one (0, real time, for a
- *    reset). It only ever moves forward otherwise (ent_clock.h).
+ *    reset). It only ever moves forward otherwise (ent_clock.h), except
+ *    that a refill read before the restore may not move it (forward to
+ *    where it was) once the restore set it back.
  *  - the entity cache: refilled (the entity tables' NOTIFY asks too). A link
  *    whose entity kept its id stays attached and takes its properties; one
  *    whose entity is gone is detached with MessagingEntityNotFound, as for a
@@ -42,6 +44,8 @@ void broker_replaced(broker *b, int64_t generation, int64_t offset_ms, int32_t n
     ent_clock_set_offset_in(ns, offset_ms);
     LOG_INFO("namespace %d reset or restored (generation %lld): clock offset %lld ms (was %lld)", (int)ns,
              (long long)generation, (long long)offset_ms, (long long)was);
+    if (b->loading)
+        b->clocks_stale_refill = b->refills; /* read before this: its clocks are not followed (broker_entities.c) */
     broker_refresh_entities(b);
     if (b->receivers.replaced)
         b->receivers.replaced(b->receivers.ctx, ns);
