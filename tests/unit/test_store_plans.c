@@ -332,12 +332,40 @@ static void test_generic_plans_with_statistics(void **state)
     check_all("fresh statistics");
 }
 
+/* The time conversions every statement calls per row must be inlined: a SQL
+ * function PostgreSQL cannot inline runs an executor of its own for each
+ * value (migration 019). Their arguments are columns of a subquery, so that
+ * no call is folded into a constant before the plan shows it. */
+static void test_time_conversions_are_inlined(void **state)
+{
+    (void)state;
+    static const char *const calls[][2] = {
+        {"sbemu_ms", "SELECT sbemu_ms(s.a) FROM (SELECT now() AS a OFFSET 0) s"},
+        {"sbemu_ts", "SELECT sbemu_ts(s.a) FROM (SELECT 1::bigint AS a OFFSET 0) s"},
+        {"sbemu_interval_ms", "SELECT sbemu_interval_ms(s.a) FROM (SELECT interval '1 s' AS a OFFSET 0) s"},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "EXPLAIN (VERBOSE, COSTS OFF) %s", calls[i][1]);
+        PGresult *r = PQexec(conn, sql);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+        char name[64];
+        snprintf(name, sizeof name, "%s(", calls[i][0]);
+        for (int row = 0; row < PQntuples(r); row++)
+            if (strstr(PQgetvalue(r, row, 0), name))
+                fail_msg("%s is called, not inlined: %s", calls[i][0], PQgetvalue(r, row, 0));
+        PQclear(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generic_plans_without_statistics),
         cmocka_unit_test(test_generic_plans_with_stale_statistics),
         cmocka_unit_test(test_generic_plans_with_statistics),
+        cmocka_unit_test(test_time_conversions_are_inlined),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
