@@ -127,7 +127,9 @@ static const struct {
     {STMT_SWEEP_EXPIRED, "messages_expiry"},
     {STMT_SWEEP_SCHEDULED, "messages_scheduled"},
     {STMT_CLAIM_SESSION_LOCK, "messages_session"},
+    {STMT_CLAIM_SESSION_LOCK, "messages_session_locked"}, /* the lapsed-lock guard, by session (migration 020) */
     {STMT_CLAIM_SESSION_DELETE, "messages_session"},
+    {STMT_CLAIM_SESSION_DELETE, "messages_session_locked"}, /* the lapsed-lock guard, by session (migration 020) */
     {STMT_SESSION_LOCK, "messages_session_ready"}, /* next available: the oldest claimable session message */
     {STMT_SESSION_RENEW, "messages_session"},
     {STMT_SESSION_RELEASE, "messages_session"},
@@ -140,7 +142,9 @@ static const struct {
     {STMT_CLAIM_LOCK_STORY, "messages_ready"},
     {STMT_CLAIM_DELETE_STORY, "messages_ready"},
     {STMT_CLAIM_SESSION_LOCK_STORY, "messages_session"},
+    {STMT_CLAIM_SESSION_LOCK_STORY, "messages_session_locked"}, /* the lapsed-lock guard, by session (migration 020) */
     {STMT_CLAIM_SESSION_DELETE_STORY, "messages_session"},
+    {STMT_CLAIM_SESSION_DELETE_STORY, "messages_session_locked"}, /* the lapsed-lock guard, by session (migration 020) */
     {STMT_COMPLETE_SET_STORY, "messages_lock_token"},
     {"sb_sweep_lapsed_story", "messages_lock_expiry"},
     {"sb_sweep_expired_story", "messages_expiry"},
