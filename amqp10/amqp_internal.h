@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "amqp_frame_guard.h"
+#include "amqp_session_pick.h"
 #include "amqp_message.h"
 #include "amqp_server.h"
 #include "broker.h"
@@ -143,6 +144,7 @@ struct amqp_link {
     char session_id[ENT_SESSION_ID_SIZE];
     uint8_t session_token[16];
     int64_t session_until_ms;
+    int64_t session_picked_seq; /* the message a next-available pick found it by (0: named) */
     int64_t session_deadline_ms;
     /* Answers a waiting next-available attach at its deadline itself: the poll's 500 ms is too
      * coarse for the Go SDK, which sends a com.microsoft:timeout only just short of its own
@@ -166,6 +168,7 @@ struct amqp_server {
     int nconns;
     lws_sorted_usec_list_t poll_timer;
     int64_t rewound_ms;       /* when every link last forgot how far it had claimed */
+    amqp_session_picks session_picks; /* where the next pick of a next available session starts */
     broker_door_figures figures; /* what the wire counts about itself (GET /metrics) */
     /* The broker's fault rules (broker_faults): every operation point tests
      * faults->n first, the one cost of faults on demand while none is set. */

@@ -159,16 +159,20 @@ static void refuse(amqp_link *lk, sb_status st, const char *description)
 typedef struct lock_req {
     amqp_link *lk;
     int64_t until_ms;
+    amqp_session_pick_mark pick; /* a next available session: the hint it started from */
 } lock_req;
 
 static void try_lock(amqp_link *lk);
 
-static void on_locked(void *ctx, sb_status st, const char *sid)
+static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_seq)
 {
     lock_req *req = ctx;
     amqp_link *lk = req->lk;
     amqp_conn *c = lk->conn;
     lk->session_locking = false;
+    if (st == SB_OK && picked_seq)
+        amqp_session_pick_found(&c->srv->session_picks, &req->pick, picked_seq);
+    lk->session_picked_seq = st == SB_OK ? picked_seq : 0;
     char desc[ENT_SESSION_ID_SIZE + 256];
     if (st == SB_OK && (lk->closed || !c->wsi)) {
         /* the receiver left while we locked */
@@ -220,8 +224,10 @@ static void try_lock(amqp_link *lk)
     lk->session_token[8] = (uint8_t)((lk->session_token[8] & 0x3f) | 0x80);
     lk->session_locking = true;
     amqp_link_hold(lk);
+    int64_t from =
+        lk->session_named ? 0 : amqp_session_pick_from(&lk->conn->srv->session_picks, lk->entity.id, &req->pick);
     store_session_lock(lk->conn->srv->store, lk->entity.id, lk->session_named ? lk->session_id : NULL,
-                       lk->session_token, now, req->until_ms, on_locked, req);
+                       lk->session_token, now, req->until_ms, from, on_locked, req);
 }
 
 static void on_session_deadline(lws_sorted_usec_list_t *sul)
@@ -268,15 +274,39 @@ void amqp_session_tick(amqp_link *lk)
     }
 }
 
+/* A session let go (its release committed): its messages, none below the one
+ * it was picked by (all of a named session's, for all we know), may be picked
+ * again, and receivers waiting for a session look. No receiver's claim
+ * position moves: a session's messages are only ever claimed by a link that
+ * holds it, and each such link starts from the first. */
+typedef struct let_go {
+    amqp_server *srv;
+    int64_t entity_id;
+    int64_t picked_seq;
+} let_go;
+
+static void on_let_go(void *ctx, sb_status st)
+{
+    let_go *g = ctx;
+    if (st == SB_OK) {
+        amqp_session_pick_lower(&g->srv->session_picks, g->entity_id, g->picked_seq);
+        broker_wake(g->srv->broker, g->entity_id);
+    }
+    ent_free(g);
+}
+
 void amqp_session_let_go(amqp_link *lk)
 {
     if (!lk->session_held)
         return;
     lk->session_held = false;
-    /* its unsettled messages and the session are free: wake who waits */
-    amqp_after_release then = amqp_after_release_of(lk->conn->srv, lk->entity.id);
+    let_go *g = ent_malloc(sizeof *g);
+    if (g)
+        *g = (let_go){lk->conn->srv, lk->entity.id, lk->session_picked_seq};
+    else /* without the hint's correction, picks look from the start */
+        amqp_session_pick_rewind(&lk->conn->srv->session_picks, lk->entity.id);
     store_session_release(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                          ent_clock_now_ms_in(lk->entity.namespace_id), then.cb, then.ctx);
+                          ent_clock_now_ms_in(lk->entity.namespace_id), g ? on_let_go : NULL, g);
 }
 
 amqp_link *amqp_session_holder(amqp_conn *c, int64_t entity_id, const char *sid)

@@ -63,26 +63,29 @@ static void lock_done(store_op *op, sb_status st)
     const PGresult *r = rows_of(op, st);
     store_session_lock_cb cb = (store_session_lock_cb)u->fn;
     if (st != SB_OK || !r)
-        cb(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL);
+        cb(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
     else if (PQntuples(r) == 0)
-        cb(u->ctx, SB_ERR_SESSION_CANNOT_BE_LOCKED, NULL);
+        cb(u->ctx, SB_ERR_SESSION_CANNOT_BE_LOCKED, NULL, 0);
     else
-        cb(u->ctx, SB_OK, PQgetvalue(r, 0, 0));
+        cb(u->ctx, SB_OK, PQgetvalue(r, 0, 0), col_i64(r, 0, 1));
     ent_free(u);
 }
 
 void store_session_lock(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
-                        int64_t now_ms, int64_t locked_until_ms, store_session_lock_cb cb, void *ctx)
+                        int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, store_session_lock_cb cb,
+                        void *ctx)
 {
     store_op *op = one_statement(lock_done, (void (*)(void))cb, ctx);
     if (!op) {
-        cb(ctx, SB_ERR_INTERNAL, NULL);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
-    int8_param q = be_int8(entity_id), now = be_int8(now_ms), until = be_int8(locked_until_ms);
+    int8_param q = be_int8(entity_id), now = be_int8(now_ms), until = be_int8(locked_until_ms),
+               from = be_int8(pick_from);
     store_op_set_lazy(op); /* a lock: forgotten in a crash of PostgreSQL, the session is free */
     submit(s, op, STMT_SESSION_LOCK,
-           (store_param[]){P_INT8(q), P_TEXT(session_id), P_INT8(now), P_UUID(token), P_INT8(until)}, 5);
+           (store_param[]){P_INT8(q), P_TEXT(session_id), P_INT8(now), P_UUID(token), P_INT8(until), P_INT8(from)},
+           6);
 }
 
 /* ---- release, set-state: a status ---- */

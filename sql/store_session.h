@@ -27,12 +27,16 @@
 #define STMT_SESSION_SWEEP "sb_session_sweep"
 
 /* session_id: the session the receiver asked for, or NULL for the next
- * available one. SB_OK with the session locked (its id; memory owned by the
- * store until cb returns), or SB_ERR_SESSION_CANNOT_BE_LOCKED: the named
- * session is held by another receiver, or no session is available. */
-typedef void (*store_session_lock_cb)(void *ctx, sb_status st, const char *session_id);
+ * available one, looked for among messages from sequence number pick_from
+ * on (0: all). SB_OK with the session locked (its id; memory owned by the
+ * store until cb returns) and, for the next available, picked_seq: the
+ * sequence number of the message it was picked by (0 for a named one); or
+ * SB_ERR_SESSION_CANNOT_BE_LOCKED: the named session is held by another
+ * receiver, or no session is available. */
+typedef void (*store_session_lock_cb)(void *ctx, sb_status st, const char *session_id, int64_t picked_seq);
 void store_session_lock(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
-                        int64_t now_ms, int64_t locked_until_ms, store_session_lock_cb cb, void *ctx);
+                        int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, store_session_lock_cb cb,
+                        void *ctx);
 
 /* The holder lets go; its unsettled messages become claimable again. cb may be NULL. */
 void store_session_release(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],

@@ -462,13 +462,14 @@ static fop *session_op(store *s, fop_finish finish, int64_t entity_id, const cha
 static void finish_lock(store *s, fop *op, sb_status st)
 {
     (void)s;
-    op->cb.lock(op->ctx, st, st == SB_OK ? op->session_id : NULL);
+    op->cb.lock(op->ctx, st, st == SB_OK ? op->session_id : NULL, 0);
 }
 
 void store_session_lock(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
-                        int64_t now_ms, int64_t locked_until_ms, store_session_lock_cb cb, void *ctx)
+                        int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, store_session_lock_cb cb,
+                        void *ctx)
 {
-    (void)token, (void)now_ms, (void)locked_until_ms;
+    (void)token, (void)now_ms, (void)locked_until_ms, (void)pick_from;
     session_op(s, finish_lock, entity_id, session_id, ctx)->cb.lock = cb;
 }
 
