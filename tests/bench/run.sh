@@ -21,8 +21,12 @@ for arg in "$@"; do
 done
 
 rounds=${BENCH_ROUNDS:-3}
-count_small=${BENCH_COUNT:-20000}        # messages per 1 KiB case
-count_large=${BENCH_COUNT_LARGE:-2000}   # messages per 64 KiB case
+# Long enough that a round is not decided by what happened to run beside it for
+# a tenth of a second: at 20,000 (2,000 for 64 KiB) the fast cases took 0.13-0.5 s
+# and a third of the cases had a round more than 25 % off its median.
+count_small=${BENCH_COUNT:-100000}       # messages per 1 KiB case
+count_large=${BENCH_COUNT_LARGE:-5000}   # messages per 64 KiB case
+count_sessions=${BENCH_SESSION_COUNT:-20000}  # messages per session case: 1,000 sessions of 20
 window_small=${BENCH_WINDOW:-1000}       # unsettled sends / credit per connection, 1 KiB
 window_large=${BENCH_WINDOW_LARGE:-100}  # the same for 64 KiB: 100 x 64 KiB = 6.4 MB in flight per connection
 backlog=${BENCH_BACKLOG:-100000}         # queued before the "large backlog" receives
@@ -435,9 +439,9 @@ done
 # The count is rounded down to a multiple of N (every session as full).
 for r in $(seq "$rounds"); do
   for n in $sessions_list; do
-    q=$(sname "$n" "$r"); scount=$((count_small / n * n))
+    q=$(sname "$n" "$r"); scount=$((count_sessions / n * n))
     label="$n sessions"; [ "$n" = 1 ] && label="1 session"
-    if [ "$scount" = 0 ]; then echo "  session receive, $label: skipped, BENCH_COUNT $count_small < $n"; continue; fi
+    if [ "$scount" = 0 ]; then echo "  session receive, $label: skipped, BENCH_SESSION_COUNT $count_sessions < $n"; continue; fi
     bench_with "--sessions $n" sbemu - "$q" send "$scount" 1024 1 "$window_small"
     bench_with "--sessions $n" sbemu "session receive 1KiB x1, $label" "$q" receive-session "$scount" 1024 1 "$window_small"
   done
