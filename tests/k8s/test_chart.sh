@@ -14,7 +14,8 @@ failed=0
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $1"; }
 
-if [[ ! -d node_modules/kubernetes-models ]]; then
+# (again when the lockfile is newer than the install: a checkout that added a package)
+if [[ ! -d node_modules/kubernetes-models || package-lock.json -nt node_modules/.package-lock.json ]]; then
   npm ci --no-audit --no-fund --loglevel=error || { echo "0 passed, 1 failed"; exit 1; }
 fi
 HELM=$(./get-helm.sh) || { echo "FAIL: no helm"; echo "0 passed, 1 failed"; exit 1; }
