@@ -351,14 +351,17 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d);
 /* link_sender.c */
 void amqp_link_pump(amqp_link *lk);
 /* amqp_link.c: what to do once messages of an entity were given back (a
- * release, a session let go, a fault rule's claim): rewind and wake its
- * receivers. A store callback and its context (cb NULL when out of memory:
- * nobody is woken, the poll finds them). */
+ * release, a fault rule's claim): rewind and wake its receivers; or a
+ * session let go (picked_seq: the message it was picked by, 0 if named):
+ * lower where the next pick starts and wake. A store callback and its
+ * context (cb NULL when out of memory: nobody is woken, the poll finds
+ * them). */
 typedef struct amqp_after_release {
     void (*cb)(void *ctx, sb_status st);
     void *ctx;
 } amqp_after_release;
 amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id);
+amqp_after_release amqp_after_session_release_of(amqp_server *srv, int64_t entity_id, int64_t picked_seq);
 void amqp_link_on_disposition(amqp_link *lk, pn_delivery_t *d);
 
 /* mgmt_node.c */

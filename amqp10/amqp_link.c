@@ -116,24 +116,40 @@ void amqp_link_top_up(amqp_link *lk)
 typedef struct released {
     amqp_server *srv;
     int64_t entity_id;
+    bool session;       /* a session let go: its own messages, none below picked_seq */
+    int64_t picked_seq; /* the message a next-available pick found it by (0: named) */
 } released;
 
+/* A session's messages are only ever claimed by a link that holds it, and
+ * each such link starts from the first: letting one go moves no receiver's
+ * claim position, only where the next pick starts (amqp_session_pick.h). */
 static void on_released(void *ctx, sb_status st)
 {
     released *r = ctx;
     if (st == SB_OK) {
-        broker_rewind(r->srv->broker, r->entity_id);
+        if (r->session)
+            amqp_session_pick_lower(&r->srv->session_picks, r->entity_id, r->picked_seq);
+        else
+            broker_rewind(r->srv->broker, r->entity_id);
         broker_wake(r->srv->broker, r->entity_id);
     }
     ent_free(r);
 }
 
-amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id)
+static amqp_after_release after(amqp_server *srv, int64_t entity_id, bool session, int64_t picked_seq)
 {
     released *r = ent_malloc(sizeof *r);
-    if (r) {
-        r->srv = srv;
-        r->entity_id = entity_id;
-    }
+    if (r)
+        *r = (released){srv, entity_id, session, picked_seq};
     return (amqp_after_release){r ? on_released : NULL, r};
+}
+
+amqp_after_release amqp_after_release_of(amqp_server *srv, int64_t entity_id)
+{
+    return after(srv, entity_id, false, 0);
+}
+
+amqp_after_release amqp_after_session_release_of(amqp_server *srv, int64_t entity_id, int64_t picked_seq)
+{
+    return after(srv, entity_id, true, picked_seq);
 }

@@ -8,7 +8,7 @@
  * (the same reason a receiving link keeps claim_from, link_sender.c). What
  * can make a message below it pickable again moves the hint back: a session
  * let go here lowers it to the message that session was picked by (none of
- * its messages lies below; link_session.c), and to 0 for a session accepted
+ * its messages lies below; amqp_link.c), and to 0 for a session accepted
  * by name; locks released or lapsed (broker_rewind), a transaction's sends
  * committed and a reset or restore move it to 0; so does, for what other
  * replicas release and session locks that lapse unseen, the periodic rewind

@@ -274,39 +274,18 @@ void amqp_session_tick(amqp_link *lk)
     }
 }
 
-/* A session let go (its release committed): its messages, none below the one
- * it was picked by (all of a named session's, for all we know), may be picked
- * again, and receivers waiting for a session look. No receiver's claim
- * position moves: a session's messages are only ever claimed by a link that
- * holds it, and each such link starts from the first. */
-typedef struct let_go {
-    amqp_server *srv;
-    int64_t entity_id;
-    int64_t picked_seq;
-} let_go;
-
-static void on_let_go(void *ctx, sb_status st)
-{
-    let_go *g = ctx;
-    if (st == SB_OK) {
-        amqp_session_pick_lower(&g->srv->session_picks, g->entity_id, g->picked_seq);
-        broker_wake(g->srv->broker, g->entity_id);
-    }
-    ent_free(g);
-}
-
 void amqp_session_let_go(amqp_link *lk)
 {
     if (!lk->session_held)
         return;
     lk->session_held = false;
-    let_go *g = ent_malloc(sizeof *g);
-    if (g)
-        *g = (let_go){lk->conn->srv, lk->entity.id, lk->session_picked_seq};
-    else /* without the hint's correction, picks look from the start */
-        amqp_session_pick_rewind(&lk->conn->srv->session_picks, lk->entity.id);
-    store_session_release(lk->conn->srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                          ent_clock_now_ms_in(lk->entity.namespace_id), g ? on_let_go : NULL, g);
+    /* its unsettled messages and the session are free: wake who waits */
+    amqp_server *srv = lk->conn->srv;
+    amqp_after_release then = amqp_after_session_release_of(srv, lk->entity.id, lk->session_picked_seq);
+    if (!then.cb) /* without the hint's correction, picks look from the start */
+        amqp_session_pick_rewind(&srv->session_picks, lk->entity.id);
+    store_session_release(srv->store, lk->entity.id, lk->session_id, lk->session_token,
+                          ent_clock_now_ms_in(lk->entity.namespace_id), then.cb, then.ctx);
 }
 
 amqp_link *amqp_session_holder(amqp_conn *c, int64_t entity_id, const char *sid)
