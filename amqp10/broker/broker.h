@@ -193,6 +193,14 @@ const broker_counts *broker_counts_of(const broker *b);
  * memory agree. Once per generation: the emulator that asked calls it from
  * its callback, and the NOTIFY that every emulator gets calls it again. */
 void broker_replaced(broker *b, int64_t generation, int64_t offset_ms, int32_t ns);
+/* A reset or restore this emulator asked for is in the store (begin, then
+ * end once it is answered, before broker_replaced): no sweep starts
+ * meanwhile. A sweep reads the clock when it starts; one started before the
+ * answer, and run by the store after the restore's commit, would use the
+ * offset the restore is about to set back, and expire the restored
+ * messages. The sweep put off runs at the end. */
+void broker_replace_begin(broker *b);
+void broker_replace_end(broker *b);
 
 /* ---- after a commit (broker_after.c) ---- */
 /* Messages arrived in entity_id (0: anywhere): its receivers claim again. */

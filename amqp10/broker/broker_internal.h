@@ -42,6 +42,7 @@ struct broker {
     sb_status sweep_worst;   /* SB_OK, or what one of its parts failed with */
     uint64_t clocks_seen;    /* what the clocks were when the last sweep started (broker_sweep.c) */
     int64_t replaced_generation; /* the last reset or restore made good here (broker_reset.c) */
+    int replacing;               /* resets or restores of ours in the store: no sweep starts (broker.h) */
     uint64_t sweeps;
     ent_cache *cache;              /* every entity, refilled on sbemu_entities (broker_entities.c) */
     bool loading;                  /* a refill is in the store */

@@ -58,3 +58,15 @@ void broker_replaced(broker *b, int64_t generation, int64_t offset_ms, int32_t n
     }
     broker_wake(b, 0);
 }
+
+void broker_replace_begin(broker *b) { b->replacing++; }
+
+void broker_replace_end(broker *b)
+{
+    if (b->replacing > 0)
+        b->replacing--;
+    if (!b->replacing && b->sweep_again && !b->sweeping && b->lws) {
+        b->sweep_again = false;
+        broker_sweep_now(b);
+    }
+}

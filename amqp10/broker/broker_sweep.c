@@ -138,7 +138,7 @@ static bool any_idle_policy(const broker *b)
 
 void broker_sweep_now(broker *b)
 {
-    if (b->sweeping) {
+    if (b->sweeping || b->replacing) { /* (replacing: broker_replace_begin) */
         b->sweep_again = true;
         return;
     }
@@ -164,7 +164,7 @@ void broker_sweep_now(broker *b)
      * that were busy then); every BROKER_LAPSE_FULL_SCAN_SWEEPS sweeps, all. */
     b->sweep_now_ms = ent_clock_wall_ms();
     store_sweep_policy policy = {plan.dead_letter_on_expiry, plan.n_dead_letter_on_expiry, plan.forward_from,
-                                 plan.forward_to, plan.n_forward, 0, on_counted, NULL, 0, false, 0};
+                                 plan.forward_to, plan.n_forward, 0, on_counted, NULL, 0, false, 0, 0};
     /* part k < moved sweeps the namespaces at offsets[k] (once per distinct
      * offset), part `moved` those at real time; every part is counted before
      * the first is submitted (a failing one may answer at once) */
@@ -184,6 +184,7 @@ void broker_sweep_now(broker *b)
         policy.scope_in = !rest;
         int64_t since = b->lapsed_swept_ms ? b->lapsed_swept_ms + offset - BROKER_LAPSE_RECHECK_MS : 0;
         policy.lapsed_since_ms = since > 0 ? since : 0;
+        policy.clock_offset_ms = offset;
         /* each message's story, kept on its namespace's clock */
         policy.story_before_ms = b->settings.story_retention_ms > 0
                                      ? ent_story_prune_before(b->sweep_now_ms + offset, b->settings.story_retention_ms)

@@ -116,6 +116,7 @@ static void on_restored(void *ctx, sb_status st, const store_restored *res)
 {
     http_req *r = ctx;
     reset_work *w = r->work;
+    broker_replace_end(r->broker);
     if (st == SB_ERR_NOT_FOUND && w->name[0]) {
         respond_error(r, st, "The snapshot '%s' does not exist in the namespace '%s'; nothing was changed.", w->name,
                       w->ns);
@@ -140,6 +141,7 @@ static void on_restored(void *ctx, sb_status st, const store_restored *res)
 static void restore(http_req *r)
 {
     const reset_work *w = r->work;
+    broker_replace_begin(r->broker); /* no sweep with the clock the restore may set back */
     store_snapshot_restore(broker_store(r->broker), r->ns_name, w->name[0] ? w->name : STORE_SNAPSHOT_DECLARED,
                            ent_clock_wall_ms(), on_restored, r);
 }
