@@ -171,6 +171,8 @@ typedef struct store_sweep_policy {
     size_t n_scope;
     bool scope_in;
     int64_t story_before_ms; /* story events before this are pruned (ent_story_prune_before) */
+    int64_t clock_offset_ms; /* now_ms's namespaces' clock offset: expiry and activation act only
+                                while it is still theirs (SWEEP_CLOCK_HOLDS) */
 } store_sweep_policy;
 void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, store_sweep_cb cb, void *ctx);
 

@@ -323,13 +323,14 @@ static stmt_def stmt_defs[] = {
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE expires_at <= sbemu_ts($1) AND subqueue = 0 AND state NOT IN (1, 3)"
      " AND (lock_token IS NULL OR locked_until <= sbemu_ts($1))" SWEEP_SCOPE("entity_id", "7", "8")
+     SWEEP_CLOCK_HOLDS("messages.entity_id", "9")
      " ORDER BY expires_at LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id, entity_id = ANY($4) FROM x WHERE CASE WHEN entity_id = ANY($4)"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($5::int8[], $6::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_delete_message(entity_id, sequence_number) END",
-     8, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
-         STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
+     9, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
+         STORE_OID_INT8_ARRAY, STORE_OID_TEXT, STORE_OID_INT8}},
     /* Lapsed locks, across entities, from the oldest: dead-lettered past
      * MaxDeliveryCount (decided here, under the row lock: the delivery count
      * is the row's, and every emulator delivers), else claimable again
@@ -372,9 +373,10 @@ static stmt_def stmt_defs[] = {
     {STMT_SWEEP_SCHEDULED,
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE state = 2 AND available_at <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "2", "3")
+     SWEEP_CLOCK_HOLDS("messages.entity_id", "4")
      " ORDER BY available_at, sequence_number LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE sbemu_activate(entity_id, sequence_number)",
-     3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
+     4, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT, STORE_OID_INT8}},
     /* A namespace's clock only moves forward; every emulator hears of it.
      * $1 offset, $2 the namespace (text) */
     {STMT_CLOCK_PUBLISH,

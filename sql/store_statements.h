@@ -22,6 +22,15 @@
  * but those), applied to the entity column col. While no namespace's clock
  * has moved, the scope is NULL: one test per row the statement walks. */
 #define SWEEP_SCOPE(col, ids, in) " AND ($" ids "::int8[] IS NULL OR (" col " = ANY($" ids ")) = $" in "::bool)"
+/* The clock offset ($off) a sweep part computed its time with is still the
+ * entity's namespace's, as this statement sees the database: a restore on
+ * another emulator sets the clock back in the same transaction that brings
+ * the restored messages, and a part computed before its NOTIFY came would
+ * expire or activate them by the old clock. Checked on the rows a sweep
+ * would change (expired or due ones: few). */
+#define SWEEP_CLOCK_HOLDS(col, off)                                                                               \
+    " AND coalesce((SELECT c.offset_ms FROM entities e JOIN sbemu_clock c ON c.namespace_id = e.namespace_id"     \
+    " WHERE e.id = " col "), 0) = $" off
 
 #define STMT_LOAD_ENTITIES "sb_load_entities"
 #define STMT_LOAD_RULES "sb_load_rules"

@@ -143,13 +143,13 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
         return;
     }
     store_param ids = P_TEXT(scope), in = P_TEXT(policy->scope_in ? "true" : "false");
-    int8_param now = be_int8(now_ms);
+    int8_param now = be_int8(now_ms), offset = be_int8(policy->clock_offset_ms);
     ent_dead_letter_reason expired = ent_dead_letter_expired();
     int rc = store_op_stmt(op, SWEEP_LOG, STMT_SWEEP_LOG, (store_param[]){P_INT8(now)}, 1);
     rc |= store_op_stmt(op, SWEEP_EXPIRED, STMT_SWEEP_EXPIRED,
                            (store_param[]){P_INT8(now), P_TEXT(expired.reason), P_TEXT(expired.description),
-                                           P_TEXT(dl), P_TEXT(from), P_TEXT(to), ids, in},
-                           8);
+                                           P_TEXT(dl), P_TEXT(from), P_TEXT(to), ids, in, P_INT8(offset)},
+                           9);
     /* which lapsed locks exhausted MaxDeliveryCount is decided under their row locks */
     int8_param since = be_int8(policy->lapsed_since_ms);
     ent_dead_letter_reason exhausted = ent_dead_letter_max_delivery();
@@ -159,7 +159,8 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
                         8);
     rc |= store_op_stmt(op, SWEEP_IDLE, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now), ids, in}, 3);
     rc |= store_op_stmt(op, SWEEP_DUPLICATES, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now), ids, in}, 3);
-    rc |= store_op_stmt(op, SWEEP_SCHEDULED, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now), ids, in}, 3);
+    rc |= store_op_stmt(op, SWEEP_SCHEDULED, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now), ids, in, P_INT8(offset)},
+                        4);
     rc |= store_op_stmt(op, SWEEP_SESSIONS, STMT_SESSION_SWEEP, (store_param[]){P_INT8(now), ids, in}, 3);
     rc |= store_op_stmt(op, SWEEP_TXN_PENDING, STMT_SWEEP_TXN_PENDING, (store_param[]){P_INT8(now), ids, in}, 3);
     /* pruned whether or not the story is recorded now: a run with it on left events behind */
