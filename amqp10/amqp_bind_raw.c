@@ -29,5 +29,5 @@ static int raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 }
 
 const struct lws_protocols amqp_bind_raw_protocol = {
-    AMQP_RAW_PROTOCOL_NAME, raw_callback, sizeof(raw_pss), 0, 0, NULL, 0,
+    AMQP_RAW_PROTOCOL_NAME, raw_callback, sizeof(raw_pss), 0, 0, NULL, AMQP_WRITE_CHUNK,
 };

@@ -73,11 +73,11 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 }
 
 const struct lws_protocols amqp_bind_ws_protocol = {
-    AMQP_WS_PROTOCOL_NAME, ws_callback, sizeof(ws_pss), WS_RX_BUFFER, 0, NULL, 0,
+    AMQP_WS_PROTOCOL_NAME, ws_callback, sizeof(ws_pss), WS_RX_BUFFER, 0, NULL, AMQP_WRITE_CHUNK,
 };
 
 /* The same binding under the subprotocol "amqp": what the Go SDK's own example (and Event
  * Hubs' Go SDK) asks for with ClientOptions.NewWebSocketConn; Service Bus takes it too. */
 const struct lws_protocols amqp_bind_ws_amqp_protocol = {
-    AMQP_WS_PROTOCOL_NAME_AMQP, ws_callback, sizeof(ws_pss), WS_RX_BUFFER, 0, NULL, 0,
+    AMQP_WS_PROTOCOL_NAME_AMQP, ws_callback, sizeof(ws_pss), WS_RX_BUFFER, 0, NULL, AMQP_WRITE_CHUNK,
 };

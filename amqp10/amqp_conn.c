@@ -24,8 +24,6 @@
 #include "ent_clock.h"
 #include "ent_log.h"
 
-/* Bytes written per WRITEABLE callback, so one busy connection cannot starve the loop. */
-#define AMQP_WRITE_CHUNK (64 * 1024)
 /* Bytes written before they are taken off the front of Proton's output
  * buffer: each pop moves what remains to the front, so popping every chunk
  * moved the whole buffer once per 64 KiB written. */

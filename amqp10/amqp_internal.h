@@ -53,6 +53,12 @@
 #define AMQP_CHANNEL_MAX 4999
 /* Bytes a session may buffer before we read them. */
 #define AMQP_SESSION_CAPACITY (8u * 1024 * 1024)
+/* Bytes written per WRITEABLE callback, so one busy connection cannot starve
+ * the loop. It is also the bindings' tx_packet_size: without one, lws sends at
+ * most its 4 KiB service buffer per send() and copies the rest of every write
+ * into a list of its own, sent 4 KiB per poll (sixteen sends for a 64 KiB
+ * message). */
+#define AMQP_WRITE_CHUNK (64 * 1024)
 /* Bytes of frames a connection may hold for its socket before its receivers
  * claim more: what is claimed waits in Proton's output buffer, so credit of
  * 1000 for 64 KiB messages put 64 MB there, and every write then moved what

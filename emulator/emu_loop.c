@@ -12,6 +12,10 @@
 #include "ent_namespace.h"
 #include "store_faults.h"
 
+/* Bytes lws reads from a socket at a time (its one service buffer): its
+ * default of 4 KiB took sixteen reads and polls for each 64 KiB message sent. */
+#define EMU_READ_BUFFER (64 * 1024)
+
 /* The group-commit flush runs on the next loop turn, so that everything that
  * arrived in this turn joins the same transaction. */
 static lws_sorted_usec_list_t flush_sul;
@@ -248,6 +252,7 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
     memset(&info, 0, sizeof info);
     info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
     info.port = CONTEXT_PORT_NO_LISTEN;
+    info.pt_serv_buf_size = EMU_READ_BUFFER;
     L->ctx = lws_create_context(&info);
     if (!L->ctx) {
         snprintf(err, errlen, "cannot create the libwebsockets context");
