@@ -3,7 +3,8 @@
 #   sbemu     build/bin/sbemu, embedded PostgreSQL in a temp dir, fsync on
 #   rabbitmq  RabbitMQ 3.10's AMQP 1.0 plugin (durable queue, persistent messages)
 #   raw       the same rows COPYed into sbemu's own `messages` table on sbemu's own
-#             cluster: what PostgreSQL alone can take, the ceiling for sends
+#             cluster, then claimed and deleted (or deleted) by plain SQL: what
+#             PostgreSQL alone takes, the ceiling for each queue case
 # The two brokers are measured by the same client (sbbench.c, built here),
 # alternately, BENCH_ROUNDS times; the table shows every round, the median and
 # the spread, and flags a round far off its median. Under every timed case two
@@ -300,9 +301,18 @@ bench_with() {  # "SBBENCH OPTIONS" broker case ...: bench with these options to
   bench_opts=()
 }
 
-# ---- raw PostgreSQL: COPY batches of `window` rows, one transaction each, from
-# `conns` psql sessions in parallel, timed inside the server. The scripts are
-# written before the clock starts, so their generation is not measured. ----
+# ---- raw PostgreSQL: what PostgreSQL alone takes for the same rows in sbemu's
+# own `messages` table, with all of its indexes, from `conns` psql sessions in
+# parallel, `window` rows per statement, timed inside the server:
+#   send            binary COPY, each batch its own transaction (one fsync each);
+#   receive         peek-lock: a claim as sbemu's (UPDATE of lock token, lock
+#                   expiry and delivery count through FOR UPDATE SKIP LOCKED,
+#                   reading every body whole, committed without waiting for
+#                   the disk), then a DELETE of the claimed tokens (fsync);
+#   receive-delete  a DELETE ... RETURNING of the first `window` ready rows,
+#                   reading every body whole (fsync).
+# The scripts (and the COPY files) are written before the clock starts, so
+# their generation is not measured. ----
 raw_entity_col=""; raw_entity_id=""
 raw_prepare() {
   local want
@@ -322,52 +332,90 @@ raw_prepare() {
                                                     'available_at', 'message')")
   [ -z "$missing" ] || { echo "raw: messages also needs ($missing); raw line skipped"; return 1; }
 }
-# psql script on stdout: a start time, `rows` rows in COPY batches, an end time.
-# The message bytes are random (incompressible) like sbbench's, sent hex-encoded.
-raw_script() {  # entity_id first_seq rows batch size
+# psql script on stdout: a start time, the batches, an end time; a receive
+# batch prints "n|<rows it took>". send writes its COPY files next to the
+# script (binary format: int8, int8, timestamptz, timestamptz, bytea; the
+# message bytes random, incompressible, like sbbench's).
+raw_script() {  # mode entity_id first_seq rows batch size file_prefix
   /usr/bin/python3 - "$raw_entity_col" "$RAW_COLUMNS" "$@" <<'PY'
-import os, sys
-col, cols, eid, seq, rows, batch, size = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+import os, struct, sys
+col, cols, mode, eid, seq, rows, batch, size, prefix = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:9]), sys.argv[9]
 out = sys.stdout
-row_tail = "\t2000-01-01 00:00:00+00\t2000-01-01 00:00:00+00\t\\\\x" + os.urandom(size).hex() + "\n"
+ready = ("SELECT ctid FROM messages WHERE %s = %d AND subqueue = 0 AND state = 0 AND lock_token IS NULL"
+         " ORDER BY sequence_number LIMIT %d FOR UPDATE SKIP LOCKED" % (col, eid, batch))
 out.write("SELECT 'start', extract(epoch FROM clock_timestamp());\n")
-done = 0
+done, k = 0, 0
 while done < rows:
     n = min(batch, rows - done)
-    out.write("COPY messages (%s, %s) FROM STDIN;\n" % (col, cols))
-    out.writelines("%d\t%d%s" % (eid, seq + done + i, row_tail) for i in range(n))
-    out.write("\\.\n")
+    if mode == "send":
+        body = os.urandom(size)
+        row = [struct.pack(">hiqiq", 5, 8, eid, 8, 0), struct.pack(">iqiq", 8, 0, 8, 0), struct.pack(">i", size), body]
+        path = "%s.%d.bin" % (prefix, k)
+        with open(path, "wb") as f:
+            f.write(b"PGCOPY\n\xff\r\n\0" + struct.pack(">ii", 0, 0))
+            for i in range(n):
+                row[0] = struct.pack(">hiqiq", 5, 8, eid, 8, seq + done + i)
+                f.writelines(row)
+            f.write(struct.pack(">h", -1))
+        out.write("\\copy messages (%s, %s) FROM '%s' WITH (FORMAT binary)\n" % (col, cols, path))
+    elif mode == "receive":
+        out.write("SET synchronous_commit = off;\n"
+                  "WITH c AS (UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = now() + interval '1 min',"
+                  " delivery_count = m.delivery_count + 1 WHERE m.ctid = ANY(ARRAY(%s))"
+                  " RETURNING m.lock_token, length(m.message || '\\x'::bytea) AS len)"
+                  " SELECT coalesce(array_agg(lock_token), '{}') AS toks, sum(len) AS bytes FROM c \\gset\n"
+                  "SET synchronous_commit = on;\n"
+                  "WITH d AS (DELETE FROM messages WHERE lock_token = ANY(:'toks'::uuid[]) RETURNING 1)"
+                  " SELECT 'n', count(*) FROM d;\n" % ready)
+    else:
+        out.write("WITH d AS (DELETE FROM messages WHERE ctid = ANY(ARRAY(%s)) RETURNING length(message || '\\x'::bytea))"
+                  " SELECT 'n', count(*) FROM d;\n" % ready)
     done += n
+    k += 1
 out.write("SELECT 'end', extract(epoch FROM clock_timestamp());\n")
 PY
 }
 raw_seq=1000000000
-raw_send() {  # case count size conns window
-  local case=$1 count=$2 size=$3 conns=$4 window=$5 i per
+raw_run() {  # case mode count size conns window ("-" as the case: untimed, not recorded)
+  local case=$1 mode=$2 count=$3 size=$4 conns=$5 window=$6 i per
   local -a pids=()
   per=$((count / conns)); rm -f "$work"/raw.*
   for i in $(seq "$conns"); do
-    raw_script "$raw_entity_id" "$raw_seq" "$per" "$window" "$size" > "$work/raw.sql.$i"
-    raw_seq=$((raw_seq + per))
+    raw_script "$mode" "$raw_entity_id" "$raw_seq" "$per" "$window" "$size" "$work/raw.copy.$i" > "$work/raw.sql.$i"
+    if [ "$mode" = send ]; then raw_seq=$((raw_seq + per)); fi
   done
-  case_watch_begin raw
+  [ "$case" = - ] || case_watch_begin raw
   for i in $(seq "$conns"); do
     psql_sb -At -f "$work/raw.sql.$i" > "$work/raw.out.$i" 2>&1 &
     pids+=($!)
   done
   local failed=0; for i in "${pids[@]}"; do wait "$i" || failed=1; done
-  case_watch_end
-  rm -f "$work"/raw.sql.*
+  [ "$case" = - ] || case_watch_end
+  rm -f "$work"/raw.sql.* "$work"/raw.copy.*
   if [ $failed = 1 ]; then
-    echo "  raw: failed: $(grep -h -m1 -i error "$work"/raw.out.* | head -1)"; record raw "$case" failed "$case_note"
-    printf '%s\n' "$case_note"
-  else
-    local secs; secs=$(cat "$work"/raw.out.* | awk -F'|' '$1=="start"&&(s==""||$2<s){s=$2} $1=="end"&&$2>e{e=$2} END{printf "%.3f", e-s}')
-    local rate; rate=$(awk -v n=$((per * conns)) -v s="$secs" 'BEGIN{printf "%.0f", n/s}')
-    echo "  raw mode=send count=$((per * conns)) size=$size conns=$conns window=$window secs=$secs rate=$rate msg/s"
-    printf '%s\n' "$case_note"
-    record raw "$case" "$rate" "$case_note"
+    echo "  raw: $mode failed: $(grep -h -m1 -i error "$work"/raw.out.* | head -1)"
+    [ "$case" = - ] || { record raw "$case" failed "$case_note"; printf '%s\n' "$case_note"; }
+    return
   fi
+  [ "$case" != - ] || return 0
+  local secs n rate
+  secs=$(cat "$work"/raw.out.* | awk -F'|' '$1=="start"&&(s==""||$2<s){s=$2} $1=="end"&&$2>e{e=$2} END{printf "%.3f", e-s}')
+  n=$((per * conns))
+  if [ "$mode" != send ]; then n=$(cat "$work"/raw.out.* | awk -F'|' '$1=="n"{n+=$2} END{print n+0}'); fi
+  rate=$(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.0f", n/s}')
+  echo "  raw mode=$mode count=$n size=$size conns=$conns window=$window secs=$secs rate=$rate msg/s"
+  printf '%s\n' "$case_note"
+  record raw "$case" "$rate" "$case_note"
+}
+# The raw lines of one size and connection count, beside the brokers' cases;
+# whatever a receive left behind is deleted before the next send.
+raw_cases() {  # tag count size conns window
+  local tag=$1 count=$2 size=$3 conns=$4 window=$5
+  raw_run "send $tag" send "$count" "$size" "$conns" "$window"
+  raw_run "receive $tag" receive "$count" "$size" "$conns" "$window"
+  psql_sb -c "DELETE FROM messages WHERE $raw_entity_col = $raw_entity_id" >/dev/null
+  raw_run - send "$count" "$size" "$conns" "$window"
+  raw_run "receive-delete $tag" receive-delete "$count" "$size" "$conns" "$window"
   psql_sb -c "DELETE FROM messages WHERE $raw_entity_col = $raw_entity_id" >/dev/null
 }
 with_raw=1
@@ -416,7 +464,7 @@ for r in $(seq "$rounds"); do
         bench "$b" -                     "$q" send           "$count" "$size" "$conns" "$window"
         bench "$b" "receive-delete $tag" "$q" receive-delete "$count" "$size" "$conns" "$window"
       done
-      if [ $with_raw = 1 ]; then raw_send "send $tag" "$count" "$size" "$conns" "$window"; fi
+      if [ $with_raw = 1 ]; then raw_cases "$tag" "$count" "$size" "$conns" "$window"; fi
     done
   done
 done
