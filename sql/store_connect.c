@@ -48,6 +48,11 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
      * custom plan would be re-planned from statistics that may be missing or
      * stale (right after a bulk send), which is what made drains slow. */
     PQclear(PQexec(conn, "SET plan_cache_mode = force_generic_plan"));
+    /* No JIT compiling: a generic plan's estimated cost grows with the table
+     * (a per-row subplan, a large backlog), and past jit_above_cost
+     * PostgreSQL compiled the statement on every execution; the expiry sweep
+     * spent 200 ms of this one connection compiling, once a second. */
+    PQclear(PQexec(conn, "SET jit = off"));
     PQclear(PQexec(conn, "LISTEN " STORE_NOTIFY_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_CLOCK_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_ENTITIES_CHANNEL));

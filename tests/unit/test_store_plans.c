@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "emu_pgembed.h"
+#include "store.h"
 #include "store_log.h"
 #include "store_migrate.h"
 #include "store_session.h"
@@ -35,6 +36,7 @@
 static char tmpdir[] = "/tmp/sbemu-plans.XXXXXX";
 static emu_pgembed pg;
 static PGconn *conn;
+static char conninfo[2048];
 
 static void exec_ok(const char *sql)
 {
@@ -48,7 +50,7 @@ static void exec_ok(const char *sql)
 static int setup(void **state)
 {
     (void)state;
-    char err[1024], conninfo[2048];
+    char err[1024];
     if (!mkdtemp(tmpdir))
         return -1;
     chmod(tmpdir, 0755); /* the cluster runs as postgres when we are root */
@@ -90,16 +92,16 @@ static const char *literal_of(Oid type)
     }
 }
 
-/* The generic plan of one prepared statement, as text. Caller frees. */
-static char *generic_plan(const stmt_def *d)
+/* EXPLAIN (how) of one prepared statement's execution on c, as text. Caller frees. */
+static char *explain_on(PGconn *c, const char *how, const stmt_def *d)
 {
     char sql[2048];
-    size_t len = (size_t)snprintf(sql, sizeof sql, "EXPLAIN EXECUTE %s", d->name);
+    size_t len = (size_t)snprintf(sql, sizeof sql, "EXPLAIN %s EXECUTE %s", how, d->name);
     for (int i = 0; i < d->nparams; i++)
         len += (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", i ? ", " : "(", literal_of(d->types[i]));
     if (d->nparams)
         snprintf(sql + len, sizeof sql - len, ")");
-    PGresult *r = PQexec(conn, sql);
+    PGresult *r = PQexec(c, sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         fail_msg("%s: %s", sql, PQresultErrorMessage(r));
     size_t total = 1;
@@ -112,6 +114,9 @@ static char *generic_plan(const stmt_def *d)
     PQclear(r);
     return text;
 }
+
+/* The generic plan of one prepared statement, as text. Caller frees. */
+static char *generic_plan(const stmt_def *d) { return explain_on(conn, "", d); }
 
 /* Statements that must walk a particular index (the hot paths). */
 static const struct {
@@ -363,6 +368,40 @@ static void test_time_conversions_are_inlined(void **state)
     }
 }
 
+/* A statement whose estimated cost passes jit_above_cost is JIT-compiled on
+ * every execution unless its connection turns JIT off. The expiry sweep over
+ * this backlog costs that much (a per-row subplan: SWEEP_CLOCK_HOLDS), and
+ * compiling it took 200 ms of the store's one connection once a second. The
+ * premise is checked on this test's own connection (JIT on, as the server
+ * has it); the store's connection (store_connect) must run it uncompiled. */
+static void test_store_connection_never_compiles(void **state)
+{
+    (void)state;
+    size_t n;
+    const stmt_def *defs = store_statement_defs(&n), *sweep = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(defs[i].name, STMT_SWEEP_EXPIRED))
+            sweep = &defs[i];
+    assert_non_null(sweep);
+    char *plan = explain_on(conn, "(ANALYZE)", sweep); /* nothing has expired at time 1: it changes nothing */
+    if (!strstr(plan, "JIT:"))
+        fail_msg("the premise does not hold: the sweep is not JIT-compiled without the setting\n%s", plan);
+    free(plan);
+
+    char err[512] = "";
+    int64_t offset;
+    PGconn *store_conn = store_connect(conninfo, &offset, err, sizeof err);
+    if (!store_conn)
+        fail_msg("store_connect: %s", err);
+    assert_int_equal(PQexitPipelineMode(store_conn), 1);
+    assert_int_equal(PQsetnonblocking(store_conn, 0), 0);
+    plan = explain_on(store_conn, "(ANALYZE)", sweep);
+    if (strstr(plan, "JIT:"))
+        fail_msg("the store's connection JIT-compiles the sweep:\n%s", plan);
+    free(plan);
+    PQfinish(store_conn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_generic_plans_with_stale_statistics),
         cmocka_unit_test(test_generic_plans_with_statistics),
         cmocka_unit_test(test_time_conversions_are_inlined),
+        cmocka_unit_test(test_store_connection_never_compiles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
