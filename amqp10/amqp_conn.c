@@ -15,6 +15,7 @@
 #include <proton/event.h>
 #include <proton/session.h>
 #include <proton/transport.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,12 +366,20 @@ static int conn_writeable(amqp_conn *c)
     if (wb.size > c->out_written) {
         size_t left = wb.size - c->out_written;
         size_t n = left < AMQP_WRITE_CHUNK ? left : AMQP_WRITE_CHUNK;
-        unsigned char *buf = ent_malloc(LWS_PRE + n);
-        if (!buf)
-            return -1;
-        memcpy(buf + LWS_PRE, wb.start + c->out_written, n);
-        int w = lws_write(c->wsi, buf + LWS_PRE, n, c->write_mode);
-        ent_free(buf);
+        int w;
+        if (c->write_mode == LWS_WRITE_RAW) {
+            /* straight from Proton's buffer: a raw socket's write adds no
+             * header in front (only WebSocket framing needs LWS_PRE), and
+             * what the socket does not take lws copies into its own list */
+            w = lws_write(c->wsi, (unsigned char *)(uintptr_t)(wb.start + c->out_written), n, c->write_mode);
+        } else {
+            unsigned char *buf = ent_malloc(LWS_PRE + n);
+            if (!buf)
+                return -1;
+            memcpy(buf + LWS_PRE, wb.start + c->out_written, n);
+            w = lws_write(c->wsi, buf + LWS_PRE, n, c->write_mode);
+            ent_free(buf);
+        }
         if (w < 0)
             return -1;
         c->out_written += n;

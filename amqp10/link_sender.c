@@ -45,7 +45,8 @@ static void deliver(amqp_link *lk, const store_claimed *m)
         .expires_ms = lk->subqueue ? 0 : m->expires_ms, /* the dead-letter subqueue ignores TTL */
     };
     amqp_buf out = {0};
-    if (amqp_msg_encode_delivery(m->bytes, m->len, &info, &out)) {
+    amqp_span tail[2];
+    if (amqp_msg_encode_delivery_head(m->bytes, m->len, &info, &out, tail)) {
         LOG_ERROR("queue '%s': stored message %lld cannot be encoded; skipped", lk->entity.name,
                   (long long)m->sequence_number);
         amqp_buf_free(&out);
@@ -60,7 +61,11 @@ static void deliver(amqp_link *lk, const store_claimed *m)
     }
     pn_delivery_t *d = pn_delivery(lk->pn, pn_dtag((const char *)tag, 16));
     pn_link_send(lk->pn, (const char *)out.data, out.len);
-    lk->conn->out_ahead += out.len; /* until the next pump counts Proton's buffer again */
+    for (int i = 0; i < 2; i++)
+        if (tail[i].len)
+            pn_link_send(lk->pn, (const char *)tail[i].p, tail[i].len);
+    /* until the next pump counts Proton's buffer again */
+    lk->conn->out_ahead += out.len + tail[0].len + tail[1].len;
     pn_link_advance(lk->pn);
     if (lk->receive_and_delete)
         pn_delivery_settle(d);

@@ -364,7 +364,8 @@ static void encode_properties(const amqp_msg *m, const amqp_delivery_info *info,
     amqp_buf_compound_end(out, mark, n);
 }
 
-int amqp_msg_encode_delivery(const uint8_t *stored, size_t len, const amqp_delivery_info *info, amqp_buf *out)
+int amqp_msg_encode_delivery_head(const uint8_t *stored, size_t len, const amqp_delivery_info *info, amqp_buf *out,
+                                  amqp_span tail[2])
 {
     amqp_msg m;
     if (amqp_msg_parse(stored, len, &m, NULL, 0))
@@ -374,7 +375,17 @@ int amqp_msg_encode_delivery(const uint8_t *stored, size_t len, const amqp_deliv
     encode_annotations(&m, info, out);
     encode_properties(&m, info, out);
     encode_application_properties(&m, info, out);
-    amqp_buf_raw(out, m.body.p, m.body.len);
-    amqp_buf_raw(out, m.footer.p, m.footer.len);
+    tail[0] = m.body;
+    tail[1] = m.footer;
+    return out->failed ? -1 : 0;
+}
+
+int amqp_msg_encode_delivery(const uint8_t *stored, size_t len, const amqp_delivery_info *info, amqp_buf *out)
+{
+    amqp_span tail[2];
+    if (amqp_msg_encode_delivery_head(stored, len, info, out, tail))
+        return -1;
+    amqp_buf_raw(out, tail[0].p, tail[0].len);
+    amqp_buf_raw(out, tail[1].p, tail[1].len);
     return out->failed ? -1 : 0;
 }

@@ -77,5 +77,11 @@ typedef struct amqp_delivery_info {
 
 /* Encodes the delivery form of a stored message into out (appends). Returns 0 or -1. */
 int amqp_msg_encode_delivery(const uint8_t *stored, size_t len, const amqp_delivery_info *info, amqp_buf *out);
+/* The same in two parts, for a receiver: out gets every section before the
+ * body; tail[0] and tail[1] are the body and the footer as stored (spans into
+ * stored, sent from there rather than copied: a 64 KiB body is most of what a
+ * delivery costs to copy). The delivery is out followed by the two spans. */
+int amqp_msg_encode_delivery_head(const uint8_t *stored, size_t len, const amqp_delivery_info *info, amqp_buf *out,
+                                  amqp_span tail[2]);
 
 #endif
