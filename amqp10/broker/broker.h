@@ -154,6 +154,11 @@ void broker_story_sent(store_new_message *msgs, const amqp_msg *parsed, size_t n
 /* ---- the sweep (broker_sweep.c) ----
  * Runs the background sweep now (after the clock moved). */
 void broker_sweep_now(broker *b);
+/* Namespace ns's clock was moved forward here (ent_clock): publishes it (every
+ * emulator follows; cb answers), then sweeps and wakes every receiver. In
+ * that order: the sweep, behind the publish in the store, acts only while the
+ * database holds the clock it computed its time with (SWEEP_CLOCK_HOLDS). */
+void broker_clock_moved(broker *b, int32_t ns, void (*cb)(void *ctx, sb_status st), void *ctx);
 
 /* ---- settling (broker_settle.c) ---- */
 

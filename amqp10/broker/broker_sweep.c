@@ -203,3 +203,10 @@ static void sweep_timer(lws_sorted_usec_list_t *sul)
 }
 
 void broker_sweep_start(broker *b) { schedule(b, BROKER_SWEEP_INTERVAL_MS); }
+
+void broker_clock_moved(broker *b, int32_t ns, void (*cb)(void *ctx, sb_status st), void *ctx)
+{
+    store_clock_publish(b->store, ns, ent_clock_offset_ms_in(ns), cb, ctx);
+    broker_sweep_now(b);
+    broker_wake(b, 0);
+}

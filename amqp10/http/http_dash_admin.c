@@ -130,10 +130,7 @@ void http_dash_clock(http_req *r)
                                             "moves forward)%s%s.", err[0] ? ": " : "", err);
         return;
     }
-    /* published first: the sweep behind it acts only on the clock the database holds */
-    store_clock_publish(broker_store(r->broker), ENT_NAMESPACE_DEFAULT_ID, ent_clock_offset_ms(), on_clock_published, r);
-    broker_sweep_now(r->broker);
-    broker_wake(r->broker, 0); /* every waiting receiver looks again */
+    broker_clock_moved(r->broker, ENT_NAMESPACE_DEFAULT_ID, on_clock_published, r);
 }
 
 /* ---- connections ---- */

@@ -69,11 +69,7 @@ static void clock_in_namespace(http_req *r)
                           "{\"error\":\"query parameter 'by' must be an ISO-8601 duration such as PT6M\"}");
         return;
     }
-    /* published first: the sweep, behind it in the store, acts only while
-     * the database holds the clock it computed its time with (SWEEP_CLOCK_HOLDS) */
-    store_clock_publish(broker_store(r->broker), r->ns, ent_clock_offset_ms_in(r->ns), on_clock_published, r);
-    broker_sweep_now(r->broker);
-    broker_wake(r->broker, 0); /* every waiting receiver looks again */
+    broker_clock_moved(r->broker, r->ns, on_clock_published, r);
 }
 
 bool http_clock_route(http_req *r)
