@@ -244,16 +244,19 @@ typedef struct twin_def {
 } twin_def;
 
 static const twin_def twins[] = {
-    /* (the generated MessageId is made in keep, where the story reads it, instead of in ins) */
+    /* (the generated MessageId is made in keep, where the story reads it, and
+     * ins takes it by ordinal from km: a walk of a text array, but only for a
+     * message sent without an id) */
     {STMT_SEND_SET_STORY, STMT_SEND_SET, NULL, NULL,
-     {{"$12::text[])  WITH ORDINALITY AS i(", "$12::text[], $13::int8[], $14::text[], $15::text[], $16::int8[])"
-                                             " WITH ORDINALITY AS i("},
-      {"description,  ord)),", "description, conn, link, trace, via, ord)),"},
+     {{"unnest($12::text[]) AS description, octet_length",
+       "unnest($12::text[]) AS description, unnest($13::int8[]) AS conn, unnest($14::text[]) AS link,"
+       " unnest($15::text[]) AS trace, unnest($16::int8[]) AS via, octet_length"},
       {"row_number() OVER (ORDER BY i.ord) AS k FROM i",
        "row_number() OVER (ORDER BY i.ord) AS k, coalesce(i.message_id, replace(gen_random_uuid()::text, '-', ''))"
        " AS gid FROM i"},
-      {"coalesce(keep.message_id, replace(gen_random_uuid()::text, '-', ''))", "keep.gid"},
-      {"FROM s, keep RETURNING 1) SELECT keep.ord", "FROM s, keep RETURNING 1)" SEND_STORY " SELECT keep.ord"}},
+      {"AS a FROM i LEFT JOIN keep", "AS a, array_agg(keep.gid ORDER BY i.ord) AS g FROM i LEFT JOIN keep"},
+      {"coalesce(b.message_id, replace(gen_random_uuid()::text, '-', ''))", "coalesce(b.message_id, (SELECT g FROM km)[b.ord])"},
+      {"> 0 RETURNING 1) SELECT keep.ord", "> 0 RETURNING 1)" SEND_STORY " SELECT keep.ord"}},
      4, {STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY}},
     /* (slot -2 rows are no copies: the base's fw and ins_fw take slot -1 only; no
      * copy is logged, slot -3, while the story is recorded: broker_route.c) */
