@@ -8,7 +8,8 @@
  *
  * Run once by hand after a protocol change, not by run.sh:
  *   seedgen_connection tests/fuzz/corpus
- * (built beside the fuzz targets: cmake --build <dir> --target seedgen_connection). */
+ * (built with every test build, build/bin/seedgen_connection, and beside the
+ * fuzz targets). */
 #include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
