@@ -60,13 +60,12 @@ pg_tables=${BENCH_PG_TABLES:-message%}
 flag_pct=${BENCH_FLAG_PCT:-25}           # a round further than this (%) from its case's median is flagged
 # The soak (soak.sh): BENCH_SOAK minutes of sends and peek-lock receives
 # together on one queue, at BENCH_SOAK_RATE msg/s, or at soak_share % of the
-# rate a BENCH_SOAK_PROBE-second unthrottled run sustained in its last
-# interval; a line every BENCH_SOAK_REPORT seconds. BENCH_SOAK_PEER=1 soaks
-# RabbitMQ afterwards.
+# best rate a BENCH_SOAK_PROBE-second unthrottled run sustained; a line every
+# BENCH_SOAK_REPORT seconds. BENCH_SOAK_PEER=1 soaks RabbitMQ afterwards.
 soak_minutes=${BENCH_SOAK:-}
 soak_rate=${BENCH_SOAK_RATE:-}
 soak_peer=${BENCH_SOAK_PEER:-0}
-soak_probe_s=${BENCH_SOAK_PROBE:-300}
+soak_probe_s=${BENCH_SOAK_PROBE:-20}
 soak_every_s=${BENCH_SOAK_REPORT:-60}
 soak_share=80
 for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s; do

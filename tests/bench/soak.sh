@@ -13,11 +13,9 @@
 # first 5 minutes; RSS flat.
 #
 # Without BENCH_SOAK_RATE, an unthrottled soak of BENCH_SOAK_PROBE seconds on a
-# queue of its own finds the best sustained rate: the lower of the send and the
-# complete rate in its last interval (BENCH_SOAK_REPORT), once vacuum has had
-# to keep up for minutes. Its leftovers are received and deleted, and the soak
-# runs at soak_share % of that rate. (A 20-second burst measured what the store
-# does before vacuum has work: 80 % of it, 16,200 msg/s, did not hold.)
+# queue of its own finds the best sustained rate (the lower of the send and the
+# complete rate), its leftovers are received and deleted, and the soak runs at
+# soak_share % of that rate.
 
 soak_broker_args() {  # broker -> soak_args (url, auth) and soak_prefix (address prefix)
   if [ "$1" = sbemu ]; then
@@ -34,10 +32,9 @@ soak_find_rate() {  # broker
   soak_best=""
   quiesce
   out=$("$work/sbbench" "${soak_args[@]}" --address "${soak_prefix}soakprobe" --mode soak --rate 0 \
-        --duration "$soak_probe_s" --report-every "$soak_every_s" --timeout "$timeout" --label "$1" 2>&1) || rc=$?
+        --duration "$soak_probe_s" --report-every "$soak_probe_s" --timeout "$timeout" --label "$1" 2>&1) || rc=$?
   printf '  %s\n' "${out//$'\n'/$'\n  '}"
-  soak_best=$(sed -n 's/.* soak interval=.* sent\/s=\([0-9]*\) completed\/s=\([0-9]*\) .*/\1 \2/p' <<<"$out" |
-              tail -1 | awk '{print $1 < $2 ? $1 : $2}')
+  soak_best=$(sed -n 's/.* mode=soak .* rate=\([0-9]*\) msg\/s.*/\1/p' <<<"$out" | tail -1)
   if [ $rc != 0 ] || [ -z "$soak_best" ] || [ "$soak_best" = 0 ]; then soak_best=""; return; fi
   # What the sends left in the queue goes, so the store is as small as before.
   queued=$(sed -n 's/.* soak interval=.* queued=\(-\{0,1\}[0-9]*\).*/\1/p' <<<"$out" | tail -1)
@@ -117,8 +114,8 @@ soak_run() {  # broker
     soak_find_rate "$broker"
     if [ -z "$soak_best" ]; then echo "  soak $broker: the unthrottled run failed, no soak"; return; fi
     rate=$((soak_best * soak_share / 100))
-    echo "  best sustained rate $soak_best msg/s (the lower of the send and complete rates in the last" \
-         "$soak_every_s s of $soak_probe_s s unthrottled); the soak runs at $soak_share % of it: $rate msg/s"
+    echo "  best sustained rate $soak_best msg/s (the lower of the send and complete rates, $soak_probe_s s" \
+         "unthrottled); the soak runs at $soak_share % of it: $rate msg/s"
   fi
   quiesce
   soak_rows=""; soak_interval=0
