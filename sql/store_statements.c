@@ -12,6 +12,14 @@
 #include "store_columns.h"
 
 
+/* A send's columns as STMT_SEND_SET reads them twice, each unnested in a
+ * select list (the statement says why); $3 (now) and $9 (the bodies) are
+ * added where each reading needs them. */
+#define SEND_ROW_COLUMNS                                                                                          \
+    "unnest($2::int8[]) AS state, unnest($4::int8[]) AS avail, unnest($5::int8[]) AS expires,"                    \
+    " unnest($6::int8[]) AS ttl, unnest($7::text[]) AS message_id, unnest($8::text[]) AS session_id,"             \
+    " unnest($10::int8[]) AS subqueue, unnest($11::text[]) AS reason, unnest($12::text[]) AS description"
+
 static stmt_def stmt_defs[] = {
     /* Every queue, topic and subscription, for the in-process entity cache
      * (entities/ent_cache.h), which resolves ForwardTo chains itself. Its
@@ -53,10 +61,7 @@ static stmt_def stmt_defs[] = {
       * the square of the batch (an eighth of PostgreSQL's time in 1 KiB sends
       * of 1,000). Only km, the kept rows' numbers by ordinal (int8 without
       * NULLs, whose subscript is an offset), is read by subscript. */
-     "WITH i AS (SELECT unnest($2::int8[]) AS state, unnest($3::int8[]) AS now, unnest($4::int8[]) AS avail,"
-     "  unnest($5::int8[]) AS expires, unnest($6::int8[]) AS ttl, unnest($7::text[]) AS message_id,"
-     "  unnest($8::text[]) AS session_id, unnest($10::int8[]) AS subqueue, unnest($11::text[]) AS reason,"
-     "  unnest($12::text[]) AS description, octet_length(unnest($9::bytea[])) AS len,"
+     "WITH i AS (SELECT " SEND_ROW_COLUMNS ", unnest($3::int8[]) AS now, octet_length(unnest($9::bytea[])) AS len,"
      "  generate_subscripts($2::int8[], 1)::int8 AS ord),"
      " e AS (SELECT q.requires_duplicate_detection AS dd, q.duplicate_detection_history_time_window AS win,"
      "  q.max_size_in_megabytes::bigint * 1048576 AS max_bytes, r.size_in_bytes"
@@ -89,10 +94,7 @@ static stmt_def stmt_defs[] = {
      "  sbemu_ts(b.avail), sbemu_ts(b.expires), b.ttl,"
      /* Service Bus stamps a MessageId on messages sent without one */
      "  coalesce(b.message_id, replace(gen_random_uuid()::text, '-', '')), b.session_id, b.reason, b.description,"
-     "  b.body FROM s, (SELECT unnest($2::int8[]) AS state, unnest($4::int8[]) AS avail,"
-     "  unnest($5::int8[]) AS expires, unnest($6::int8[]) AS ttl, unnest($7::text[]) AS message_id,"
-     "  unnest($8::text[]) AS session_id, unnest($9::bytea[]) AS body, unnest($10::int8[]) AS subqueue,"
-     "  unnest($11::text[]) AS reason, unnest($12::text[]) AS description,"
+     "  b.body FROM s, (SELECT " SEND_ROW_COLUMNS ", unnest($9::bytea[]) AS body,"
      "  generate_subscripts($2::int8[], 1) AS ord) b WHERE (SELECT a FROM km)[b.ord] > 0 RETURNING 1)"
      " SELECT keep.ord, s.first_seq + keep.k - 1 FROM s, keep WHERE (SELECT count(*) FROM ins) >= 0",
      12, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_BYTEA_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY}},

@@ -248,9 +248,9 @@ static const twin_def twins[] = {
      * ins takes it by ordinal from km: a walk of a text array, but only for a
      * message sent without an id) */
     {STMT_SEND_SET_STORY, STMT_SEND_SET, NULL, NULL,
-     {{"unnest($12::text[]) AS description, octet_length",
-       "unnest($12::text[]) AS description, unnest($13::int8[]) AS conn, unnest($14::text[]) AS link,"
-       " unnest($15::text[]) AS trace, unnest($16::int8[]) AS via, octet_length"},
+     {{"AS now, octet_length",
+       "AS now, unnest($13::int8[]) AS conn, unnest($14::text[]) AS link, unnest($15::text[]) AS trace,"
+       " unnest($16::int8[]) AS via, octet_length"},
       {"row_number() OVER (ORDER BY i.ord) AS k FROM i",
        "row_number() OVER (ORDER BY i.ord) AS k, coalesce(i.message_id, replace(gen_random_uuid()::text, '-', ''))"
        " AS gid FROM i"},
