@@ -186,6 +186,17 @@ static bool walks_entity(const char *plan)
     return false;
 }
 
+/* Set while the statistics say no message is locked: an index of locks only
+ * then looks empty, and walking messages_held (which holds nothing else at
+ * that moment) is as good a plan. It lasts until the next ANALYZE sees a
+ * lock (the ready backlog's test checks that it comes right). */
+static bool nothing_locked;
+
+static bool holds_only_locks(const char *index)
+{
+    return !strcmp(index, "messages_lock_token") || !strcmp(index, "messages_lock_expiry");
+}
+
 /* Prints every bad plan (all of them, so one run shows what to fix); returns how many. */
 static int check_table(const stmt_def *defs, size_t n, const char *when)
 {
@@ -208,7 +219,8 @@ static int check_table(const stmt_def *defs, size_t n, const char *when)
         if (!why && walks_entity(plan) && !walks_on_purpose(defs[i].name))
             why = "walks every message of an entity (messages_pkey by entity_id alone)";
         for (size_t k = 0; !why && k < sizeof must_use / sizeof must_use[0]; k++)
-            if (!strcmp(must_use[k].stmt, defs[i].name) && !strstr(plan, must_use[k].index))
+            if (!strcmp(must_use[k].stmt, defs[i].name) && !strstr(plan, must_use[k].index) &&
+                !(nothing_locked && holds_only_locks(must_use[k].index)))
                 why = must_use[k].index;
         if (why) {
             printf("BAD PLAN: %s (%s): %s\n%s\n", defs[i].name, when, why, plan);
@@ -279,6 +291,20 @@ static void fill_backlog(void)
             " ARRAY['m' || g, 'm' || (g + 1), 'm' || (g + 2)] FROM generate_series(1, 50000) g");
 }
 
+/* Prepares every statement the store has, afresh: a generic plan is made
+ * from the statistics of the moment it is first needed. */
+static void prepare_all(void)
+{
+    exec_ok("DEALLOCATE ALL");
+    char err[512] = "";
+    assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
+    assert_int_equal(store_log_statements_prepare(conn, err, sizeof err), 0);
+    if (store_story_statements_prepare(conn, err, sizeof err))
+        fail_msg("%s", err);
+}
+
 static void test_generic_plans_without_statistics(void **state)
 {
     (void)state;
@@ -293,13 +319,7 @@ static void test_generic_plans_without_statistics(void **state)
     assert_true(atof(PQgetvalue(r, 0, 0)) < 0); /* the premise: no statistics at all */
     PQclear(r);
 
-    char err[512] = "";
-    assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_log_statements_prepare(conn, err, sizeof err), 0);
-    if (store_story_statements_prepare(conn, err, sizeof err))
-        fail_msg("%s", err);
+    prepare_all();
     exec_ok("SET plan_cache_mode = force_generic_plan");
     check_all("no statistics");
 }
@@ -315,14 +335,7 @@ static void test_generic_plans_with_stale_statistics(void **state)
     exec_ok("VACUUM ANALYZE messages");
     exec_ok("VACUUM ANALYZE duplicate_detection");
     fill_backlog();
-    exec_ok("DEALLOCATE ALL");
-    char err[512] = "";
-    assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_log_statements_prepare(conn, err, sizeof err), 0);
-    if (store_story_statements_prepare(conn, err, sizeof err))
-        fail_msg("%s", err);
+    prepare_all();
     check_all("stale statistics");
 }
 
@@ -330,14 +343,7 @@ static void test_generic_plans_with_statistics(void **state)
 {
     (void)state;
     exec_ok("ANALYZE");
-    exec_ok("DEALLOCATE ALL");
-    char err[512] = "";
-    assert_int_equal(store_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_mgmt_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_admin_statements_prepare(conn, err, sizeof err), 0);
-    assert_int_equal(store_log_statements_prepare(conn, err, sizeof err), 0);
-    if (store_story_statements_prepare(conn, err, sizeof err))
-        fail_msg("%s", err);
+    prepare_all();
     check_all("fresh statistics");
 }
 
@@ -458,6 +464,37 @@ static void test_removing_entities_scans_no_backlog(void **state)
     assert_int_equal(left, 0);
 }
 
+/* Statistics taken while a queue held only ready messages, nobody's locked
+ * (autoanalyze during a large send, before the receivers come): every row
+ * passes the claim's filters, so walking messages_pkey looks as cheap as
+ * messages_ready, and the planner took the primary key. That walk then pays
+ * for every message in flight (each locked one twice: its old version and
+ * its new): a 1 KiB peek-lock receive ran at 17k msg/s instead of 40k, with
+ * 2.5 times the buffers per claim. `subqueue` holding two values
+ * (migration 022) is what makes the ready index the cheaper walk. */
+static void test_generic_plans_with_statistics_of_a_ready_backlog(void **state)
+{
+    (void)state;
+    exec_ok("DELETE FROM messages");
+    exec_ok("VACUUM messages"); /* the earlier backlog's index entries: gone, as autovacuum would have them */
+    /* bodies of 1 KiB, as sent: a table of one-byte bodies is so small that
+     * reading all of it is a fair plan */
+    exec_ok("INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, expires_at, message)"
+            " SELECT id, g, now(), now(), now() + interval '14 days', convert_to(repeat('x', 1024), 'UTF8')"
+            " FROM queues, generate_series(1, 50000) g WHERE name = 'big'");
+    exec_ok("ANALYZE messages");
+    prepare_all();
+    nothing_locked = true;
+    check_all("statistics of a backlog that was all ready");
+    nothing_locked = false;
+    /* receivers came: 2 % of it locked when autoanalyze looks again */
+    exec_ok("UPDATE messages SET lock_token = gen_random_uuid(), locked_until = now() + interval '1 minute',"
+            " delivery_count = 1 WHERE sequence_number % 50 = 0");
+    exec_ok("ANALYZE messages");
+    prepare_all();
+    check_all("statistics of a ready backlog, 2 % of it locked");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -467,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_time_conversions_are_inlined),
         cmocka_unit_test(test_store_connection_never_compiles),
         cmocka_unit_test(test_removing_entities_scans_no_backlog),
+        cmocka_unit_test(test_generic_plans_with_statistics_of_a_ready_backlog),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,16 @@
+-- sbemu schema, version 22: claims walk messages_ready whatever ANALYZE saw.
+--
+-- Statistics taken while an entity held only ready messages that nobody had
+-- locked (autoanalyze in the middle of a large send, before any receiver)
+-- say every row passes a claim's filters, and the whole table has one
+-- subqueue. Walking the primary key from the claim's first sequence number
+-- then costs the planner what walking messages_ready does, and it took the
+-- primary key. That walk pays for every message in flight, twice for each
+-- (its version before the lock and after): 1 KiB peek-lock receives ran at
+-- 17k msg/s instead of 40k, with 2.5 times the buffers per claim.
+--
+-- A message lives in one of two subqueues, the entity's own (0) and its
+-- dead-letter queue (1). Telling ANALYZE so makes `subqueue = $2` keep half
+-- the rows in a generic plan, and only messages_ready has subqueue in its key:
+-- it becomes the cheaper walk (tests/unit/test_store_plans.c).
+ALTER TABLE messages ALTER COLUMN subqueue SET (n_distinct = 2);
