@@ -66,8 +66,9 @@ static const stmt_def fault_stmts[] = {
      1, {STORE_OID_TEXT}},
     /* $1 entity, $2 lock tokens, $3 when their locks end (only ever earlier) */
     {STMT_FAULT_LOCK_END,
-     "UPDATE messages SET locked_until = sbemu_ts($3), available_at = sbemu_ts($3)"
-     " WHERE entity_id = $1 AND lock_token = ANY($2::uuid[]) AND (locked_until > sbemu_ts($3)) IS TRUE",
+     "UPDATE messages m SET locked_until = sbemu_ts($3), available_at = sbemu_ts($3) FROM unnest($2::uuid[]) AS k(token)"
+     " WHERE m.entity_id = $1 AND m.sequence_number = sbemu_token_seq(k.token) AND (m.lock_token = k.token) IS TRUE"
+     " AND (m.locked_until > sbemu_ts($3)) IS TRUE",
      3, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8}},
 };
 

@@ -44,13 +44,13 @@ static const stmt_def log_stmt_defs[] = {
      * inserted locked into messages: one row written per message, as a
      * queue's claim writes one (its UPDATE). */
     {STMT_CLAIM_LOCK_LOG,
-     "WITH old" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = gen_random_uuid(),"
+     "WITH old" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
      " locked_until = sbemu_ts($5), available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
      " WHERE " CLAIM_CANDIDATES("$6") " RETURNING" CLAIM_COLUMNS "),"
      LOG_TAKE("(SELECT count(*) FROM old)")
      " ins" CLAIM_NAMES " AS (INSERT INTO messages AS m (" LOG_ROW_COLUMNS ", lock_token, locked_until,"
      " delivery_count) SELECT " LOG_ROW_VALUES("CASE WHEN l.live THEN sbemu_ts($5) ELSE l.available_at END")
-     ", CASE WHEN l.live THEN gen_random_uuid() END, CASE WHEN l.live THEN sbemu_ts($5) END,"
+     ", CASE WHEN l.live THEN sbemu_lock_token(l.sequence_number) END, CASE WHEN l.live THEN sbemu_ts($5) END,"
      " CASE WHEN l.live THEN 1 ELSE 0 END FROM lg l RETURNING" CLAIM_COLUMNS ")"
      " SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},

@@ -46,8 +46,9 @@ static const stmt_def mgmt_stmt_defs[] = {
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
     {STMT_MGMT_RENEW,
-     "WITH t AS (SELECT sequence_number FROM messages WHERE entity_id = $1 AND lock_token = ANY($2)"
-     " AND (locked_until > sbemu_ts($3)) IS TRUE FOR UPDATE)"
+     "WITH t AS (SELECT x.sequence_number FROM unnest($2::uuid[]) AS k(token) JOIN messages x ON x.entity_id = $1"
+     " AND x.sequence_number = sbemu_token_seq(k.token) AND (x.lock_token = k.token) IS TRUE"
+     " WHERE (x.locked_until > sbemu_ts($3)) IS TRUE FOR UPDATE OF x)"
      " UPDATE messages m SET locked_until = sbemu_ts($4), available_at = sbemu_ts($4)"
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($2)"
@@ -57,7 +58,7 @@ static const stmt_def mgmt_stmt_defs[] = {
     /* $5 locked-until. Locks every one of $3 (distinct) or none; they stay deferred. */
     {STMT_MGMT_DEFERRED_LOCK,
      "WITH t AS (" DEFERRED_FIND ")"
-     " UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
+     " UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number), locked_until = sbemu_ts($5),"
      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($3)"
@@ -103,14 +104,15 @@ static const stmt_def mgmt_stmt_defs[] = {
     /* properties-to-modify: read, then replace, the bytes under a live lock.
      * $1 token, $2 queue, $3 now */
     {STMT_MGMT_READ_LOCKED,
-     "SELECT message FROM messages WHERE lock_token = $1 AND entity_id IS NOT DISTINCT FROM $2"
+     "SELECT message FROM messages WHERE entity_id = $2 AND sequence_number = sbemu_token_seq($1) AND (lock_token = $1) IS TRUE"
      " AND locked_until > sbemu_ts($3)"
      " FOR UPDATE",
      3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $4 the new bytes */
     {STMT_MGMT_REPLACE_LOCKED,
      "WITH m AS MATERIALIZED (SELECT entity_id, sequence_number, octet_length(message) AS old FROM messages"
-     " WHERE lock_token = $1 AND entity_id IS NOT DISTINCT FROM $2 AND locked_until > sbemu_ts($3) FOR UPDATE),"
+     " WHERE entity_id = $2 AND sequence_number = sbemu_token_seq($1::uuid) AND (lock_token = $1::uuid) IS TRUE"
+     " AND locked_until > sbemu_ts($3) FOR UPDATE),"
      " x AS (UPDATE messages x SET message = $4 FROM m"
      " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number)"
      " UPDATE entity_runtime q SET size_in_bytes = q.size_in_bytes + octet_length($4) - m.old FROM m"

@@ -131,8 +131,8 @@ static stmt_def stmt_defs[] = {
      " tg AS MATERIALIZED (SELECT entity_id FROM entity_runtime"
      "  WHERE entity_id IN (SELECT target FROM n WHERE target IS NOT NULL"
      "  UNION SELECT unnest(log_subs::int8[]) FROM n WHERE log_subs IS NOT NULL) FOR KEY SHARE),"
-     " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND m.lock_token = b.tok"
-     "  AND m.entity_id IS NOT DISTINCT FROM $1 RETURNING b.k, octet_length(m.message) AS bytes),"
+     " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND m.entity_id = $1"
+     "  AND m.sequence_number = sbemu_token_seq(b.tok) AND (m.lock_token = b.tok) IS TRUE RETURNING b.k, octet_length(m.message) AS bytes),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
      "  WHEN (SELECT coalesce(sum(held), 0) FROM n WHERE consume IS NULL) > 0"
@@ -207,7 +207,7 @@ static stmt_def stmt_defs[] = {
      2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* $5 locked-until, $6 from */
     {STMT_CLAIM_LOCK,
-     "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = sbemu_ts($5),"
+     "UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number), locked_until = sbemu_ts($5),"
      " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_CANDIDATES("$6")
      " RETURNING" CLAIM_COLUMNS,
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
@@ -222,7 +222,7 @@ static stmt_def stmt_defs[] = {
      * messages are locked until the session's lock lapses ($5, the locked-until
      * of a plain claim, is unused: declared so the parameters line up). */
     {STMT_CLAIM_SESSION_LOCK,
-     "UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = s.locked_until,"
+     "UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number), locked_until = s.locked_until,"
      " available_at = s.locked_until, delivery_count = m.delivery_count + 1"
      " FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7 AND s.lock_token = $8"
      " AND " CLAIM_SESSION_CANDIDATES("$6")
@@ -242,16 +242,23 @@ static stmt_def stmt_defs[] = {
      * tokens, entities and times). A token whose lock is gone matches nothing;
      * the ordinals that come back are the completes that took effect, so each
      * delivery is still answered on its own. One size update per entity.
-     * (Every statement that finds messages by their lock tokens tests the
-     * lock's expiry as `(locked_until > ...) IS TRUE`, which no index can
-     * answer: once ANALYZE has seen a large table whose rows are nearly all
-     * unlocked, a generic plan took messages_lock_expiry for the join
-     * instead of the unique messages_lock_token, and scanned every lock for
-     * each token: 500 completes took 105 ms, peek-lock fell to 5-7k msg/s
-     * and rounds of the benchmark wandered with autoanalyze.) */
+     * Every statement that takes lock tokens finds each message by its
+     * primary key: the entity it was received from and the sequence number
+     * the token names (migration 024), then compares the whole token as
+     * `(lock_token = ...) IS TRUE`: plainly written, the comparison proves
+     * the predicate of messages_held (locked or set aside), and generic plans
+     * probed that index by entity and sequence number, which with subqueue
+     * between them walks every held message of the entity. (They test the
+     * lock's expiry as `(locked_until > ...) IS TRUE`, which
+     * no index can answer: once ANALYZE had seen a large table whose rows
+     * were nearly all unlocked, a generic plan took messages_lock_expiry for
+     * the join and scanned every lock for each token: 500 completes took
+     * 105 ms, peek-lock fell to 5-7k msg/s and rounds of the benchmark
+     * wandered with autoanalyze.) */
     {STMT_COMPLETE_SET,
      "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
-     " d AS (DELETE FROM messages m USING t WHERE m.lock_token = t.token AND m.entity_id IS NOT DISTINCT FROM t.entity"
+     " d AS (DELETE FROM messages m USING t WHERE m.entity_id = t.entity AND m.sequence_number = sbemu_token_seq(t.token)"
+     "  AND (m.lock_token = t.token) IS TRUE"
      "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
@@ -268,7 +275,8 @@ static stmt_def stmt_defs[] = {
      "  $8::int8[]) WITH ORDINALITY AS t(kind, token, entity, now, reason, description, target, ord)),"
      " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
      "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
-     "  FROM t JOIN messages x ON x.lock_token = t.token AND x.entity_id IS NOT DISTINCT FROM t.entity"
+     "  FROM t JOIN messages x ON x.entity_id = t.entity AND x.sequence_number = sbemu_token_seq(t.token)"
+     "  AND (x.lock_token = t.token) IS TRUE"
      "  AND (x.locked_until > sbemu_ts(t.now)) IS TRUE JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x),"
      /* dl: the settlement dead-letters (asked to, or an abandon past MaxDeliveryCount) */
      " d AS (SELECT m.*, m.kind = 2 OR (m.kind = 1 AND m.exhausted) AS dl,"
@@ -292,12 +300,15 @@ static stmt_def stmt_defs[] = {
     /* A Service Bus transaction's settlements must all find their locks, or
      * none takes effect: this runs first in the commit and raises SBL01
      * (SB_ERR_LOCK_LOST, failing the whole commit) unless every token of $1
-     * (text uuid[]) names a message locked past $2, which it then holds. */
+     * (text uuid[]), received from the entity at the same place of $3 (text
+     * int8[]), names a message locked past $2, which it then holds. */
     {STMT_TXN_GUARD,
      "SELECT sbemu_raise('SBL01', 'A lock of the transaction was lost: the lock expired, or the message was settled"
-     " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE lock_token = ANY($1::uuid[])"
-     " AND (locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE) x) y WHERE y.n < cardinality($1::uuid[])",
-     2, {STORE_OID_TEXT, STORE_OID_INT8}},
+     " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM unnest($1::uuid[], $3::int8[]) AS t(token, entity)"
+     " JOIN messages m ON m.entity_id = t.entity AND m.sequence_number = sbemu_token_seq(t.token)"
+     " AND (m.lock_token = t.token) IS TRUE WHERE (m.locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE OF m) x) y"
+     " WHERE y.n < cardinality($1::uuid[])",
+     3, {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT}},
     /* Messages scheduled inside a transaction are stored at once, invisible
      * (state 3, until locked_until: the transaction's timeout), so that the
      * schedule can answer their sequence numbers; the commit makes them

@@ -271,12 +271,19 @@ void store_txn_commit(store *s, store_txn *t, int64_t now_ms, store_status_cb cb
     int i = 0;
     if (op && t->nsettles) {
         uint8_t(*tokens)[16] = ent_malloc(t->nsettles * sizeof *tokens);
-        for (size_t k = 0; tokens && k < t->nsettles; k++)
+        int64_t *entities = ent_malloc(t->nsettles * sizeof *entities);
+        for (size_t k = 0; tokens && entities && k < t->nsettles; k++) {
             memcpy(tokens[k], t->settles[k].lock_token, 16);
-        char *list = tokens ? store_uuid_array_text((const uint8_t(*)[16])tokens, t->nsettles) : NULL;
+            entities[k] = t->settles[k].entity_id;
+        }
+        char *list = tokens && entities ? store_uuid_array_text((const uint8_t(*)[16])tokens, t->nsettles) : NULL;
+        char *where = list ? store_int8_array_text(entities, t->nsettles) : NULL;
         int8_param now = be_int8(now_ms);
-        rc |= list ? store_op_stmt(op, i++, STMT_TXN_GUARD, (store_param[]){P_TEXT(list), P_INT8(now)}, 2) : -1;
+        rc |= where ? store_op_stmt(op, i++, STMT_TXN_GUARD, (store_param[]){P_TEXT(list), P_INT8(now), P_TEXT(where)}, 3)
+                    : -1;
+        ent_free(where);
         ent_free(list);
+        ent_free(entities);
         ent_free(tokens);
     }
     if (complete)

@@ -25,6 +25,7 @@
 #include "store.h"
 #include "store_log.h"
 #include "store_migrate.h"
+#include "store_mgmt.h"
 #include "store_session.h"
 #include "store_statements.h"
 #include "store_story.h"
@@ -125,9 +126,12 @@ static const struct {
 } must_use[] = {
     {STMT_CLAIM_LOCK, "messages_ready"},
     {STMT_CLAIM_DELETE, "messages_ready"},
-    {STMT_COMPLETE_SET, "messages_lock_token"},
-    {STMT_SETTLE_SET, "messages_lock_token"},
-    {STMT_TXN_GUARD, "messages_lock_token"},
+    {STMT_COMPLETE_SET, "messages_pkey"}, /* by the sequence number its lock token names (migration 024) */
+    {STMT_SETTLE_SET, "messages_pkey"}, /* by the sequence number its lock token names (migration 024) */
+    {STMT_TXN_GUARD, "messages_pkey"}, /* by the sequence number its lock token names (migration 024) */
+    {STMT_MGMT_RENEW, "messages_pkey"},
+    {STMT_MGMT_READ_LOCKED, "messages_pkey"},
+    {STMT_MGMT_REPLACE_LOCKED, "messages_pkey"},
     {STMT_SWEEP_LAPSED, "messages_lock_expiry"},
     {STMT_SWEEP_EXPIRED, "messages_expiry"},
     {STMT_SWEEP_SCHEDULED, "messages_scheduled"},
@@ -149,7 +153,7 @@ static const struct {
     {STMT_CLAIM_SESSION_LOCK_STORY, "messages_session_locked"}, /* the lapsed-lock guard, by session (migration 020) */
     {STMT_CLAIM_SESSION_DELETE_STORY, "messages_session"},
     {STMT_CLAIM_SESSION_DELETE_STORY, "messages_session_locked"}, /* the lapsed-lock guard, by session (migration 020) */
-    {STMT_COMPLETE_SET_STORY, "messages_lock_token"},
+    {STMT_COMPLETE_SET_STORY, "messages_pkey"}, /* by the sequence number its lock token names (migration 024) */
     {"sb_sweep_lapsed_story", "messages_lock_expiry"},
     {"sb_sweep_expired_story", "messages_expiry"},
     {"sb_sweep_scheduled_story", "messages_scheduled"},
@@ -194,7 +198,7 @@ typedef enum { LOCKS_SEEN, NO_LOCK_SEEN } locks_in_stats;
 
 static bool holds_only_locks(const char *index)
 {
-    return !strcmp(index, "messages_lock_token") || !strcmp(index, "messages_lock_expiry");
+    return !strcmp(index, "messages_lock_expiry");
 }
 
 /* Prints every bad plan (all of them, so one run shows what to fix); returns how many. */
