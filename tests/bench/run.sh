@@ -32,6 +32,7 @@ count_other=${BENCH_COUNT_OTHER:-20000}  # messages per topic, session and trans
 window_small=${BENCH_WINDOW:-1000}       # unsettled sends / credit per connection, 1 KiB
 window_large=${BENCH_WINDOW_LARGE:-100}  # the same for 64 KiB: 100 x 64 KiB = 6.4 MB in flight per connection
 backlog=${BENCH_BACKLOG:-100000}         # queued before the "large backlog" receives
+warmup=${BENCH_WARMUP:-100000}           # 1 KiB messages through each broker before round 1 (0: none)
 sizes=${BENCH_SIZES:-"1024 65536"}
 conns_list=${BENCH_CONNS:-"1 10"}
 timeout=${BENCH_TIMEOUT:-120}            # per sbbench run, seconds
@@ -68,7 +69,7 @@ soak_peer=${BENCH_SOAK_PEER:-0}
 soak_probe_s=${BENCH_SOAK_PROBE:-20}
 soak_every_s=${BENCH_SOAK_REPORT:-60}
 soak_share=80
-for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s; do
+for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s warmup; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$v: a whole number, not '${!v}'" >&2; exit 64; }
 done
 [[ $story =~ ^(on|off)$ ]] || { echo "BENCH_STORY is on or off, not '$story'" >&2; exit 64; }
@@ -145,6 +146,7 @@ cc -O2 -Wall -Wextra -pthread -o "$work/sbbench" "$here/sbbench.c" "$here/sbbenc
 # messages behind for the next one ----
 qname() { echo "b${1}x${2}r${3}"; }   # size, connections, round
 queues='{"Name":"backlog","Properties":{}},{"Name":"rawbench","Properties":{}},{"Name":"idle","Properties":{}}'
+queues="$queues"',{"Name":"warmup","Properties":{}}'
 queues="$queues"',{"Name":"soak","Properties":{}},{"Name":"soakprobe","Properties":{}}'
 for r in $(seq "$rounds"); do for s in $sizes; do for c in $conns_list; do
   queues="$queues,{\"Name\":\"$(qname "$s" "$c" "$r")\",\"Properties\":{}}"
@@ -452,6 +454,23 @@ brokers_in_order() {  # alternate who goes first, so neither always runs on a wa
   local b=(sbemu); [ -n "$rabbit_url" ] && b+=(rabbitmq)
   if [ $(($1 % 2)) = 0 ] && [ ${#b[@]} = 2 ]; then echo "rabbitmq sbemu"; else echo "${b[*]}"; fi
 }
+# Warm-up, untimed: a fresh cluster's first few hundred MB of WAL go into
+# segment files it creates and zero-fills as it writes (IO:WALInitWrite and
+# WALInitSync in the pg lines), and a fresh RabbitMQ node creates its files as
+# well. Before this, round 1 of case after case was the slow one (send 1 KiB x10
+# -30 %, send 64 KiB x1 -56 %, the raw line's 64 KiB cases -27 to -38 %), which
+# measured the first minute of a new install rather than the broker. Each broker
+# sends and receives-and-deletes BENCH_WARMUP 1 KiB messages and a tenth as
+# many of 64 KiB once (the raw line shares sbemu's cluster).
+if [ "$rounds" -gt 0 ] && [ "$warmup" -gt 0 ]; then
+  echo "warm-up (untimed): $warmup x 1 KiB and $((warmup / 10)) x 64 KiB sent and received-and-deleted by each broker"
+  for b in $(brokers_in_order 1); do
+    bench "$b" - warmup send "$warmup" 1024 1 "$window_small"
+    bench "$b" - warmup receive-delete "$warmup" 1024 1 "$window_small"
+    bench "$b" - warmup send "$((warmup / 10))" 65536 1 "$window_large"
+    bench "$b" - warmup receive-delete "$((warmup / 10))" 65536 1 "$window_large"
+  done
+fi
 for r in $(seq "$rounds"); do
   echo "round $r/$rounds"
   for size in $sizes; do
