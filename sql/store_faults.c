@@ -13,6 +13,7 @@
 #include "store_arrays.h"
 #include "store_binary.h"
 #include "store_statements.h"
+#include "store_token_sql.h"
 
 #define STMT_FAULTS_LOAD "sb_faults_load"
 #define STMT_FAULT_FIRE "sb_fault_fire"
@@ -67,7 +68,7 @@ static const stmt_def fault_stmts[] = {
     /* $1 entity, $2 lock tokens, $3 when their locks end (only ever earlier) */
     {STMT_FAULT_LOCK_END,
      "UPDATE messages m SET locked_until = sbemu_ts($3), available_at = sbemu_ts($3) FROM unnest($2::uuid[]) AS k(token)"
-     " WHERE m.entity_id = $1 AND m.sequence_number = sbemu_token_seq(k.token) AND (m.lock_token = k.token) IS TRUE"
+     " WHERE" BY_LOCK_TOKEN("m", "$1", "k.token")
      " AND (m.locked_until > sbemu_ts($3)) IS TRUE",
      3, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8}},
 };

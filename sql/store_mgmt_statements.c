@@ -10,6 +10,7 @@
 #include "store_rules.h"
 #include "store_session.h"
 #include "store_statements.h"
+#include "store_token_sql.h"
 
 
 /* Columns of every message row (store_mgmt.c parses them in this order); $now
@@ -46,8 +47,8 @@ static const stmt_def mgmt_stmt_defs[] = {
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
     {STMT_MGMT_RENEW,
-     "WITH t AS (SELECT x.sequence_number FROM unnest($2::uuid[]) AS k(token) JOIN messages x ON x.entity_id = $1"
-     " AND x.sequence_number = sbemu_token_seq(k.token) AND (x.lock_token = k.token) IS TRUE"
+     "WITH t AS (SELECT x.sequence_number FROM unnest($2::uuid[]) AS k(token) JOIN messages x ON"
+     BY_LOCK_TOKEN("x", "$1", "k.token")
      " WHERE (x.locked_until > sbemu_ts($3)) IS TRUE FOR UPDATE OF x)"
      " UPDATE messages m SET locked_until = sbemu_ts($4), available_at = sbemu_ts($4)"
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
@@ -104,14 +105,14 @@ static const stmt_def mgmt_stmt_defs[] = {
     /* properties-to-modify: read, then replace, the bytes under a live lock.
      * $1 token, $2 queue, $3 now */
     {STMT_MGMT_READ_LOCKED,
-     "SELECT message FROM messages WHERE entity_id = $2 AND sequence_number = sbemu_token_seq($1) AND (lock_token = $1) IS TRUE"
+     "SELECT message FROM messages m WHERE" BY_LOCK_TOKEN("m", "$2", "$1::uuid")
      " AND locked_until > sbemu_ts($3)"
      " FOR UPDATE",
      3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $4 the new bytes */
     {STMT_MGMT_REPLACE_LOCKED,
      "WITH m AS MATERIALIZED (SELECT entity_id, sequence_number, octet_length(message) AS old FROM messages"
-     " WHERE entity_id = $2 AND sequence_number = sbemu_token_seq($1::uuid) AND (lock_token = $1::uuid) IS TRUE"
+     " y WHERE" BY_LOCK_TOKEN("y", "$2", "$1::uuid")
      " AND locked_until > sbemu_ts($3) FOR UPDATE),"
      " x AS (UPDATE messages x SET message = $4 FROM m"
      " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number)"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store_claim_sql.h"
+#include "store_token_sql.h"
 #include "store_columns.h"
 
 
@@ -131,8 +132,8 @@ static stmt_def stmt_defs[] = {
      " tg AS MATERIALIZED (SELECT entity_id FROM entity_runtime"
      "  WHERE entity_id IN (SELECT target FROM n WHERE target IS NOT NULL"
      "  UNION SELECT unnest(log_subs::int8[]) FROM n WHERE log_subs IS NOT NULL) FOR KEY SHARE),"
-     " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND m.entity_id = $1"
-     "  AND m.sequence_number = sbemu_token_seq(b.tok) AND (m.lock_token = b.tok) IS TRUE RETURNING b.k, octet_length(m.message) AS bytes),"
+     " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND" BY_LOCK_TOKEN("m", "$1", "b.tok")
+     "  RETURNING b.k, octet_length(m.message) AS bytes),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
      "  THEN sbemu_raise('SBN01', 'The messaging entity was deleted.')"
      "  WHEN (SELECT coalesce(sum(held), 0) FROM n WHERE consume IS NULL) > 0"
@@ -243,12 +244,7 @@ static stmt_def stmt_defs[] = {
      * the ordinals that come back are the completes that took effect, so each
      * delivery is still answered on its own. One size update per entity.
      * Every statement that takes lock tokens finds each message by its
-     * primary key: the entity it was received from and the sequence number
-     * the token names (migration 024), then compares the whole token as
-     * `(lock_token = ...) IS TRUE`: plainly written, the comparison proves
-     * the predicate of messages_held (locked or set aside), and generic plans
-     * probed that index by entity and sequence number, which with subqueue
-     * between them walks every held message of the entity. (They test the
+     * primary key (BY_LOCK_TOKEN, store_token_sql.h). (They test the
      * lock's expiry as `(locked_until > ...) IS TRUE`, which
      * no index can answer: once ANALYZE had seen a large table whose rows
      * were nearly all unlocked, a generic plan took messages_lock_expiry for
@@ -257,8 +253,7 @@ static stmt_def stmt_defs[] = {
      * wandered with autoanalyze.) */
     {STMT_COMPLETE_SET,
      "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
-     " d AS (DELETE FROM messages m USING t WHERE m.entity_id = t.entity AND m.sequence_number = sbemu_token_seq(t.token)"
-     "  AND (m.lock_token = t.token) IS TRUE"
+     " d AS (DELETE FROM messages m USING t WHERE" BY_LOCK_TOKEN("m", "t.entity", "t.token")
      "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
@@ -275,8 +270,7 @@ static stmt_def stmt_defs[] = {
      "  $8::int8[]) WITH ORDINALITY AS t(kind, token, entity, now, reason, description, target, ord)),"
      " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
      "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
-     "  FROM t JOIN messages x ON x.entity_id = t.entity AND x.sequence_number = sbemu_token_seq(t.token)"
-     "  AND (x.lock_token = t.token) IS TRUE"
+     "  FROM t JOIN messages x ON" BY_LOCK_TOKEN("x", "t.entity", "t.token")
      "  AND (x.locked_until > sbemu_ts(t.now)) IS TRUE JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x),"
      /* dl: the settlement dead-letters (asked to, or an abandon past MaxDeliveryCount) */
      " d AS (SELECT m.*, m.kind = 2 OR (m.kind = 1 AND m.exhausted) AS dl,"
@@ -305,8 +299,7 @@ static stmt_def stmt_defs[] = {
     {STMT_TXN_GUARD,
      "SELECT sbemu_raise('SBL01', 'A lock of the transaction was lost: the lock expired, or the message was settled"
      " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM unnest($1::uuid[], $3::int8[]) AS t(token, entity)"
-     " JOIN messages m ON m.entity_id = t.entity AND m.sequence_number = sbemu_token_seq(t.token)"
-     " AND (m.lock_token = t.token) IS TRUE WHERE (m.locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE OF m) x) y"
+     " JOIN messages m ON" BY_LOCK_TOKEN("m", "t.entity", "t.token") " WHERE (m.locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE OF m) x) y"
      " WHERE y.n < cardinality($1::uuid[])",
      3, {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT}},
     /* Messages scheduled inside a transaction are stored at once, invisible
