@@ -116,10 +116,14 @@ static stmt_def stmt_defs[] = {
      "  state, now, avail, expires, ttl, message_id, session_id, message, subqueue, reason, description, consume,"
      "  size, back, source, log_subs, ord)),"
      /* k names a message by the ordinal of its first row (back: how far before this row it is) */
-     " n AS MATERIALIZED (SELECT i.*, i.ord - i.back AS k, CASE WHEN i.log_subs IS NOT NULL THEN"
+     /* subs: log_subs read once (its text is an int8[] literal: rows hold
+      * different numbers of subscriptions); OFFSET 0 keeps the planner from
+      * copying its cast into every use, each a parse of the text again */
+     " n AS MATERIALIZED (SELECT x.*, CASE WHEN x.subs IS NOT NULL THEN"
      /* (what a row holds for its subscriptions: a log entry's first logged
       * copy for all of its, the message's other logged copies for none) */
-     "  cardinality(i.log_subs::int8[]) * i.size WHEN i.slot = -3 THEN 0 ELSE i.size END AS held FROM i),"
+     "  cardinality(x.subs) * x.size WHEN x.slot = -3 THEN 0 ELSE x.size END AS held"
+     "  FROM (SELECT i.*, i.ord - i.back AS k, i.log_subs::int8[] AS subs FROM i OFFSET 0) x),"
      " b AS MATERIALIZED (SELECT k, width, message AS body, message_id AS mid, now AS mnow, consume AS tok, ord,"
      /* Service Bus stamps a MessageId on messages sent without one: one per message, every copy the same */
      "  coalesce(message_id, replace(gen_random_uuid()::text, '-', '')) AS gid FROM n WHERE width > 0),"
@@ -131,7 +135,7 @@ static stmt_def stmt_defs[] = {
       * meanwhile is not stored */
      " tg AS MATERIALIZED (SELECT entity_id FROM entity_runtime"
      "  WHERE entity_id IN (SELECT target FROM n WHERE target IS NOT NULL"
-     "  UNION SELECT unnest(log_subs::int8[]) FROM n WHERE log_subs IS NOT NULL) FOR KEY SHARE),"
+     "  UNION SELECT unnest(subs) FROM n WHERE subs IS NOT NULL) FOR KEY SHARE),"
      " src AS (DELETE FROM messages m USING b WHERE b.tok IS NOT NULL AND" BY_LOCK_TOKEN("m", "$1", "b.tok")
      "  RETURNING b.k, octet_length(m.message) AS bytes),"
      " chk AS (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM e)"
@@ -154,7 +158,7 @@ static stmt_def stmt_defs[] = {
      "  WHEN NOT (SELECT dd FROM e) OR b.mid IS NULL THEN true"
      "  ELSE b.k IN (SELECT f.k FROM first f JOIN dup d ON d.message_id = f.mid) END),"
      " c AS MATERIALIZED (SELECT n.target, n.slot, n.state, n.avail, n.expires, n.ttl, n.session_id, n.subqueue,"
-     "  n.reason, n.description, n.source, n.ord, n.size, n.log_subs, keep.gid, keep.base,"
+     "  n.reason, n.description, n.source, n.ord, n.size, n.subs AS log_subs, keep.gid, keep.base,"
      /* a logged copy's body is its log entry's, which its first logged copy carries */
      "  CASE WHEN n.slot <> -3 OR n.log_subs IS NOT NULL THEN coalesce(n.message, keep.body) END AS message"
      "  FROM n JOIN keep USING (k) WHERE n.target IN (SELECT entity_id FROM tg) OR n.log_subs IS NOT NULL),"
@@ -179,7 +183,7 @@ static stmt_def stmt_defs[] = {
       * subscriptions (log_subs; store_log.h), at the number slot 0 would take */
      " ins_log AS (INSERT INTO topic_log (topic_id, sequence_number, subs, enqueued_at, available_at, expires_at,"
      "  time_to_live_ms, message_id, session_id, message)"
-     "  SELECT $1, s.first_seq + c.base, c.log_subs::int8[], sbemu_ts(c.avail), sbemu_ts(c.avail),"
+     "  SELECT $1, s.first_seq + c.base, c.log_subs, sbemu_ts(c.avail), sbemu_ts(c.avail),"
      "  sbemu_ts(c.expires), c.ttl, c.gid, c.session_id, c.message FROM c, s WHERE c.log_subs IS NOT NULL"
      "  RETURNING 1),"
      /* copies forwarded out of the topic: their destination's next numbers */
@@ -195,7 +199,7 @@ static stmt_def stmt_defs[] = {
      "  c.description, c.source, c.message FROM c JOIN fw ON fw.entity_id = c.target WHERE c.slot = -1 RETURNING 1),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes + g.n"
      "  FROM (SELECT target, sum(size) AS n FROM (SELECT target, size FROM c WHERE slot >= 0 AND target <> $1"
-     "  UNION ALL SELECT unnest(log_subs::int8[]), size FROM c WHERE log_subs IS NOT NULL) x GROUP BY target) g"
+     "  UNION ALL SELECT unnest(log_subs), size FROM c WHERE log_subs IS NOT NULL) x GROUP BY target) g"
      "  WHERE r.entity_id = g.target)"
      " SELECT keep.ord, s.first_seq + keep.base FROM keep, s",
      20, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
