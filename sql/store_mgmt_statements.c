@@ -28,6 +28,16 @@
     " AND sequence_number = ANY($3) AND state = 1 AND (lock_token IS NULL OR locked_until <= sbemu_ts($4))"   \
     " FOR UPDATE"
 
+/* The messages session $2 of entity $1 holds under a lock still running at
+ * $4: by messages_session_locked, whatever the statistics say. The `IS TRUE`s
+ * hide the subqueue and the expiry from messages_held and
+ * messages_lock_expiry, which a plan without statistics otherwise combined,
+ * walking every lock of the entity (a release of 20 messages read 256
+ * buffers). */
+#define SESSION_LOCKED_MESSAGES                                                                                     \
+    "entity_id = $1 AND session_id = $2 AND (subqueue = 0) IS TRUE AND state = 0 AND lock_token IS NOT NULL"        \
+    " AND (locked_until > sbemu_ts($4)) IS TRUE"
+
 static const stmt_def mgmt_stmt_defs[] = {
     /* $1 entity, $2 subqueue, $3 from sequence number, $4 max, $5 now. Two index
      * walks merged (messages_ready for active unlocked messages, messages_held for
@@ -163,8 +173,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
      " m AS (UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($4),"
      "  delivery_count = greatest(delivery_count - 1, 0)"
-     "  WHERE entity_id = $1 AND session_id = $2 AND subqueue = 0 AND state = 0 AND lock_token IS NOT NULL"
-     "  AND locked_until > sbemu_ts($4) AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k) RETURNING 1)"
+     "  WHERE " SESSION_LOCKED_MESSAGES " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k) RETURNING 1)"
      " SELECT count(*) FROM m",
      4, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8}},
     /* $1 entity, $2 session, $3 token, $4 now, $5 new locked-until: the
@@ -173,8 +182,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      "WITH s AS (UPDATE sessions SET locked_until = sbemu_ts($5) WHERE entity_id = $1 AND session_id = $2"
      "  AND lock_token = $3 AND locked_until > sbemu_ts($4) RETURNING locked_until),"
      " m AS (UPDATE messages SET locked_until = sbemu_ts($5), available_at = sbemu_ts($5)"
-     "  WHERE entity_id = $1 AND session_id = $2 AND subqueue = 0 AND state = 0 AND lock_token IS NOT NULL"
-     "  AND locked_until > sbemu_ts($4) AND EXISTS (SELECT 1 FROM s))"
+     "  WHERE " SESSION_LOCKED_MESSAGES " AND EXISTS (SELECT 1 FROM s))"
      " SELECT sbemu_ms(locked_until) FROM s",
      5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 entity, $2 session, $3 token, $4 now. No row: the lock is lost. */
@@ -188,10 +196,13 @@ static const stmt_def mgmt_stmt_defs[] = {
      " AND lock_token = $3 AND locked_until > sbemu_ts($4) RETURNING 1",
      5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_BYTEA}},
     /* get-message-sessions: $1 entity, $2 updated since, $3 skip, $4 top.
-     * Sessions with messages, and sessions whose state changed since $2. */
+     * Sessions with messages, and sessions whose state changed since $2.
+     * `session_id >= ''` (every session id) gives messages_session a
+     * condition on its second column: without statistics the plan otherwise
+     * read every message of the entity through the primary key. */
     {STMT_SESSION_LIST,
      "SELECT session_id FROM (SELECT DISTINCT session_id FROM messages WHERE entity_id = $1"
-     " AND session_id IS NOT NULL AND subqueue = 0 AND state <> 3"
+     " AND session_id >= '' AND subqueue = 0 AND state <> 3"
      " UNION SELECT session_id FROM sessions WHERE entity_id = $1 AND state IS NOT NULL"
      " AND updated_at >= sbemu_ts($2)) x ORDER BY session_id OFFSET $3 LIMIT $4",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},

@@ -140,8 +140,9 @@ static const struct {
     {STMT_CLAIM_SESSION_DELETE, "messages_session"},
     {STMT_CLAIM_SESSION_DELETE, "messages_session_locked"}, /* the lapsed-lock guard, by session (migration 020) */
     {STMT_SESSION_LOCK, "messages_session_ready"}, /* next available: the oldest claimable session message */
-    {STMT_SESSION_RENEW, "messages_session"},
-    {STMT_SESSION_RELEASE, "messages_session"},
+    {STMT_SESSION_RENEW, "messages_session_locked"}, /* the session's locked messages (migration 020) */
+    {STMT_SESSION_RELEASE, "messages_session_locked"}, /* the session's locked messages (migration 020) */
+    {STMT_SESSION_LIST, "messages_session"},
     {STMT_SESSION_PEEK, "messages_session"},
     {STMT_TXN_ACTIVATE, "messages_txn_pending"},
     {STMT_TXN_DISCARD, "messages_txn_pending"},
@@ -189,6 +190,20 @@ static bool walks_entity(const char *plan)
     return false;
 }
 
+/* Whether the plan reads index `name` itself: a whole name, so that
+ * messages_session is not found in messages_session_locked (which let a
+ * session claim walking messages_ready pass). */
+static bool uses_index(const char *plan, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *at = plan; (at = strstr(at, name)) != NULL; at += len) {
+        char next = at[len];
+        if (!(next == '_' || (next >= 'a' && next <= 'z') || (next >= '0' && next <= '9')))
+            return true;
+    }
+    return false;
+}
+
 /* Whether the statistics a check runs on saw any locked message. When they
  * saw none, an index of locks only looks empty, and walking messages_held
  * (which holds nothing else at that moment) is as good a plan; that lasts
@@ -223,7 +238,7 @@ static int check_table(const stmt_def *defs, size_t n, const char *when, locks_i
         if (!why && walks_entity(plan) && !walks_on_purpose(defs[i].name))
             why = "walks every message of an entity (messages_pkey by entity_id alone)";
         for (size_t k = 0; !why && k < sizeof must_use / sizeof must_use[0]; k++)
-            if (!strcmp(must_use[k].stmt, defs[i].name) && !strstr(plan, must_use[k].index) &&
+            if (!strcmp(must_use[k].stmt, defs[i].name) && !uses_index(plan, must_use[k].index) &&
                 !(locks == NO_LOCK_SEEN && holds_only_locks(must_use[k].index)))
                 why = must_use[k].index;
         if (why) {
@@ -318,6 +333,18 @@ static void test_generic_plans_without_statistics(void **state)
     exec_ok("ALTER TABLE entity_runtime SET (autovacuum_enabled = off)");
     exec_ok("ALTER TABLE sbemu_story SET (autovacuum_enabled = off)");
     exec_ok("ALTER TABLE topic_log SET (autovacuum_enabled = off)");
+    /* Traffic before any ANALYZE grew the table: 100,000 messages of 1 KiB
+     * sent and received (as the benchmark's warm-up does). Without
+     * statistics the planner sizes the table by its pages, and it guessed
+     * that a session's 20 messages lay in a range of messages_ready a row
+     * long: the session claim walked the entity's whole ready range
+     * (19,600 rows filtered per claim, 1,000 sessions at a third of their
+     * rate). */
+    exec_ok("INSERT INTO queues (name) VALUES ('small') ON CONFLICT DO NOTHING");
+    exec_ok("INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, message)"
+            " SELECT id, g, now(), now(), convert_to(repeat('x', 1024), 'UTF8')"
+            " FROM queues, generate_series(1, 100000) g WHERE name = 'small'");
+    exec_ok("DELETE FROM messages");
     fill_backlog();
     PGresult *r = PQexec(conn, "SELECT reltuples FROM pg_class WHERE relname = 'messages'");
     assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
