@@ -406,6 +406,20 @@ static void test_time_conversions_are_inlined(void **state)
     }
 }
 
+/* The store's own connection (store_connect: its settings, its statements
+ * prepared), out of pipeline mode and blocking, for EXPLAIN. */
+static PGconn *store_connection(void)
+{
+    char err[512] = "";
+    int64_t offset;
+    PGconn *c = store_connect(conninfo, &offset, err, sizeof err);
+    if (!c)
+        fail_msg("store_connect: %s", err);
+    assert_int_equal(PQexitPipelineMode(c), 1);
+    assert_int_equal(PQsetnonblocking(c, 0), 0);
+    return c;
+}
+
 /* A statement whose estimated cost passes jit_above_cost is JIT-compiled on
  * every execution unless its connection turns JIT off. The expiry sweep over
  * this backlog costs that much (a per-row subplan: SWEEP_CLOCK_HOLDS), and
@@ -426,13 +440,7 @@ static void test_store_connection_never_compiles(void **state)
         fail_msg("the premise does not hold: the sweep is not JIT-compiled without the setting\n%s", plan);
     free(plan);
 
-    char err[512] = "";
-    int64_t offset;
-    PGconn *store_conn = store_connect(conninfo, &offset, err, sizeof err);
-    if (!store_conn)
-        fail_msg("store_connect: %s", err);
-    assert_int_equal(PQexitPipelineMode(store_conn), 1);
-    assert_int_equal(PQsetnonblocking(store_conn, 0), 0);
+    PGconn *store_conn = store_connection();
     plan = explain_on(store_conn, "(ANALYZE)", sweep);
     if (strstr(plan, "JIT:"))
         fail_msg("the store's connection JIT-compiles the sweep:\n%s", plan);
@@ -476,13 +484,7 @@ static void test_plans_made_on_an_empty_table(void **state)
     (void)state;
     exec_ok("DELETE FROM messages");
     exec_ok("VACUUM messages"); /* truncates it to no pages */
-    char err[512] = "";
-    int64_t offset;
-    PGconn *store_conn = store_connect(conninfo, &offset, err, sizeof err);
-    if (!store_conn)
-        fail_msg("store_connect: %s", err);
-    assert_int_equal(PQexitPipelineMode(store_conn), 1);
-    assert_int_equal(PQsetnonblocking(store_conn, 0), 0);
+    PGconn *store_conn = store_connection();
     prepare_all();
     /* the plans made now, on the empty table */
     hot_scans(conn, "premise, empty");
