@@ -157,6 +157,8 @@ for r in $(seq "$rounds"); do for n in $topic_subs; do
   subs=""; for i in $(seq "$n"); do subs="$subs${subs:+,}{\"Name\":\"s$i\",\"Properties\":{}}"; done
   topics="$topics${topics:+,}{\"Name\":\"$(tname "$n" "$r")\",\"Properties\":{},\"Subscriptions\":[$subs]}"
 done; done
+tqname() { echo "tq${1}"; }        # the topics' yardstick queue, round
+for r in $(seq "$rounds"); do queues="$queues,{\"Name\":\"$(tqname "$r")\",\"Properties\":{}}"; done
 sname() { echo "ses${1}r${2}"; }   # sessions, round
 xname() { echo "txn${1}r${2}"; }   # connections, round
 for r in $(seq "$rounds"); do
@@ -488,16 +490,26 @@ for r in $(seq "$rounds"); do
   done
 done
 
-# Topics (sbemu only: the peer has no Service Bus topics to compare with; the
-# queue's "send 1KiB x1" above is the yardstick): publish to a topic whose N
-# subscriptions all match (N copies of every message: one topic log entry), then receive with
-# peek-lock from one subscription of the last topic.
+# Topics (sbemu only: the peer has no Service Bus topics to compare with):
+# publish to a topic whose N subscriptions all match (N copies of every
+# message: one topic log entry), then receive with peek-lock from one
+# subscription of the last topic. The yardstick is a queue in the same round,
+# sent to and received from with the same count: the 1 KiB queue cases above
+# move 50,000 at another point of the round, and a receive of 20,000 measured
+# beside one of 50,000 compared ramp-ups rather than entities.
+topic_yardstick() {  # round
+  local q; q=$(tqname "$1")
+  bench sbemu "send 1KiB x1, queue of $count_other" "$q" send "$count_other" 1024 1 "$window_small"
+  bench sbemu "receive 1KiB x1, queue of $count_other" "$q" receive "$count_other" 1024 1 "$window_small"
+}
 for r in $(seq "$rounds"); do
+  if [ $((r % 2)) = 1 ]; then topic_yardstick "$r"; fi  # before the topics in odd rounds, after in even ones
   for n in $topic_subs; do
     bench sbemu "publish 1KiB x1, $n subs" "$(tname "$n" "$r")" send "$count_other" 1024 1 "$window_small"
   done
   last=${topic_subs##* }
   bench sbemu "receive 1KiB x1, 1 of $last subs" "$(tname "$last" "$r")/Subscriptions/s1" receive "$count_other" 1024 1 "$window_small"
+  if [ $((r % 2)) = 0 ]; then topic_yardstick "$r"; fi
 done
 
 # Sessions (sbemu only: the peer has no Service Bus sessions): fill a queue
@@ -669,6 +681,21 @@ for c in "${case_order[@]}"; do
     label=""
   done
 done
+# The topics against their yardstick queue (same count, same rounds): medians.
+if [ "$rounds" -gt 0 ] && [ -n "$topic_subs" ]; then
+  qs=$(median ${results[sbemu|send 1KiB x1, queue of $count_other]-})
+  qr=$(median ${results[sbemu|receive 1KiB x1, queue of $count_other]-})
+  line=""
+  for n in $topic_subs; do
+    line+="${line:+, }$n subs $(median ${results[sbemu|publish 1KiB x1, $n subs]-})"
+    line+=" ($(ratio "$(median ${results[sbemu|publish 1KiB x1, $n subs]-})" "$qs"))"
+  done
+  last=${topic_subs##* }
+  sr=$(median ${results[sbemu|receive 1KiB x1, 1 of $last subs]-})
+  echo
+  echo "topics against a queue of the same count ($count_other): publish to $line of the queue's send $qs;"
+  echo "  receive from 1 of $last subs $sr, $(ratio "$sr" "$qr") of the queue's receive $qr"
+fi
 if [ ${#flagged[@]} -gt 0 ]; then
   echo
   echo "flagged: rounds more than $flag_pct % off their median, and what each round of the case saw"
