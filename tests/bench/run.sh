@@ -49,6 +49,7 @@ story=${BENCH_STORY:-off}
 rabbit_erl_args=${BENCH_RABBITMQ_ERL_ARGS-"+sbwt none +sbwtdcpu none +sbwtdio none"}
 topic_subs=${BENCH_TOPIC_SUBS:-"1 5 20"}  # subscriptions per topic in the publish cases (all match)
 sessions_list=${BENCH_SESSIONS:-"1 1000"}  # sessions per queue in the session receive cases
+sessions_at_once=${BENCH_SESSIONS_AT_ONCE:-8}  # session receivers at once in the second many-sessions case (1: none)
 txn_batch=${BENCH_TXN_BATCH:-10}         # sends per transaction in the txn send cases
 many_sessions=${BENCH_MANY_SESSIONS:-10000}  # sessions of one message each in the memory case (0: none)
 idle_conns=${BENCH_IDLE_CONNS:-10000}    # connections held open in the idle-connections case (0: none)
@@ -69,7 +70,7 @@ soak_peer=${BENCH_SOAK_PEER:-0}
 soak_probe_s=${BENCH_SOAK_PROBE:-20}
 soak_every_s=${BENCH_SOAK_REPORT:-60}
 soak_share=80
-for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s warmup; do
+for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s warmup sessions_at_once; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$v: a whole number, not '${!v}'" >&2; exit 64; }
 done
 [[ $story =~ ^(on|off)$ ]] || { echo "BENCH_STORY is on or off, not '$story'" >&2; exit 64; }
@@ -162,7 +163,10 @@ for r in $(seq "$rounds"); do queues="$queues,{\"Name\":\"$(tqname "$r")\",\"Pro
 sname() { echo "ses${1}r${2}"; }   # sessions, round
 xname() { echo "txn${1}r${2}"; }   # connections, round
 for r in $(seq "$rounds"); do
-  for n in $sessions_list; do queues="$queues,{\"Name\":\"$(sname "$n" "$r")\",\"Properties\":{\"RequiresSession\":true}}"; done
+  for n in $sessions_list; do
+    queues="$queues,{\"Name\":\"$(sname "$n" "$r")\",\"Properties\":{\"RequiresSession\":true}}"
+    queues="$queues,{\"Name\":\"$(sname "${n}x$sessions_at_once" "$r")\",\"Properties\":{\"RequiresSession\":true}}"
+  done
   for c in $conns_list; do queues="$queues,{\"Name\":\"$(xname "$c" "$r")\",\"Properties\":{}}"; done
 done
 queues="$queues,{\"Name\":\"sesmany\",\"Properties\":{\"RequiresSession\":true}}"
@@ -517,6 +521,10 @@ done
 # so N sessions of count/N), then receive-session empties them with peek-lock,
 # one next-available session link at a time (detach, then accept the next).
 # The count is rounded down to a multiple of N (every session as full).
+# Many sessions are then received again by sessions_at_once receivers at a
+# time, as .NET's ServiceBusSessionProcessor does by default
+# (MaxConcurrentSessions 8): here each on a connection of its own, each
+# taking an equal share of the sessions one after another.
 for r in $(seq "$rounds"); do
   for n in $sessions_list; do
     q=$(sname "$n" "$r"); scount=$((count_other / n * n))
@@ -524,6 +532,12 @@ for r in $(seq "$rounds"); do
     if [ "$scount" = 0 ]; then echo "  session receive, $label: skipped, BENCH_COUNT_OTHER $count_other < $n"; continue; fi
     bench_with "--sessions $n" sbemu - "$q" send "$scount" 1024 1 "$window_small"
     bench_with "--sessions $n" sbemu "session receive 1KiB x1, $label" "$q" receive-session "$scount" 1024 1 "$window_small"
+    k=$sessions_at_once
+    if [ "$n" -gt 1 ] && [ "$k" -gt 1 ] && [ $((n % k)) = 0 ]; then
+      q=$(sname "${n}x$k" "$r")
+      bench_with "--sessions $n" sbemu - "$q" send "$scount" 1024 1 "$window_small"
+      bench_with "--sessions $n" sbemu "session receive 1KiB x$k, $label" "$q" receive-session "$scount" 1024 "$k" "$window_small"
+    fi
   done
 done
 
