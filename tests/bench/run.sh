@@ -161,11 +161,16 @@ done; done
 tqname() { echo "tq${1}"; }        # the topics' yardstick queue, round
 for r in $(seq "$rounds"); do queues="$queues,{\"Name\":\"$(tqname "$r")\",\"Properties\":{}}"; done
 sname() { echo "ses${1}r${2}"; }   # sessions, round
+# Whether N sessions are also received by sessions_at_once receivers at once
+# (each takes an equal share, so N must divide among them).
+at_once() { [ "$1" -gt 1 ] && [ "$sessions_at_once" -gt 1 ] && [ $(($1 % sessions_at_once)) = 0 ]; }
 xname() { echo "txn${1}r${2}"; }   # connections, round
 for r in $(seq "$rounds"); do
   for n in $sessions_list; do
     queues="$queues,{\"Name\":\"$(sname "$n" "$r")\",\"Properties\":{\"RequiresSession\":true}}"
-    queues="$queues,{\"Name\":\"$(sname "${n}x$sessions_at_once" "$r")\",\"Properties\":{\"RequiresSession\":true}}"
+    if at_once "$n"; then
+      queues="$queues,{\"Name\":\"$(sname "${n}x$sessions_at_once" "$r")\",\"Properties\":{\"RequiresSession\":true}}"
+    fi
   done
   for c in $conns_list; do queues="$queues,{\"Name\":\"$(xname "$c" "$r")\",\"Properties\":{}}"; done
 done
@@ -533,7 +538,7 @@ for r in $(seq "$rounds"); do
     bench_with "--sessions $n" sbemu - "$q" send "$scount" 1024 1 "$window_small"
     bench_with "--sessions $n" sbemu "session receive 1KiB x1, $label" "$q" receive-session "$scount" 1024 1 "$window_small"
     k=$sessions_at_once
-    if [ "$n" -gt 1 ] && [ "$k" -gt 1 ] && [ $((n % k)) = 0 ]; then
+    if at_once "$n"; then
       q=$(sname "${n}x$k" "$r")
       bench_with "--sessions $n" sbemu - "$q" send "$scount" 1024 1 "$window_small"
       bench_with "--sessions $n" sbemu "session receive 1KiB x$k, $label" "$q" receive-session "$scount" 1024 "$k" "$window_small"
@@ -701,8 +706,8 @@ if [ "$rounds" -gt 0 ] && [ -n "$topic_subs" ]; then
   qr=$(median ${results[sbemu|receive 1KiB x1, queue of $count_other]-})
   line=""
   for n in $topic_subs; do
-    line+="${line:+, }$n subs $(median ${results[sbemu|publish 1KiB x1, $n subs]-})"
-    line+=" ($(ratio "$(median ${results[sbemu|publish 1KiB x1, $n subs]-})" "$qs"))"
+    p=$(median ${results[sbemu|publish 1KiB x1, $n subs]-})
+    line+="${line:+, }$n subs $p ($(ratio "$p" "$qs"))"
   done
   last=${topic_subs##* }
   sr=$(median ${results[sbemu|receive 1KiB x1, 1 of $last subs]-})
