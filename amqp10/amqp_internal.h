@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "amqp_frame_guard.h"
-#include "amqp_session_pick.h"
+#include "amqp_hint.h"
 #include "amqp_message.h"
 #include "amqp_server.h"
 #include "broker.h"
@@ -127,8 +127,9 @@ struct amqp_link {
     bool receive_and_delete;
     bool claiming;        /* a claim for this link is in the store */
     bool parked;          /* waiting for messages to appear */
-    int64_t claim_from;   /* the lowest sequence number its next claim looks at (broker_rewind) */
+    int64_t claim_from;   /* a session receiver's: the lowest sequence number its next claim looks at (broker_rewind) */
     bool rewound;         /* rewound while a claim was in the store: that claim must not move claim_from */
+    amqp_hint_mark claim_mark; /* of its claim in the store, for the entity's claim hint (amqp_hint.h) */
     bool discarding;      /* dropping an oversized message until its last frame */
     bool starved;         /* credit held back while the store was full (amqp_link_top_up) */
     bool waiting_output;  /* a claim held back while its connection's output was full */
@@ -174,7 +175,8 @@ struct amqp_server {
     int nconns;
     lws_sorted_usec_list_t poll_timer;
     int64_t rewound_ms;       /* when every link last forgot how far it had claimed */
-    amqp_session_picks session_picks; /* where the next pick of a next available session starts */
+    amqp_hints session_picks; /* where the next pick of a next available session starts */
+    amqp_hints claim_hints;   /* where the next claim of an entity (its main subqueue, no session) starts */
     broker_door_figures figures; /* what the wire counts about itself (GET /metrics) */
     /* The broker's fault rules (broker_faults): every operation point tests
      * faults->n first, the one cost of faults on demand while none is set. */

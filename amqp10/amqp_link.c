@@ -122,13 +122,13 @@ typedef struct released {
 
 /* A session's messages are only ever claimed by a link that holds it, and
  * each such link starts from the first: letting one go moves no receiver's
- * claim position, only where the next pick starts (amqp_session_pick.h). */
+ * claim position, only where the next pick starts (amqp_hint.h). */
 static void on_released(void *ctx, sb_status st)
 {
     released *r = ctx;
     if (st == SB_OK) {
         if (r->session)
-            amqp_session_pick_lower(&r->srv->session_picks, r->entity_id, r->picked_seq);
+            amqp_hint_lower(&r->srv->session_picks, r->entity_id, r->picked_seq);
         else
             broker_rewind(r->srv->broker, r->entity_id);
         broker_wake(r->srv->broker, r->entity_id);

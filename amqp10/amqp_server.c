@@ -28,7 +28,8 @@ static void poll_parked(lws_sorted_usec_list_t *sul)
     int64_t now = ent_clock_wall_ms();
     if (now - srv->rewound_ms >= AMQP_CLAIM_REWIND_MS) {
         srv->rewound_ms = now;
-        amqp_session_pick_rewind(&srv->session_picks, 0);
+        amqp_hint_rewind(&srv->session_picks, 0);
+        amqp_hint_rewind(&srv->claim_hints, 0);
         for (amqp_conn *c = srv->conns; c; c = c->next)
             for (amqp_link *lk = c->links; lk; lk = lk->next)
                 rewind_link(lk);
@@ -71,7 +72,8 @@ static void wake_all(amqp_server *srv)
 static void on_rewind(void *ctx, int64_t entity_id)
 {
     amqp_server *srv = ctx;
-    amqp_session_pick_rewind(&srv->session_picks, entity_id);
+    amqp_hint_rewind(&srv->session_picks, entity_id);
+    amqp_hint_rewind(&srv->claim_hints, entity_id);
     for (amqp_conn *c = srv->conns; c; c = c->next)
         for (amqp_link *lk = c->links; lk; lk = lk->next)
             if (lk->role == LINK_ENTITY_OUT && lk->entity.id == entity_id)
@@ -87,7 +89,8 @@ static void on_rewind(void *ctx, int64_t entity_id)
 static void on_replaced(void *ctx, int32_t ns)
 {
     amqp_server *srv = ctx;
-    amqp_session_pick_rewind(&srv->session_picks, 0); /* (every entity's: restored messages are below any hint) */
+    amqp_hint_rewind(&srv->session_picks, 0); /* (every entity's: restored messages are below any hint) */
+    amqp_hint_rewind(&srv->claim_hints, 0);
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         bool touched = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next) {

@@ -112,11 +112,15 @@ static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, 
     if (n)
         lk->msg_bytes = bytes / n > 0 ? bytes / n : 1;
     broker_count(lk->conn->srv->broker, lk->entity.id, BROKER_EV_OUT, n); /* GET /metrics */
-    /* what it took is locked or gone: the next claim starts past it
-     * (msgs come in sequence order; the dead-letter subqueue gets old
-     * sequence numbers, so its links always look from the start) */
-    if (n && !lk->subqueue && !rewound)
+    /* what it took is locked or gone: the next claim starts past it (msgs
+     * come in sequence order). The entity's claims share one hint, so that
+     * no link walks the messages another holds; a session's are its link's
+     * own. The dead-letter subqueue gets old sequence numbers, so its links
+     * always look from the start. */
+    if (n && lk->session && !rewound)
         lk->claim_from = msgs[n - 1].sequence_number + 1;
+    else if (n && !lk->session && !lk->subqueue)
+        amqp_hint_found(&lk->conn->srv->claim_hints, &lk->claim_mark, msgs[n - 1].sequence_number + 1);
     if ((int)n < asked) {
         lk->parked = true;
         if (pn_link_get_drain(lk->pn))
@@ -178,7 +182,8 @@ void amqp_link_pump(amqp_link *lk)
         store_claim(lk->conn->srv->store, lk->entity.id, lk->subqueue, ent_topic_reads_log(&lk->entity, lk->subqueue),
                     mode, req->asked, now,
                     ent_lock_until_ms(now, lk->entity.lock_duration_ms), is_activity,
-                    lk->subqueue ? 0 : lk->claim_from, &peer, on_claimed, req);
+                    lk->subqueue ? 0 : amqp_hint_from(&lk->conn->srv->claim_hints, lk->entity.id, &lk->claim_mark),
+                    &peer, on_claimed, req);
 }
 
 /* ---- dispositions ---- */

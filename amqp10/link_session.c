@@ -159,7 +159,7 @@ static void refuse(amqp_link *lk, sb_status st, const char *description)
 typedef struct lock_req {
     amqp_link *lk;
     int64_t until_ms;
-    amqp_session_pick_mark pick; /* a next available session: the hint it started from */
+    amqp_hint_mark pick; /* a next available session: the hint it started from */
 } lock_req;
 
 static void try_lock(amqp_link *lk);
@@ -171,7 +171,7 @@ static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_s
     amqp_conn *c = lk->conn;
     lk->session_locking = false;
     if (st == SB_OK && picked_seq)
-        amqp_session_pick_found(&c->srv->session_picks, &req->pick, picked_seq);
+        amqp_hint_found(&c->srv->session_picks, &req->pick, picked_seq);
     lk->session_picked_seq = st == SB_OK ? picked_seq : 0;
     char desc[ENT_SESSION_ID_SIZE + 256];
     if (st == SB_OK && (lk->closed || !c->wsi)) {
@@ -225,7 +225,7 @@ static void try_lock(amqp_link *lk)
     lk->session_locking = true;
     amqp_link_hold(lk);
     int64_t from =
-        lk->session_named ? 0 : amqp_session_pick_from(&lk->conn->srv->session_picks, lk->entity.id, &req->pick);
+        lk->session_named ? 0 : amqp_hint_from(&lk->conn->srv->session_picks, lk->entity.id, &req->pick);
     store_session_lock(lk->conn->srv->store, lk->entity.id, lk->session_named ? lk->session_id : NULL,
                        lk->session_token, now, req->until_ms, from, on_locked, req);
 }
@@ -283,7 +283,7 @@ void amqp_session_let_go(amqp_link *lk)
     amqp_server *srv = lk->conn->srv;
     amqp_after_release then = amqp_after_session_release_of(srv, lk->entity.id, lk->session_picked_seq);
     if (!then.cb) /* without the hint's correction, picks look from the start */
-        amqp_session_pick_rewind(&srv->session_picks, lk->entity.id);
+        amqp_hint_rewind(&srv->session_picks, lk->entity.id);
     store_session_release(srv->store, lk->entity.id, lk->session_id, lk->session_token,
                           ent_clock_now_ms_in(lk->entity.namespace_id), then.cb, then.ctx);
 }

@@ -31,12 +31,12 @@
 #define COUNT_IN(index_pred, id, sq, cond, cap)                                                                       \
     "(SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.entity_id = " id " AND m.subqueue = " sq " AND "         \
     index_pred cond " ORDER BY m.subqueue, m.sequence_number LIMIT " cap ") c)"
-#define READY "m.state = 0 AND m.lock_token IS NULL"
-#define HELD "(m.state <> 0 OR m.lock_token IS NOT NULL)"
+#define READY "m.state = 0"
+#define HELD "m.state <> 0"
 /* active (deferred included), dead-lettered, scheduled; state 3 (scheduled in
  * an open transaction) is nobody's yet. */
 #define COUNTS(id, cap)                                                                                               \
-    " " COUNT_IN(READY, id, "0", "", cap) " + " COUNT_IN(HELD, id, "0", " AND m.state IN (0, 1)", cap)                \
+    " " COUNT_IN(READY, id, "0", "", cap) " + " COUNT_IN(HELD, id, "0", " AND m.state = 1", cap)                \
     " + sbemu_log_pending(" id ", " cap ")," /* a subscription's copies still in its topic's log (store_log.h) */     \
     " " COUNT_IN(READY, id, "1", "", cap) " + " COUNT_IN(HELD, id, "1", " AND m.state <> 3", cap) ","                 \
     " " COUNT_IN(HELD, id, "0", " AND m.state = 2", cap)

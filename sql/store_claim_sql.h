@@ -10,15 +10,28 @@
     " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message,"     \
     " m.message_id, m.dead_letter_source, coalesce(sbemu_ms(m.expires_at), 0)"
 
+/* The names a lock claim gives its rows (CLAIM_COLUMNS), in the CTE u
+ * that LOCK_BATCH and the story (store_story_statements.c) read. */
+#define CLAIM_NAMES "(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, src, exp)"
+
+/* The batch of locks the rows of u were given (migration 025): how the
+ * sweep finds them once they lapse, and, for a session's ($session: its id,
+ * or NULL), how its release and renewal find them. $1 is the entity. */
+#define LOCK_BATCH(session)                                                                                       \
+    " lb AS (INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"                    \
+    " SELECT $1, " session ", sbemu_ts(max(until)), array_agg(seq) FROM u HAVING count(*) > 0)"
+
 /* $1 entity, $2 subqueue, $3 now, $4 max count, and `from` the lowest sequence
- * number worth looking at. Walks messages_ready, which holds only active
- * messages nobody has locked, from `from`: the entries of messages claimed
- * and completed before it stay in the index until vacuum, and a claim that
- * walked them all again would cost what the queue has seen since then (the
- * receiving link keeps `from` past what it claimed, and rewinds it when
- * messages below may be claimable again; link_sender.c). Expired messages are
- * never delivered (the dead-letter subqueue ignores TTL); the sweep removes
- * them. */
+ * number worth looking at. Walks messages_ready, which holds every active
+ * message, from `from`, and skips the locked ones on their rows (no index
+ * reads a lock column, so that a claim is a HOT update: migration 025). The
+ * entries of messages claimed and completed before `from` stay in the index
+ * until vacuum, and a claim that walked them, and the messages in flight,
+ * again would cost what the queue has seen since then: the emulator keeps
+ * `from` past what its claims of the entity took, and rewinds it when
+ * messages below may be claimable again (amqp_hint.h, link_sender.c).
+ * Expired messages are never delivered (the dead-letter subqueue ignores
+ * TTL); the sweep removes them. */
 #define CLAIM_CANDIDATES(from)                                                                                    \
     "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
     " WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL"                    \
@@ -30,7 +43,9 @@
  * nothing unless the receiver still holds the session's lock, nor while a
  * message of the session still carries a lock that lapsed (a previous
  * holder's, until the sweep returns it): taking the messages after it first
- * would break the session's order.
+ * would break the session's order. Those locks are found through the
+ * session's lock batches whose time has passed (lock_batches_session), and
+ * looked at by primary key: no walk of the session's backlog.
  *
  * Written so that no other index can answer it, whatever the statistics say.
  * Without statistics on a table that traffic had grown, the generic plan
@@ -38,9 +53,7 @@
  * walked the entity's whole ready range for each claim (19,600 rows filtered
  * per claim of 20, 1,000 sessions at a third of their rate). `IS TRUE` hides
  * `state = 0` from the ready indexes' predicates, and the order by session
- * first is one only messages_session gives without a sort. The guard's
- * `IS TRUE`s likewise leave it messages_session_locked, not messages_held
- * with messages_lock_expiry. */
+ * first is one only messages_session gives without a sort. */
 #define CLAIM_SESSION_CANDIDATES(from)                                                                            \
     "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
     " WHERE entity_id = $1 AND session_id = $7 AND subqueue = $2::smallint AND (state = 0) IS TRUE"             \
@@ -48,8 +61,9 @@
     " AND (expires_at IS NULL OR expires_at > sbemu_ts($3))"                                                   \
     " AND EXISTS (SELECT 1 FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7"                       \
     " AND s.lock_token = $8 AND s.locked_until > sbemu_ts($3))"                                                \
-    " AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.entity_id = $1 AND x.session_id = $7"                   \
-    " AND (x.subqueue = 0) IS TRUE AND x.lock_token IS NOT NULL AND (x.locked_until <= sbemu_ts($3)) IS TRUE)"  \
+    " AND NOT EXISTS (SELECT 1 FROM lock_batches b JOIN messages x ON x.entity_id = b.entity_id"               \
+    " AND x.sequence_number = ANY(b.sequence_numbers) WHERE b.entity_id = $1 AND b.session_id = $7"            \
+    " AND b.locked_until <= sbemu_ts($3) AND x.lock_token IS NOT NULL AND (x.locked_until <= sbemu_ts($3)) IS TRUE)" \
     " ORDER BY session_id, sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
 /* (The candidates are named by row address, not joined: a generic plan
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the

@@ -26,10 +26,10 @@ static const stmt_def dash_stmt_defs[] = {
     {STMT_DASH_PEEK,
      "SELECT * FROM ("
      "(SELECT" DASH_COLUMNS " FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND state = 0 AND lock_token IS NULL AND sequence_number >= $3 ORDER BY sequence_number LIMIT $4)"
+     " AND state = 0 AND sequence_number >= $3 ORDER BY sequence_number LIMIT $4)"
      " UNION ALL "
      "(SELECT" DASH_COLUMNS " FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND (state <> 0 OR lock_token IS NOT NULL) AND state <> 3 AND sequence_number >= $3"
+     " AND state <> 0 AND state <> 3 AND sequence_number >= $3"
      " ORDER BY sequence_number LIMIT $4)"
      ") AS p ORDER BY 1 LIMIT $4",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
@@ -64,9 +64,9 @@ static const stmt_def dash_stmt_defs[] = {
     {STMT_DASH_LAST,
      "SELECT coalesce(greatest("
      "(SELECT sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0"
-     " AND lock_token IS NULL ORDER BY sequence_number DESC LIMIT 1),"
+     " ORDER BY sequence_number DESC LIMIT 1),"
      "(SELECT sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND (state <> 0 OR lock_token IS NOT NULL) ORDER BY sequence_number DESC LIMIT 1)), 0)",
+     " AND state <> 0 ORDER BY sequence_number DESC LIMIT 1)), 0)",
      2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 entity, $2 max. Sessions with messages (messages_session) and rows of sessions. */
     {STMT_DASH_SESSIONS,

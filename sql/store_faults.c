@@ -65,11 +65,14 @@ static const stmt_def fault_stmts[] = {
      "WITH d AS (DELETE FROM sbemu_faults WHERE $1::text IS NULL OR lower(name) = lower($1) RETURNING 1)"
      " SELECT count(*) FROM d",
      1, {STORE_OID_TEXT}},
-    /* $1 entity, $2 lock tokens, $3 when their locks end (only ever earlier) */
+    /* $1 entity, $2 lock tokens, $3 when their locks end (only ever earlier):
+     * a batch of their own, so the sweep looks at them then (migration 025) */
     {STMT_FAULT_LOCK_END,
-     "UPDATE messages m SET locked_until = sbemu_ts($3), available_at = sbemu_ts($3) FROM unnest($2::uuid[]) AS k(token)"
+     "WITH e AS (UPDATE messages m SET locked_until = sbemu_ts($3) FROM unnest($2::uuid[]) AS k(token)"
      " WHERE" BY_LOCK_TOKEN("m", "$1", "k.token")
-     " AND (m.locked_until > sbemu_ts($3)) IS TRUE",
+     " AND (m.locked_until > sbemu_ts($3)) IS TRUE RETURNING m.sequence_number, m.session_id)"
+     " INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"
+     " SELECT $1, session_id, sbemu_ts($3), array_agg(sequence_number) FROM e GROUP BY session_id",
      3, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8}},
 };
 

@@ -36,7 +36,6 @@
 #define LOG_ROW_VALUES(available)                                                                               \
     "$1, l.sequence_number, 0, 0, l.enqueued_at, " available ", l.expires_at, l.time_to_live_ms, l.message_id,"  \
     " l.session_id, l.message"
-#define CLAIM_NAMES "(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, src, exp)"
 
 static const stmt_def log_stmt_defs[] = {
     /* A peek-lock claim of a subscription (STMT_CLAIM_LOCK's parameters):
@@ -45,14 +44,15 @@ static const stmt_def log_stmt_defs[] = {
      * queue's claim writes one (its UPDATE). */
     {STMT_CLAIM_LOCK_LOG,
      "WITH old" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
-     " locked_until = sbemu_ts($5), available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
+     " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1"
      " WHERE " CLAIM_CANDIDATES("$6") " RETURNING" CLAIM_COLUMNS "),"
      LOG_TAKE("(SELECT count(*) FROM old)")
      " ins" CLAIM_NAMES " AS (INSERT INTO messages AS m (" LOG_ROW_COLUMNS ", lock_token, locked_until,"
-     " delivery_count) SELECT " LOG_ROW_VALUES("CASE WHEN l.live THEN sbemu_ts($5) ELSE l.available_at END")
+     " delivery_count) SELECT " LOG_ROW_VALUES("l.available_at")
      ", CASE WHEN l.live THEN sbemu_lock_token(l.sequence_number) END, CASE WHEN l.live THEN sbemu_ts($5) END,"
-     " CASE WHEN l.live THEN 1 ELSE 0 END FROM lg l RETURNING" CLAIM_COLUMNS ")"
-     " SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
+     " CASE WHEN l.live THEN 1 ELSE 0 END FROM lg l RETURNING" CLAIM_COLUMNS "),"
+     " u AS (SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0)," LOCK_BATCH("NULL")
+     " SELECT * FROM u",
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* A receive-and-delete claim of a subscription (STMT_CLAIM_DELETE's
      * parameters): messages rows deleted first, then log entries read and

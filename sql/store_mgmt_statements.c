@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "store_mgmt.h"
+#include "store_claim_sql.h"
 #include "store_rules.h"
 #include "store_session.h"
 #include "store_statements.h"
@@ -22,6 +23,9 @@
     " (CASE WHEN " m "state = 2 AND " m "available_at <= sbemu_ts(" now ") THEN 0 ELSE " m "state END)::int8, " m \
     "dead_letter_source, coalesce(sbemu_ms(" m "expires_at), 0)"
 
+/* The names of MSG_COLUMNS, in the CTE u that LOCK_BATCH and the story read. */
+#define MGMT_LOCK_NAMES "(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, state, src, exp)"
+
 /* Deferred messages among $3 that nobody holds a lock on. $1 queue, $2 subqueue, $4 now. */
 #define DEFERRED_FIND                                                                                          \
     "SELECT sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"                    \
@@ -29,51 +33,56 @@
     " FOR UPDATE"
 
 /* The messages session $2 of entity $1 holds under a lock still running at
- * $4: by messages_session_locked, whatever the statistics say. The `IS TRUE`s
- * hide the subqueue and the expiry from messages_held and
- * messages_lock_expiry, which a plan without statistics otherwise combined,
- * walking every lock of the entity (a release of 20 messages read 256
- * buffers). */
+ * $4, found through the lock batches b (that session's still running,
+ * lock_batches_session) and looked at by primary key: what the session
+ * holds, not its backlog. `m` is the message row; the `IS TRUE`s keep
+ * messages_session (the session's whole backlog) and messages_ready (with
+ * the subqueue between entity and sequence number, the entity's whole ready
+ * range) out of the plan: only messages_pkey answers it. */
+#define SESSION_BATCHES "entity_id = $1 AND session_id = $2 AND locked_until > sbemu_ts($4)"
 #define SESSION_LOCKED_MESSAGES                                                                                     \
-    "entity_id = $1 AND session_id = $2 AND (subqueue = 0) IS TRUE AND state = 0 AND lock_token IS NOT NULL"        \
-    " AND (locked_until > sbemu_ts($4)) IS TRUE"
+    " m.entity_id = $1 AND m.sequence_number = k.seq AND (m.session_id = $2) IS TRUE AND (m.subqueue = 0) IS TRUE"            \
+    " AND (m.state = 0) IS TRUE AND m.lock_token IS NOT NULL AND (m.locked_until > sbemu_ts($4)) IS TRUE"
+#define SESSION_BATCH_SEQS " (SELECT DISTINCT unnest(b.sequence_numbers) AS seq FROM b) k"
 
 static const stmt_def mgmt_stmt_defs[] = {
     /* $1 entity, $2 subqueue, $3 from sequence number, $4 max, $5 now. Two index
-     * walks merged (messages_ready for active unlocked messages, messages_held for
-     * locked, deferred and scheduled ones), so a peek costs what it returns. */
+     * walks merged (messages_ready for active messages, messages_held for
+     * deferred and scheduled ones), so a peek costs what it returns. */
     {STMT_MGMT_PEEK,
      "SELECT * FROM ("
      "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND state = 0 AND lock_token IS NULL AND sequence_number >= $3"
+     " AND state = 0 AND sequence_number >= $3"
      " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
      " ORDER BY sequence_number LIMIT $4)"
      " UNION ALL "
      "(SELECT" MSG_COLUMNS("", "$5") " FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND (state <> 0 OR lock_token IS NOT NULL) AND state <> 3 AND sequence_number >= $3"
+     " AND state <> 0 AND state <> 3 AND sequence_number >= $3"
      " AND (subqueue = 1 OR state = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($5))"
      " ORDER BY sequence_number LIMIT $4)"
      ") AS p ORDER BY 1 LIMIT $4",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
-    /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or none. */
+    /* $1 queue, $2 tokens (distinct), $3 now, $4 new locked-until. All or
+     * none. The renewed locks are a batch of their own (LOCK_BATCH). */
     {STMT_MGMT_RENEW,
      "WITH t AS (SELECT x.sequence_number FROM unnest($2::uuid[]) AS k(token) JOIN messages x ON"
      BY_LOCK_TOKEN("x", "$1", "k.token")
-     " WHERE (x.locked_until > sbemu_ts($3)) IS TRUE FOR UPDATE OF x)"
-     " UPDATE messages m SET locked_until = sbemu_ts($4), available_at = sbemu_ts($4)"
+     " WHERE (x.locked_until > sbemu_ts($3)) IS TRUE FOR UPDATE OF x),"
+     " u AS (UPDATE messages m SET locked_until = sbemu_ts($4)"
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($2)"
-     " RETURNING m.lock_token, sbemu_ms(m.locked_until)",
+     " RETURNING m.lock_token AS tok, sbemu_ms(m.locked_until) AS until, m.sequence_number AS seq),"
+     LOCK_BATCH("NULL") " SELECT tok, until FROM u",
      4, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_MGMT_DEFERRED_FIND, DEFERRED_FIND, 4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* $5 locked-until. Locks every one of $3 (distinct) or none; they stay deferred. */
     {STMT_MGMT_DEFERRED_LOCK,
-     "WITH t AS (" DEFERRED_FIND ")"
-     " UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number), locked_until = sbemu_ts($5),"
-     " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1"
+     "WITH t AS (" DEFERRED_FIND "),"
+     " u" MGMT_LOCK_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
+     " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1"
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($3)"
-     " RETURNING" MSG_COLUMNS("m.", "$4"),
+     " RETURNING" MSG_COLUMNS("m.", "$4") ")," LOCK_BATCH("NULL") " SELECT * FROM u",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
     /* Receive-and-delete: deletes every one of $3 or none. The delivery count
      * includes this delivery, as a lock would have. */
@@ -94,16 +103,17 @@ static const stmt_def mgmt_stmt_defs[] = {
      " UPDATE entity_runtime SET size_in_bytes = size_in_bytes - (SELECT coalesce(sum(n), 0) FROM d) WHERE entity_id = $1",
      3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* $1 entity, $2 subqueue, $3 max, $4 enqueued before, $5 now. Skips held
-     * locks. The lowest sequence numbers of the two index ranges (claimable,
-     * and held: lapsed locks, deferred, scheduled) merged, as peek does, so a
+     * locks. The lowest sequence numbers of the two index ranges (active,
+     * and held: deferred, scheduled) merged, as peek does, so a
      * purge costs what it deletes whatever the other subqueue holds. */
     {STMT_MGMT_BATCH_DELETE,
      "WITH c AS (SELECT ctid FROM messages WHERE ctid = ANY(ARRAY(SELECT row_id FROM ("
      "(SELECT ctid AS row_id, sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND state = 0 AND lock_token IS NULL AND enqueued_at < sbemu_ts($4) ORDER BY sequence_number LIMIT $3)"
+     " AND state = 0 AND (lock_token IS NULL OR locked_until <= sbemu_ts($5)) AND enqueued_at < sbemu_ts($4)"
+     " ORDER BY sequence_number LIMIT $3)"
      " UNION ALL "
      "(SELECT ctid, sequence_number FROM messages WHERE entity_id = $1 AND subqueue = $2::smallint"
-     " AND (state <> 0 OR lock_token IS NOT NULL) AND state <> 3 AND (lock_token IS NULL OR locked_until <= sbemu_ts($5))"
+     " AND state <> 0 AND state <> 3 AND (lock_token IS NULL OR locked_until <= sbemu_ts($5))"
      " AND enqueued_at < sbemu_ts($4) ORDER BY sequence_number LIMIT $3)"
      ") AS u ORDER BY sequence_number LIMIT $3)) FOR UPDATE SKIP LOCKED),"
      " d AS (DELETE FROM messages m WHERE m.ctid = ANY(ARRAY(SELECT ctid FROM c))"
@@ -141,7 +151,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      * $6: the entries of messages completed before it stay in
      * messages_session_ready until vacuum, and a pick that walked them all
      * again would cost what the entity has seen since (the wire keeps where
-     * the last pick found its message, amqp_session_pick.h). */
+     * the last pick found its message, amqp_hint.h). */
     {STMT_SESSION_LOCK,
      /* MATERIALIZED: each is read twice below, and an inlined pick ran its
       * search twice (two InitPlans) */
@@ -171,9 +181,11 @@ static const stmt_def mgmt_stmt_defs[] = {
      "  AND state IS NULL RETURNING 1),"
      " k AS (UPDATE sessions SET lock_token = NULL, locked_until = NULL WHERE entity_id = $1 AND session_id = $2"
      "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
-     " m AS (UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts($4),"
-     "  delivery_count = greatest(delivery_count - 1, 0)"
-     "  WHERE " SESSION_LOCKED_MESSAGES " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k) RETURNING 1)"
+     " b AS (DELETE FROM lock_batches WHERE " SESSION_BATCHES " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k)"
+     "  RETURNING sequence_numbers),"
+     " m AS (UPDATE messages m SET lock_token = NULL, locked_until = NULL,"
+     "  delivery_count = greatest(m.delivery_count - 1, 0)"
+     "  FROM" SESSION_BATCH_SEQS " WHERE" SESSION_LOCKED_MESSAGES " RETURNING 1)"
      " SELECT count(*) FROM m",
      4, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8}},
     /* $1 entity, $2 session, $3 token, $4 now, $5 new locked-until: the
@@ -181,8 +193,9 @@ static const stmt_def mgmt_stmt_defs[] = {
     {STMT_SESSION_RENEW,
      "WITH s AS (UPDATE sessions SET locked_until = sbemu_ts($5) WHERE entity_id = $1 AND session_id = $2"
      "  AND lock_token = $3 AND locked_until > sbemu_ts($4) RETURNING locked_until),"
-     " m AS (UPDATE messages SET locked_until = sbemu_ts($5), available_at = sbemu_ts($5)"
-     "  WHERE " SESSION_LOCKED_MESSAGES " AND EXISTS (SELECT 1 FROM s))"
+     " b AS (UPDATE lock_batches SET locked_until = sbemu_ts($5) WHERE " SESSION_BATCHES " AND EXISTS (SELECT 1 FROM s) RETURNING sequence_numbers),"
+     " m AS (UPDATE messages m SET locked_until = sbemu_ts($5) FROM" SESSION_BATCH_SEQS
+     "  WHERE" SESSION_LOCKED_MESSAGES ")"
      " SELECT sbemu_ms(locked_until) FROM s",
      5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 entity, $2 session, $3 token, $4 now. No row: the lock is lost. */

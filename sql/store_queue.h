@@ -162,7 +162,6 @@ typedef struct store_sweep_policy {
     size_t n_dead_letter_on_expiry;
     const int64_t *forward_from, *forward_to;
     size_t n_forward;
-    int64_t lapsed_since_ms; /* look at locks that lapsed after this (0: all) */
     store_sweep_counts_cb counted; /* NULL: not told */
     /* Which entities this sweep looks at (their namespaces' clocks read
      * now_ms: ent_clock.h): all when scope is NULL; else only those of scope

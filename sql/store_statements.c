@@ -221,9 +221,9 @@ static stmt_def stmt_defs[] = {
      2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* $5 locked-until, $6 from */
     {STMT_CLAIM_LOCK,
-     "UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number), locked_until = sbemu_ts($5),"
-     " available_at = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_CANDIDATES("$6")
-     " RETURNING" CLAIM_COLUMNS,
+     "WITH u" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
+     " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_CANDIDATES("$6")
+     " RETURNING" CLAIM_COLUMNS ")," LOCK_BATCH("NULL") " SELECT * FROM u",
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_CLAIM_DELETE,
      "WITH d AS (DELETE FROM messages m WHERE " CLAIM_CANDIDATES("$5") " RETURNING m.*),"
@@ -236,11 +236,11 @@ static stmt_def stmt_defs[] = {
      * messages are locked until the session's lock lapses ($5, the locked-until
      * of a plain claim, is unused: declared so the parameters line up). */
     {STMT_CLAIM_SESSION_LOCK,
-     "UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number), locked_until = s.locked_until,"
-     " available_at = s.locked_until, delivery_count = m.delivery_count + 1"
+     "WITH u" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
+     " locked_until = s.locked_until, delivery_count = m.delivery_count + 1"
      " FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7 AND s.lock_token = $8"
      " AND " CLAIM_SESSION_CANDIDATES("$6")
-     " RETURNING" CLAIM_COLUMNS,
+     " RETURNING" CLAIM_COLUMNS ")," LOCK_BATCH("$7") " SELECT * FROM u",
      8, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
          STORE_OID_TEXT, STORE_OID_UUID}},
     {STMT_CLAIM_SESSION_DELETE,
@@ -291,7 +291,7 @@ static stmt_def stmt_defs[] = {
      /* Every one that stays in its entity, as one UPDATE (it was a plpgsql
       * call per row): an abandon or release unlocks (a release as if never
       * delivered), a defer sets it aside, a dead letter moves to the subqueue. */
-     " here AS (UPDATE messages x SET lock_token = NULL, locked_until = NULL, available_at = sbemu_ts(d.now),"
+     " here AS (UPDATE messages x SET lock_token = NULL, locked_until = NULL,"
      "  subqueue = CASE WHEN d.dl THEN 1 ELSE x.subqueue END,"
      "  state = CASE WHEN d.dl THEN 0 WHEN d.kind = 3 THEN 1 ELSE x.state END,"
      "  delivery_count = CASE WHEN d.kind = 4 THEN greatest(x.delivery_count - 1, 0) ELSE x.delivery_count END,"
@@ -364,25 +364,42 @@ static stmt_def stmt_defs[] = {
      " ELSE sbemu_delete_message(entity_id, sequence_number) END",
      9, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
          STORE_OID_INT8_ARRAY, STORE_OID_TEXT, STORE_OID_INT8}},
-    /* Lapsed locks, across entities, from the oldest: dead-lettered past
-     * MaxDeliveryCount (decided here, under the row lock: the delivery count
-     * is the row's, and every emulator delivers), else claimable again
-     * (answers each one's entity, and whether it was dead-lettered). $2
-     * reason, $3 description (ent_dead_letter_max_delivery), $4/$5
-     * where each entity's dead letters go (as in STMT_SWEEP_EXPIRED), $6 the
-     * time from which to look: locks of completed messages leave their index
-     * entries behind until vacuum, and walking all of them every second would
-     * cost what the emulator has received lately (store_sweep_policy). */
+    /* Lapsed locks, across entities, from the oldest batch (lock_batches,
+     * migration 025): dead-lettered past MaxDeliveryCount (decided here,
+     * under the row lock: the delivery count is the row's, and every
+     * emulator delivers), else claimable again (answers each one's entity,
+     * and whether it was dead-lettered). $2 reason, $3 description
+     * (ent_dead_letter_max_delivery), $4/$5 where each entity's dead letters
+     * go (as in STMT_SWEEP_EXPIRED). A batch whose time has passed is
+     * removed, and each of its messages looked up by primary key: only a lock
+     * still there and lapsed is acted on (a message completed, settled,
+     * renewed or locked again since is left alone: a renewal or a new lock
+     * wrote a batch of its own). A lapsed lock whose row another statement
+     * holds right now is written into a new batch, due at once, for the next
+     * sweep (the counts first: the search for which is paid only then). */
     {STMT_SWEEP_LAPSED,
-     "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
+     "WITH b AS MATERIALIZED (DELETE FROM lock_batches WHERE ctid = ANY(ARRAY(SELECT ctid FROM lock_batches"
+     "  WHERE locked_until <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "6", "7")
+     "  ORDER BY locked_until LIMIT " STORE_SWEEP_LOCK_BATCHES_SQL " FOR UPDATE SKIP LOCKED))"
+     "  RETURNING entity_id, sequence_numbers),"
+     " c AS MATERIALIZED (SELECT m.ctid AS tid, m.entity_id, m.sequence_number, m.session_id"
+     "  FROM (SELECT DISTINCT b.entity_id, k.seq FROM b, unnest(b.sequence_numbers) AS k(seq)) k"
+     "  JOIN messages m ON m.entity_id = k.entity_id AND m.sequence_number = k.seq"
+     "  WHERE m.lock_token IS NOT NULL AND (m.locked_until <= sbemu_ts($1)) IS TRUE AND m.state <> 3),"
+     " x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN entities q ON q.id = m.entity_id"
-     " WHERE m.lock_token IS NOT NULL AND m.locked_until <= sbemu_ts($1) AND m.locked_until > sbemu_ts($6)"
-     SWEEP_SCOPE("m.entity_id", "7", "8") " ORDER BY m.locked_until LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE OF m SKIP LOCKED)"
+     "  WHERE m.ctid = ANY(ARRAY(SELECT tid FROM c)) AND m.lock_token IS NOT NULL"
+     "  AND (m.locked_until <= sbemu_ts($1)) IS TRUE FOR UPDATE OF m SKIP LOCKED),"
+     " again AS (INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"
+     "  SELECT c.entity_id, c.session_id, sbemu_ts($1), array_agg(c.sequence_number) FROM c"
+     "  WHERE (SELECT count(*) FROM x) < (SELECT count(*) FROM c) AND NOT EXISTS (SELECT 1 FROM x"
+     "  WHERE x.entity_id = c.entity_id AND x.sequence_number = c.sequence_number)"
+     "  GROUP BY c.entity_id, c.session_id)"
      " SELECT entity_id, exhausted FROM x WHERE CASE WHEN exhausted"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($4::int8[], $5::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"
      " ELSE sbemu_unlock(entity_id, sequence_number, sbemu_ts($1)) END",
-     8, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY, STORE_OID_INT8,
+     7, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_TEXT, STORE_OID_INT8_ARRAY, STORE_OID_INT8_ARRAY,
          STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
     /* AutoDeleteOnIdle: no activity for that long and no scheduled message
      * pending. Activity is what entity_runtime.accessed_at records: sends and

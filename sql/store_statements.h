@@ -17,6 +17,11 @@
 #define STORE_STRINGIFY_(x) #x
 #define STORE_STRINGIFY(x) STORE_STRINGIFY_(x)
 #define STORE_SWEEP_BATCH_SQL STORE_STRINGIFY(STORE_SWEEP_BATCH)
+/* Lock batches one sweep looks at (each names up to a claim's messages,
+ * AMQP_CLAIM_MAX): lapsed ones are rare, but every batch is read once its
+ * time has passed, and claims write a few hundred a second under load. */
+#define STORE_SWEEP_LOCK_BATCHES 1000
+#define STORE_SWEEP_LOCK_BATCHES_SQL STORE_STRINGIFY(STORE_SWEEP_LOCK_BATCHES)
 /* The entities one sweep statement looks at (store_sweep_policy's scope):
  * $ids an int8[] (NULL: every entity), $in a bool (true: those, false: all
  * but those), applied to the entity column col. While no namespace's clock

@@ -107,14 +107,12 @@
     "  ORDER BY step, firstk)"
 
 /* A lock claim's events from its rows (u), who claimed ($conn, $link). */
-#define CLAIM_LOCK_COLUMN_NAMES "u(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, src, exp)"
 #define LOCK_STORY(conn, link)                                                                                      \
-    "), story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, connection_id, link_name, locked_until,"   \
+    ", story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, connection_id, link_name, locked_until,"   \
     "  sequence_numbers, message_ids, numbers, lock_tokens)"                                                        \
     "  SELECT sbemu_ts($3), $1, " K(LOCKED) ", nullif($2, 0), " conn ", " link ", sbemu_ts(max(until)),"            \
     "  array_agg(seq), array_agg(mid), array_agg(dc::int8), array_agg(tok)"                                        \
-    "  FROM (SELECT seq, mid, dc, tok, until FROM u ORDER BY seq) o HAVING count(*) > 0)"                           \
-    " SELECT * FROM u"
+    "  FROM (SELECT seq, mid, dc, tok, until FROM u ORDER BY seq) o HAVING count(*) > 0)"
 
 /* A receive-and-delete claim's events from what it deleted (d). */
 #define RECEIVED_STORY(now, conn, link)                                                                             \
@@ -201,14 +199,12 @@
     " SELECT entity_id FROM a WHERE seq IS NOT NULL"
 
 /* $management's receive of deferred messages under a lock (u; $4 now). */
-#define MGMT_LOCK_COLUMN_NAMES "u(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, state, src, exp)"
 #define MGMT_LOCK_STORY                                                                                             \
-    "), story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, locked_until, sequence_numbers,"         \
+    ", story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, locked_until, sequence_numbers,"         \
     "  message_ids, numbers, lock_tokens)"                                                                          \
     "  SELECT sbemu_ts($4), $1, " K(LOCKED) ", nullif($2, 0), sbemu_ts(max(until)), array_agg(seq ORDER BY seq),"  \
     "  array_agg(mid ORDER BY seq), array_agg(dc ORDER BY seq), array_agg(tok ORDER BY seq) FROM u"               \
-    "  HAVING count(*) > 0)"                                                                                        \
-    " SELECT * FROM u"
+    "  HAVING count(*) > 0)"
 
 /* Deletes through $management: what d deleted, as kind, at now. */
 #define DELETED_STORY(kind, now, subqueue)                                                                          \
@@ -274,18 +270,17 @@ static const twin_def twins[] = {
        PUBLISH_STORY " SELECT keep.ord, s.first_seq + keep.base FROM keep, s"}},
      6, {STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY,
          STORE_OID_TEXT_ARRAY}},
-    {STMT_CLAIM_LOCK_STORY, STMT_CLAIM_LOCK, "WITH " CLAIM_LOCK_COLUMN_NAMES " AS (", LOCK_STORY("$7", "$8"), {{0}},
+    {STMT_CLAIM_LOCK_STORY, STMT_CLAIM_LOCK, NULL, NULL, {{" SELECT * FROM u", LOCK_STORY("$7", "$8") " SELECT * FROM u"}},
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
-    {STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_LOCK, "WITH " CLAIM_LOCK_COLUMN_NAMES " AS (",
-     LOCK_STORY("$9", "$10"), {{0}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    {STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_LOCK, NULL, NULL,
+     {{" SELECT * FROM u", LOCK_STORY("$9", "$10") " SELECT * FROM u"}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_DELETE_STORY, STMT_CLAIM_DELETE, NULL, NULL,
      {{"AND EXISTS (SELECT 1 FROM d)) SELECT", "AND EXISTS (SELECT 1 FROM d)), " RECEIVED_STORY("$3", "$6", "$7")
                                                " SELECT"}},
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     /* a subscription's claims from its topic's log (store_log.c) */
     {STMT_CLAIM_LOCK_LOG_STORY, STMT_CLAIM_LOCK_LOG, NULL, NULL,
-     {{" SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
-       ", u AS (SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0" LOCK_STORY("$7", "$8")}},
+     {{" SELECT * FROM u", LOCK_STORY("$7", "$8") " SELECT * FROM u"}},
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_DELETE_LOG_STORY, STMT_CLAIM_DELETE_LOG, NULL, NULL,
      {{"EXISTS (SELECT 1 FROM lg WHERE live))) SELECT",
@@ -311,8 +306,8 @@ static const twin_def twins[] = {
       {" SELECT entity_id, entity_id = ANY($4) FROM x", EXPIRED_STORY " SELECT entity_id, entity_id = ANY($4) FROM x"}},
      0, {0}},
     {"sb_sweep_lapsed_story", STMT_SWEEP_LAPSED, NULL, NULL,
-     {{"WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number,",
-       "WITH x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.message_id, m.delivery_count,"},
+     {{" x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number,",
+       " x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.message_id, m.delivery_count,"},
       {" SELECT entity_id, exhausted FROM x WHERE CASE", LAPSED_STORY " SELECT entity_id, exhausted FROM x WHERE CASE"}},
      0, {0}},
     {"sb_sweep_scheduled_story", STMT_SWEEP_SCHEDULED, NULL, NULL,
@@ -320,9 +315,8 @@ static const twin_def twins[] = {
        "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number, message_id FROM messages WHERE state = 2"},
       {" SELECT entity_id FROM x WHERE sbemu_activate(entity_id, sequence_number)", ACTIVATED_STORY}},
      0, {0}},
-    {"sb_mgmt_deferred_lock_story", STMT_MGMT_DEFERRED_LOCK, NULL, MGMT_LOCK_STORY,
-     {{") UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number)",
-       "), " MGMT_LOCK_COLUMN_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number)"}},
+    {"sb_mgmt_deferred_lock_story", STMT_MGMT_DEFERRED_LOCK, NULL, NULL,
+     {{" SELECT * FROM u", MGMT_LOCK_STORY " SELECT * FROM u"}},
      0, {0}},
     {"sb_mgmt_deferred_delete_story", STMT_MGMT_DEFERRED_DELETE, NULL, NULL,
      {{" SELECT sequence_number, sbemu_ms(enqueued_at), 0::int8",

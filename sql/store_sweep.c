@@ -151,12 +151,11 @@ void store_sweep(store *s, int64_t now_ms, const store_sweep_policy *policy, sto
                                            P_TEXT(dl), P_TEXT(from), P_TEXT(to), ids, in, P_INT8(offset)},
                            9);
     /* which lapsed locks exhausted MaxDeliveryCount is decided under their row locks */
-    int8_param since = be_int8(policy->lapsed_since_ms);
     ent_dead_letter_reason exhausted = ent_dead_letter_max_delivery();
     rc |= store_op_stmt(op, SWEEP_LAPSED, STMT_SWEEP_LAPSED,
                         (store_param[]){P_INT8(now), P_TEXT(exhausted.reason), P_TEXT(exhausted.description),
-                                        P_TEXT(from), P_TEXT(to), P_INT8(since), ids, in},
-                        8);
+                                        P_TEXT(from), P_TEXT(to), ids, in},
+                        7);
     rc |= store_op_stmt(op, SWEEP_IDLE, STMT_SWEEP_IDLE, (store_param[]){P_INT8(now), ids, in}, 3);
     rc |= store_op_stmt(op, SWEEP_DUPLICATES, STMT_SWEEP_DUPLICATES, (store_param[]){P_INT8(now), ids, in}, 3);
     rc |= store_op_stmt(op, SWEEP_SCHEDULED, STMT_SWEEP_SCHEDULED, (store_param[]){P_INT8(now), ids, in, P_INT8(offset)},

@@ -9,12 +9,6 @@
 
 /* How often the background sweep runs (expiry, lapsed locks, idle queues). */
 #define BROKER_SWEEP_INTERVAL_MS 1000
-/* The sweep looks at locks that lapsed since its last run and this much
- * before (rows busy in another transaction then); every this many sweeps it
- * looks at all of them. Each look walks the index entries that completed
- * messages left behind until vacuum, so not every second. */
-#define BROKER_LAPSE_RECHECK_MS 10000
-#define BROKER_LAPSE_FULL_SCAN_SWEEPS 60
 /* Messages at rest in a topic (scheduled and due, or forwarded there by a
  * dead-letter) are routed this many at a time, under a lock this long (a
  * crash mid-route leaves them to the next try once it lapses); every topic
@@ -32,15 +26,9 @@ struct broker {
     struct lws_context *lws;
     lws_sorted_usec_list_t sweep_timer;
     bool sweeping, sweep_again;
-    /* The sweep has returned locks that lapsed before this wall time plus
-     * each namespace's clock offset (0: look at all). Kept only while no
-     * clock moved between two sweeps (clocks_seen). */
-    int64_t lapsed_swept_ms;
     int64_t sweep_now_ms;    /* the wall time the running sweep looks at (each namespace adds its offset) */
-    bool sweep_stale;        /* a reset moved the clock while a sweep ran: its time is not kept */
     int sweep_parts;         /* of the running sweep, the parts (one per clock) still in the store */
     sb_status sweep_worst;   /* SB_OK, or what one of its parts failed with */
-    uint64_t clocks_seen;    /* what the clocks were when the last sweep started (broker_sweep.c) */
     int64_t replaced_generation; /* the last reset or restore made good here (broker_reset.c) */
     int replacing;               /* resets or restores of ours in the store: no sweep starts (broker.h) */
     uint64_t sweeps;

@@ -18,10 +18,7 @@
  *    (a row of sessions) was deleted; then every waiting receiver looks again.
  *    Deliveries in the clients' hands name locks that no longer exist: their
  *    settlements answer lock-lost, as for a lock that lapsed.
- *  - the sweep: its watermark for lapsed locks is emulator time, which may
- *    have gone back, so it is forgotten (a sweep under way keeps none of its
- *    own, sweep_stale), and it runs now: scheduled messages may be due on the
- *    restored clock.
+ *  - the sweep runs now: scheduled messages may be due on the restored clock.
  *  - the topic pump: messages restored at rest in a topic are routed now. A
  *    round under way consumes the messages it claimed by lock token; the
  *    restore dropped every lock, so none of its copies is stored
@@ -49,9 +46,6 @@ void broker_replaced(broker *b, int64_t generation, int64_t offset_ms, int32_t n
     broker_refresh_entities(b);
     if (b->receivers.replaced)
         b->receivers.replaced(b->receivers.ctx, ns);
-    b->lapsed_swept_ms = 0;
-    if (b->sweeping)
-        b->sweep_stale = true;
     if (b->lws) {
         broker_sweep_now(b);
         broker_topic_pump(b, 0);

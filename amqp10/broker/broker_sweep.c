@@ -64,25 +64,12 @@ static void on_swept(void *ctx, sb_status st, const int64_t *touched, size_t n)
         LOG_DEBUG("sweep: %s", sb_status_name(st)); /* the store said why, once */
     else if (st != SB_OK)
         LOG_WARN("sweep: %s", sb_status_name(st));
-    if (st == SB_OK)
-        b->lapsed_swept_ms = ++b->sweeps % BROKER_LAPSE_FULL_SCAN_SWEEPS && !b->sweep_stale ? b->sweep_now_ms : 0;
-    b->sweep_stale = false;
-    if (st == SB_OK && b->sweeps % BROKER_TOPIC_PUMP_SWEEPS == 0)
+    if (st == SB_OK && ++b->sweeps % BROKER_TOPIC_PUMP_SWEEPS == 0)
         broker_topic_pump(b, 0);
     if (b->sweep_again) {
         b->sweep_again = false;
         broker_sweep_now(b);
     }
-}
-
-/* What the clocks are now, as one number: a sweep after any clock moved
- * looks at every lapsed lock once, as one after a reset does. */
-static uint64_t clocks_now(const int32_t *ids, const int64_t *offsets, size_t n)
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ ((uint64_t)(uint32_t)ids[i] << 32) ^ (uint64_t)offsets[i]) * UINT64_C(1099511628211);
-    return h ^ n;
 }
 
 /* Whether offsets[k] is the first of its value in offsets[0..k]. */
@@ -156,15 +143,9 @@ void broker_sweep_now(broker *b)
     const int32_t *ids;
     const int64_t *offsets;
     size_t moved = ent_clock_moved(&ids, &offsets);
-    uint64_t clocks = clocks_now(ids, offsets, moved);
-    if (clocks != b->clocks_seen)
-        b->lapsed_swept_ms = 0; /* a clock moved: every lapsed lock is looked at once */
-    b->clocks_seen = clocks;
-    /* Locks that lapsed since the last sweep (and a little before, for rows
-     * that were busy then); every BROKER_LAPSE_FULL_SCAN_SWEEPS sweeps, all. */
     b->sweep_now_ms = ent_clock_wall_ms();
     store_sweep_policy policy = {plan.dead_letter_on_expiry, plan.n_dead_letter_on_expiry, plan.forward_from,
-                                 plan.forward_to, plan.n_forward, 0, on_counted, NULL, 0, false, 0, 0};
+                                 plan.forward_to, plan.n_forward, on_counted, NULL, 0, false, 0, 0};
     /* part k < moved sweeps the namespaces at offsets[k] (once per distinct
      * offset), part `moved` those at real time; every part is counted before
      * the first is submitted (a failing one may answer at once) */
@@ -182,8 +163,6 @@ void broker_sweep_now(broker *b)
         policy.scope = moved ? (scope ? scope : none) : NULL;
         policy.n_scope = n;
         policy.scope_in = !rest;
-        int64_t since = b->lapsed_swept_ms ? b->lapsed_swept_ms + offset - BROKER_LAPSE_RECHECK_MS : 0;
-        policy.lapsed_since_ms = since > 0 ? since : 0;
         policy.clock_offset_ms = offset;
         /* each message's story, kept on its namespace's clock */
         policy.story_before_ms = b->settings.story_retention_ms > 0

@@ -1,0 +1,52 @@
+/* Where the next pick of a next available session starts (amqp_hint.h). */
+#include "amqp_hint.h"
+
+static amqp_hint_slot *slot_of(amqp_hints *p, int64_t entity_id)
+{
+    return &p->slot[(uint64_t)entity_id % AMQP_HINT_SLOTS];
+}
+
+int64_t amqp_hint_from(amqp_hints *p, int64_t entity_id, amqp_hint_mark *mark)
+{
+    amqp_hint_slot *s = slot_of(p, entity_id);
+    if (s->entity_id != entity_id) {
+        s->entity_id = entity_id;
+        s->from = 0;
+        s->epoch++;
+    }
+    *mark = (amqp_hint_mark){entity_id, s->epoch};
+    return s->from;
+}
+
+void amqp_hint_found(amqp_hints *p, const amqp_hint_mark *mark, int64_t seq)
+{
+    amqp_hint_slot *s = slot_of(p, mark->entity_id);
+    if (s->entity_id == mark->entity_id && s->epoch == mark->epoch && seq > s->from)
+        s->from = seq;
+}
+
+void amqp_hint_rewind(amqp_hints *p, int64_t entity_id)
+{
+    if (entity_id) {
+        amqp_hint_slot *s = slot_of(p, entity_id);
+        if (s->entity_id == entity_id) {
+            s->from = 0;
+            s->epoch++;
+        }
+        return;
+    }
+    for (int i = 0; i < AMQP_HINT_SLOTS; i++) {
+        p->slot[i].from = 0;
+        p->slot[i].epoch++;
+    }
+}
+
+void amqp_hint_lower(amqp_hints *p, int64_t entity_id, int64_t seq)
+{
+    amqp_hint_slot *s = slot_of(p, entity_id);
+    if (s->entity_id != entity_id)
+        return; /* no hint kept: its next pick starts from 0 */
+    if (seq < s->from)
+        s->from = seq;
+    s->epoch++; /* a pick in the store may have skipped the session: its answer does not raise the hint */
+}

@@ -1,0 +1,62 @@
+/* Where this process's next walk of an entity's messages starts, per
+ * entity: a lower bound on the sequence numbers worth looking at. The server
+ * keeps two sets (amqp_internal.h):
+ *  - claims (claim_hints): every message below it is locked, gone, or set
+ *    aside, as far as this process's claims saw. The next claim of the entity
+ *    on any of its links starts there, and does not walk again the messages
+ *    in flight (locked rows are skipped on the heap: migration 025) nor the
+ *    index entries of the messages completed since the last vacuum.
+ *  - session picks (session_picks): the sequence number of the message the
+ *    last "next available session" pick found. Below it, every claimable
+ *    message belonged to a held session; so the next pick may start there. A
+ *    session let go here lowers it to the message that session was picked by
+ *    (none of its messages lies below; amqp_link.c), and to 0 for a session
+ *    accepted by name.
+ * What can make a message below a hint claimable again moves it back: locks
+ * released or lapsed (broker_rewind), a transaction's sends committed and a
+ * reset or restore move it to 0; so does, for what other replicas release and
+ * session locks that lapse unseen, the periodic rewind (AMQP_CLAIM_REWIND_MS).
+ *
+ * A hint is only ever a lower bound a walk may start from: a slot taken by
+ * another entity, or a rewind, starts a walk from 0 again, which is always
+ * right. A walk's answer moves the hint only if no rewind came while it was
+ * in the store (its mark's epoch). Fixed size, no allocation. */
+#ifndef AMQP_HINT_H
+#define AMQP_HINT_H
+
+#include <stdint.h>
+
+/* Entities whose hint is kept at once (more share slots: a hint lost is a
+ * walk from 0). */
+#define AMQP_HINT_SLOTS 256
+
+typedef struct amqp_hint_slot {
+    int64_t entity_id; /* 0: free */
+    int64_t from;
+    uint64_t epoch; /* moved by every rewind and by a new entity taking the slot */
+} amqp_hint_slot;
+
+/* Ownership: a member of amqp_server; zeroed is empty. */
+typedef struct amqp_hints {
+    amqp_hint_slot slot[AMQP_HINT_SLOTS];
+} amqp_hints;
+
+/* What a walk in the store remembers of the hint it started from. */
+typedef struct amqp_hint_mark {
+    int64_t entity_id;
+    uint64_t epoch;
+} amqp_hint_mark;
+
+/* The sequence number entity_id's next walk starts from; *mark for the answer. */
+int64_t amqp_hint_from(amqp_hints *p, int64_t entity_id, amqp_hint_mark *mark);
+/* The walk marked so found what it looked for up to sequence number seq (a
+ * claim: the last message it took, plus one; a pick: the message whose
+ * session it took). */
+void amqp_hint_found(amqp_hints *p, const amqp_hint_mark *mark, int64_t seq);
+/* Messages of entity_id (0: of every entity) may be claimable below the hint. */
+void amqp_hint_rewind(amqp_hints *p, int64_t entity_id);
+/* Messages of entity_id from sequence number seq on (0: all) may be claimable
+ * again (a session let go): the hint goes no higher than seq. */
+void amqp_hint_lower(amqp_hints *p, int64_t entity_id, int64_t seq);
+
+#endif

@@ -1,0 +1,74 @@
+/* Where a pick of the next available session starts (amqp10/amqp_session_pick.c):
+ * a pick's answer raises the hint unless a rewind or a lowering came while it
+ * was in the store; a session let go lowers it; a slot taken by another entity
+ * starts that entity from 0; a rewind of every entity. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "amqp_hint.h"
+
+static amqp_hints picks;
+
+static void found_raises_and_a_rewind_in_between_does_not(void **state)
+{
+    (void)state;
+    amqp_hint_mark m1, m2;
+    assert_int_equal(amqp_hint_from(&picks, 7, &m1), 0);
+    amqp_hint_found(&picks, &m1, 100);
+    assert_int_equal(amqp_hint_from(&picks, 7, &m1), 100);
+    amqp_hint_found(&picks, &m1, 50); /* never lower by an answer */
+    assert_int_equal(amqp_hint_from(&picks, 7, &m2), 100);
+    amqp_hint_rewind(&picks, 7); /* while m2's pick is in the store */
+    amqp_hint_found(&picks, &m2, 300);
+    assert_int_equal(amqp_hint_from(&picks, 7, &m1), 0);
+}
+
+static void a_session_let_go_lowers(void **state)
+{
+    (void)state;
+    amqp_hint_mark m;
+    amqp_hint_rewind(&picks, 0);
+    amqp_hint_from(&picks, 9, &m);
+    amqp_hint_found(&picks, &m, 500);
+    amqp_hint_from(&picks, 9, &m);
+    amqp_hint_lower(&picks, 9, 200); /* a session picked by message 200 was let go */
+    amqp_hint_found(&picks, &m, 900); /* a pick that may have skipped it */
+    assert_int_equal(amqp_hint_from(&picks, 9, &m), 200);
+    amqp_hint_lower(&picks, 9, 800); /* above the hint: it stays */
+    assert_int_equal(amqp_hint_from(&picks, 9, &m), 200);
+    amqp_hint_lower(&picks, 9, 0); /* a named session: from the start */
+    assert_int_equal(amqp_hint_from(&picks, 9, &m), 0);
+}
+
+static void entities_sharing_a_slot_and_a_rewind_of_all(void **state)
+{
+    (void)state;
+    amqp_hint_mark a, b;
+    int64_t e1 = 3, e2 = 3 + AMQP_HINT_SLOTS; /* the same slot */
+    amqp_hint_from(&picks, e1, &a);
+    amqp_hint_found(&picks, &a, 40);
+    assert_int_equal(amqp_hint_from(&picks, e2, &b), 0); /* e2 takes the slot */
+    amqp_hint_found(&picks, &a, 60);                     /* e1's answer no longer counts */
+    amqp_hint_found(&picks, &b, 10);
+    assert_int_equal(amqp_hint_from(&picks, e2, &b), 10);
+    assert_int_equal(amqp_hint_from(&picks, e1, &a), 0); /* e1 back: from the start */
+    amqp_hint_found(&picks, &a, 70);
+    amqp_hint_lower(&picks, e2, 1); /* not e2's slot any more: nothing */
+    assert_int_equal(amqp_hint_from(&picks, e1, &a), 70);
+    amqp_hint_rewind(&picks, 0);
+    assert_int_equal(amqp_hint_from(&picks, e1, &a), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(found_raises_and_a_rewind_in_between_does_not),
+        cmocka_unit_test(a_session_let_go_lowers),
+        cmocka_unit_test(entities_sharing_a_slot_and_a_rewind_of_all),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
