@@ -11,17 +11,29 @@
     " m.message_id, m.dead_letter_source, coalesce(sbemu_ms(m.expires_at), 0)"
 
 /* The names a lock claim gives its rows (CLAIM_COLUMNS), in the CTE u
- * that LOCK_BATCH and the story (store_story_statements.c) read. */
+ * that the story (store_story_statements.c) and a subscription's claim read. */
 #define CLAIM_NAMES "(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, src, exp)"
 
-/* The batch of locks the rows of u were given (migration 025): how the
- * sweep finds them once they lapse, and, for a session's ($session: its id,
- * or NULL), how its release and renewal find them. $1 is the entity. */
-#define LOCK_BATCH(session)                                                                                       \
+/* The batch of locks given to the rows of `rows` (a CTE with a column seq)
+ * until `until` (migration 025): how the sweep finds them once they lapse,
+ * and, for a session's ($session: its id, or NULL), how its release and
+ * renewal find them. $1 is the entity. A row holds the sequence numbers of
+ * one span of STORE_LOCK_BATCH_SPAN, so that it fits a page uncompressed
+ * (migration 025 stores them PLAIN: compressing a claim's 4 KB cost more
+ * than the claim's 500 row updates). */
+#define STORE_LOCK_BATCH_SPAN 900
+#define LOCK_BATCH(rows, session, until)                                                                          \
     " lb AS (INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"                    \
-    " SELECT $1, " session ", sbemu_ts(max(until)), array_agg(seq) FROM u HAVING count(*) > 0)"
+    " SELECT $1, " session ", " until ", array_agg(seq) FROM " rows                                               \
+    " GROUP BY seq / " STORE_STRINGIFY(STORE_LOCK_BATCH_SPAN) ")"
 
-/* $1 entity, $2 subqueue, $3 now, $4 max count, and `from` the lowest sequence
+/* The rows a claim takes, as `m.ctid = ANY(...)` (CLAIM_CANDIDATES) or,
+ * for a lock claim, locked first in a CTE c of row addresses and sequence
+ * numbers (CLAIM_LOCKING), which the lock batch reads and the UPDATE names
+ * (CLAIM_LOCKED): the UPDATE is then the statement itself, and its rows
+ * stream out instead of being kept, bodies and all, for a second reader.
+ *
+ * $1 entity, $2 subqueue, $3 now, $4 max count, and `from` the lowest sequence
  * number worth looking at. Walks messages_ready, which holds every active
  * message, from `from`, and skips the locked ones on their rows (no index
  * reads a lock column, so that a claim is a HOT update: migration 025). The
@@ -32,12 +44,14 @@
  * messages below may be claimable again (amqp_hint.h, link_sender.c).
  * Expired messages are never delivered (the dead-letter subqueue ignores
  * TTL); the sweep removes them. */
-#define CLAIM_CANDIDATES(from)                                                                                    \
-    "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
+#define CLAIM_WHERE(from)                                                                                         \
     " WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL"                    \
     " AND sequence_number >= " from                                                                            \
     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
-    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
+    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED"
+#define CLAIM_CANDIDATES(from) "m.ctid = ANY(ARRAY(SELECT ctid FROM messages" CLAIM_WHERE(from) "))"
+#define CLAIM_LOCKING(where) "c AS MATERIALIZED (SELECT ctid, sequence_number AS seq FROM messages" where ")"
+#define CLAIM_LOCKED "m.ctid = ANY(ARRAY(SELECT ctid FROM c))"
 /* A session receiver's candidates: $7 its session, $8 its session lock
  * token. Walks messages_session (that session's messages only), and takes
  * nothing unless the receiver still holds the session's lock, nor while a
@@ -54,8 +68,7 @@
  * per claim of 20, 1,000 sessions at a third of their rate). `IS TRUE` hides
  * `state = 0` from the ready indexes' predicates, and the order by session
  * first is one only messages_session gives without a sort. */
-#define CLAIM_SESSION_CANDIDATES(from)                                                                            \
-    "m.ctid = ANY(ARRAY(SELECT ctid FROM messages"                                                              \
+#define CLAIM_SESSION_WHERE(from)                                                                                 \
     " WHERE entity_id = $1 AND session_id = $7 AND subqueue = $2::smallint AND (state = 0) IS TRUE"             \
     " AND lock_token IS NULL AND sequence_number >= " from                                                     \
     " AND (expires_at IS NULL OR expires_at > sbemu_ts($3))"                                                   \
@@ -64,7 +77,8 @@
     " AND NOT EXISTS (SELECT 1 FROM lock_batches b JOIN messages x ON x.entity_id = b.entity_id"               \
     " AND x.sequence_number = ANY(b.sequence_numbers) WHERE b.entity_id = $1 AND b.session_id = $7"            \
     " AND b.locked_until <= sbemu_ts($3) AND x.lock_token IS NOT NULL AND (x.locked_until <= sbemu_ts($3)) IS TRUE)" \
-    " ORDER BY session_id, sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED))"
+    " ORDER BY session_id, sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED"
+#define CLAIM_SESSION_CANDIDATES(from) "m.ctid = ANY(ARRAY(SELECT ctid FROM messages" CLAIM_SESSION_WHERE(from) "))"
 /* (The candidates are named by row address, not joined: a generic plan
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
  * whole table; `ctid = ANY(...)` can only be a TID scan.) */

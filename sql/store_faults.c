@@ -12,6 +12,7 @@
 #include "ent_log.h"
 #include "store_arrays.h"
 #include "store_binary.h"
+#include "store_claim_sql.h"
 #include "store_statements.h"
 #include "store_token_sql.h"
 
@@ -72,7 +73,8 @@ static const stmt_def fault_stmts[] = {
      " WHERE" BY_LOCK_TOKEN("m", "$1", "k.token")
      " AND (m.locked_until > sbemu_ts($3)) IS TRUE RETURNING m.sequence_number, m.session_id)"
      " INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"
-     " SELECT $1, session_id, sbemu_ts($3), array_agg(sequence_number) FROM e GROUP BY session_id",
+     " SELECT $1, session_id, sbemu_ts($3), array_agg(sequence_number) FROM e"
+     " GROUP BY session_id, sequence_number / " STORE_STRINGIFY(STORE_LOCK_BATCH_SPAN),
      3, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8}},
 };
 

@@ -72,7 +72,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($2)"
      " RETURNING m.lock_token AS tok, sbemu_ms(m.locked_until) AS until, m.sequence_number AS seq),"
-     LOCK_BATCH("NULL") " SELECT tok, until FROM u",
+     LOCK_BATCH("u", "NULL", "sbemu_ts($4)") " SELECT tok, until FROM u",
      4, {STORE_OID_INT8, STORE_OID_UUID_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_MGMT_DEFERRED_FIND, DEFERRED_FIND, 4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8}},
     /* $5 locked-until. Locks every one of $3 (distinct) or none; they stay deferred. */
@@ -82,7 +82,7 @@ static const stmt_def mgmt_stmt_defs[] = {
      " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1"
      " FROM t WHERE m.entity_id = $1 AND m.sequence_number = t.sequence_number"
      " AND (SELECT count(*) FROM t) = cardinality($3)"
-     " RETURNING" MSG_COLUMNS("m.", "$4") ")," LOCK_BATCH("NULL") " SELECT * FROM u",
+     " RETURNING" MSG_COLUMNS("m.", "$4") ")," LOCK_BATCH("u", "NULL", "sbemu_ts($5)") " SELECT * FROM u",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_INT8, STORE_OID_INT8}},
     /* Receive-and-delete: deletes every one of $3 or none. The delivery count
      * includes this delivery, as a lock would have. */

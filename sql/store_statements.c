@@ -221,9 +221,10 @@ static stmt_def stmt_defs[] = {
      2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* $5 locked-until, $6 from */
     {STMT_CLAIM_LOCK,
-     "WITH u" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
-     " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_CANDIDATES("$6")
-     " RETURNING" CLAIM_COLUMNS ")," LOCK_BATCH("NULL") " SELECT * FROM u",
+     "WITH " CLAIM_LOCKING(CLAIM_WHERE("$6")) "," LOCK_BATCH("c", "NULL", "sbemu_ts($5)")
+     " UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
+     " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_LOCKED
+     " RETURNING" CLAIM_COLUMNS,
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     {STMT_CLAIM_DELETE,
      "WITH d AS (DELETE FROM messages m WHERE " CLAIM_CANDIDATES("$5") " RETURNING m.*),"
@@ -236,11 +237,12 @@ static stmt_def stmt_defs[] = {
      * messages are locked until the session's lock lapses ($5, the locked-until
      * of a plain claim, is unused: declared so the parameters line up). */
     {STMT_CLAIM_SESSION_LOCK,
-     "WITH u" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
+     "WITH " CLAIM_LOCKING(CLAIM_SESSION_WHERE("$6")) ","
+     LOCK_BATCH("c", "$7", "(SELECT s.locked_until FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7)")
+     " UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
      " locked_until = s.locked_until, delivery_count = m.delivery_count + 1"
-     " FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7 AND s.lock_token = $8"
-     " AND " CLAIM_SESSION_CANDIDATES("$6")
-     " RETURNING" CLAIM_COLUMNS ")," LOCK_BATCH("$7") " SELECT * FROM u",
+     " FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7 AND s.lock_token = $8 AND " CLAIM_LOCKED
+     " RETURNING" CLAIM_COLUMNS,
      8, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
          STORE_OID_TEXT, STORE_OID_UUID}},
     {STMT_CLAIM_SESSION_DELETE,
@@ -394,7 +396,7 @@ static stmt_def stmt_defs[] = {
      "  SELECT c.entity_id, c.session_id, sbemu_ts($1), array_agg(c.sequence_number) FROM c"
      "  WHERE (SELECT count(*) FROM x) < (SELECT count(*) FROM c) AND NOT EXISTS (SELECT 1 FROM x"
      "  WHERE x.entity_id = c.entity_id AND x.sequence_number = c.sequence_number)"
-     "  GROUP BY c.entity_id, c.session_id)"
+     "  GROUP BY c.entity_id, c.session_id, c.sequence_number / " STORE_STRINGIFY(STORE_LOCK_BATCH_SPAN) ")"
      " SELECT entity_id, exhausted FROM x WHERE CASE WHEN exhausted"
      " THEN sbemu_dead_letter(entity_id, sequence_number, (SELECT f.target FROM unnest($4::int8[], $5::int8[])"
      "  AS f(entity, target) WHERE f.entity = x.entity_id), $2, $3, sbemu_ts($1))"

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ent_alloc.h"
+#include "store_claim_sql.h"
 #include "store_dash.h"
 #include "store_log.h"
 #include "store_mgmt.h"
@@ -270,10 +271,11 @@ static const twin_def twins[] = {
        PUBLISH_STORY " SELECT keep.ord, s.first_seq + keep.base FROM keep, s"}},
      6, {STORE_OID_INT8_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_TEXT_ARRAY, STORE_OID_INT8_ARRAY,
          STORE_OID_TEXT_ARRAY}},
-    {STMT_CLAIM_LOCK_STORY, STMT_CLAIM_LOCK, NULL, NULL, {{" SELECT * FROM u", LOCK_STORY("$7", "$8") " SELECT * FROM u"}},
-     2, {STORE_OID_INT8, STORE_OID_TEXT}},
-    {STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_LOCK, NULL, NULL,
-     {{" SELECT * FROM u", LOCK_STORY("$9", "$10") " SELECT * FROM u"}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    /* (the base's UPDATE is its statement: here it becomes the CTE u the story reads) */
+    {STMT_CLAIM_LOCK_STORY, STMT_CLAIM_LOCK, NULL, ")" LOCK_STORY("$7", "$8") " SELECT * FROM u",
+     {{") UPDATE messages m SET", "), u" CLAIM_NAMES " AS (UPDATE messages m SET"}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    {STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_LOCK, NULL, ")" LOCK_STORY("$9", "$10") " SELECT * FROM u",
+     {{") UPDATE messages m SET", "), u" CLAIM_NAMES " AS (UPDATE messages m SET"}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_DELETE_STORY, STMT_CLAIM_DELETE, NULL, NULL,
      {{"AND EXISTS (SELECT 1 FROM d)) SELECT", "AND EXISTS (SELECT 1 FROM d)), " RECEIVED_STORY("$3", "$6", "$7")
                                                " SELECT"}},

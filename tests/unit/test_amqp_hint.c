@@ -1,6 +1,7 @@
-/* Where a pick of the next available session starts (amqp10/amqp_session_pick.c):
- * a pick's answer raises the hint unless a rewind or a lowering came while it
- * was in the store; a session let go lowers it; a slot taken by another entity
+/* Where a walk of an entity's messages starts (amqp10/amqp_hint.c: the next
+ * claim, or the next pick of a next available session): a walk's answer
+ * raises the hint unless a rewind or a lowering came while it was in the
+ * store; a session let go lowers it; a slot taken by another entity
  * starts that entity from 0; a rewind of every entity. */
 #include <setjmp.h>
 #include <stdarg.h>
