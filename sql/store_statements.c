@@ -378,15 +378,17 @@ static stmt_def stmt_defs[] = {
      * renewed or locked again since is left alone: a renewal or a new lock
      * wrote a batch of its own). A lapsed lock whose row another statement
      * holds right now is written into a new batch, due at once, for the next
-     * sweep (the counts first: the search for which is paid only then). */
+     * sweep (the counts first: the search for which is paid only then). A
+     * message in two due batches (locked, abandoned and locked again) is
+     * looked at twice and acted on once: x takes row addresses. */
     {STMT_SWEEP_LAPSED,
      "WITH b AS MATERIALIZED (DELETE FROM lock_batches WHERE ctid = ANY(ARRAY(SELECT ctid FROM lock_batches"
      "  WHERE locked_until <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "6", "7")
      "  ORDER BY locked_until LIMIT " STORE_SWEEP_LOCK_BATCHES_SQL " FOR UPDATE SKIP LOCKED))"
      "  RETURNING entity_id, sequence_numbers),"
      " c AS MATERIALIZED (SELECT m.ctid AS tid, m.entity_id, m.sequence_number, m.session_id"
-     "  FROM (SELECT DISTINCT b.entity_id, k.seq FROM b, unnest(b.sequence_numbers) AS k(seq)) k"
-     "  JOIN messages m ON m.entity_id = k.entity_id AND m.sequence_number = k.seq"
+     "  FROM b CROSS JOIN LATERAL unnest(b.sequence_numbers) AS k(seq)"
+     "  JOIN messages m ON m.entity_id = b.entity_id AND m.sequence_number = k.seq"
      "  WHERE m.lock_token IS NOT NULL AND (m.locked_until <= sbemu_ts($1)) IS TRUE AND m.state <> 3),"
      " x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
      "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN entities q ON q.id = m.entity_id"
