@@ -51,8 +51,9 @@ static const stmt_def log_stmt_defs[] = {
      " delivery_count) SELECT " LOG_ROW_VALUES("l.available_at")
      ", CASE WHEN l.live THEN sbemu_lock_token(l.sequence_number) END, CASE WHEN l.live THEN sbemu_ts($5) END,"
      " CASE WHEN l.live THEN 1 ELSE 0 END FROM lg l RETURNING" CLAIM_COLUMNS "),"
-     " u AS (SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0)," LOCK_BATCH("u", "NULL", "sbemu_ts($5)")
-     " SELECT * FROM u",
+     " k AS (SELECT seq FROM old UNION ALL SELECT seq FROM ins WHERE until > 0),"
+     LOCK_BATCH("k", "NULL", "sbemu_ts($5)")
+     " SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* A receive-and-delete claim of a subscription (STMT_CLAIM_DELETE's
      * parameters): messages rows deleted first, then log entries read and

@@ -282,7 +282,9 @@ static const twin_def twins[] = {
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     /* a subscription's claims from its topic's log (store_log.c) */
     {STMT_CLAIM_LOCK_LOG_STORY, STMT_CLAIM_LOCK_LOG, NULL, NULL,
-     {{" SELECT * FROM u", LOCK_STORY("$7", "$8") " SELECT * FROM u"}},
+     {{" SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
+       ", u AS (SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0)" LOCK_STORY("$7", "$8")
+       " SELECT * FROM u"}},
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_DELETE_LOG_STORY, STMT_CLAIM_DELETE_LOG, NULL, NULL,
      {{"EXISTS (SELECT 1 FROM lg WHERE live))) SELECT",
