@@ -15,7 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <libpq-fe.h>
+
 #include "emu_pgembed.h"
+#include "store_migrate.h"
 
 /* "/tmp/sbemu-<tag>-XXXXXX": short, so the socket path fits in sun_path. */
 #define STORE_FIXTURE_DIR_MAX 64
@@ -69,6 +72,31 @@ static inline int store_fixture_start(store_fixture *f, const char *tag, char *e
         return -1;
     }
     return 0;
+}
+
+/* Starts a cluster, connects to it and creates the schema: the connection,
+ * or NULL with the reason in err (the cluster stopped again). */
+static inline PGconn *store_fixture_open(store_fixture *f, const char *tag, char *err, size_t errlen)
+{
+    if (store_fixture_start(f, tag, err, errlen))
+        return NULL;
+    PGconn *c = PQconnectdb(f->conninfo);
+    if (PQstatus(c) != CONNECTION_OK) {
+        snprintf(err, errlen, "%s", PQerrorMessage(c));
+    } else if (!store_migrate(c, err, errlen)) {
+        return c;
+    }
+    PQfinish(c);
+    store_fixture_stop(f);
+    return NULL;
+}
+
+/* Closes what store_fixture_open opened (*c may be NULL). */
+static inline void store_fixture_close(store_fixture *f, PGconn **c)
+{
+    PQfinish(*c);
+    *c = NULL;
+    store_fixture_stop(f);
 }
 
 #endif

@@ -25,7 +25,6 @@
 #include <libpq-fe.h>
 
 #include "store_fixture.h"
-#include "store_migrate.h"
 #include "store_statements.h"
 
 /* Messages of 1 KiB sent before each claim, and how many one claim takes
@@ -82,32 +81,24 @@ static int run(const stmt_def *d, int n, const char *const *params)
 static int group_setup(void **state)
 {
     (void)state;
-    if (store_fixture_start(&pgfx, "hot", err, sizeof err)) {
+    if (!(conn = store_fixture_open(&pgfx, "hot", err, sizeof err))) {
         fprintf(stderr, "test_store_hot: cannot start PostgreSQL: %s\n", err);
         return -1;
     }
-    conn = PQconnectdb(pgfx.conninfo);
-    if (PQstatus(conn) != CONNECTION_OK || store_migrate(conn, err, sizeof err)) {
-        fprintf(stderr, "test_store_hot: %s%s\n", PQerrorMessage(conn), err);
-        return -1;
-    }
     PGresult *r = PQexec(conn, "INSERT INTO queues (name) VALUES ('hot') RETURNING id");
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    int ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    if (ok)
+        snprintf(queue_id, sizeof queue_id, "%s", PQgetvalue(r, 0, 0));
+    else
         fprintf(stderr, "test_store_hot: %s\n", PQresultErrorMessage(r));
-        PQclear(r);
-        return -1;
-    }
-    snprintf(queue_id, sizeof queue_id, "%s", PQgetvalue(r, 0, 0));
     PQclear(r);
-    return 0;
+    return ok ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    PQfinish(conn);
-    conn = NULL;
-    store_fixture_stop(&pgfx);
+    store_fixture_close(&pgfx, &conn);
     return 0;
 }
 
@@ -147,6 +138,25 @@ static int run_counted(const stmt_def *d, int n, const char *const *params, long
     return rows;
 }
 
+/* Runs the claim `name` (in a transaction rolled back after): it must take
+ * HOT_CLAIMED messages, every row update HOT, each lock in a batch of
+ * `batches` (a WHERE on lock_batches). */
+static void claim_is_hot(const char *name, int n, const char *const *params, const char *batches)
+{
+    long all, hot;
+    int claimed = run_counted(statement(name), n, params, &all, &hot);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT coalesce(sum(cardinality(sequence_numbers)), 0) FROM lock_batches WHERE %s",
+             batches);
+    long batched = value(sql);
+    exec_ok("ROLLBACK");
+    assert_int_equal(claimed, HOT_CLAIMED);
+    assert_int_equal(all, HOT_CLAIMED);
+    if (hot != all)
+        fail_msg("%s: %ld of the claim's %ld row updates were not HOT", name, all - hot, all);
+    assert_int_equal(batched, HOT_CLAIMED);
+}
+
 static void test_claim_is_hot(void **state)
 {
     (void)state;
@@ -156,15 +166,7 @@ static void test_claim_is_hot(void **state)
     snprintf(limit, sizeof limit, "%d", HOT_CLAIMED);
     /* $1 entity, $2 subqueue, $3 now, $4 max, $5 locked until, $6 from */
     const char *const params[] = {queue_id, "0", "1000", limit, "60000000000000", "0"};
-    long all, hot;
-    int claimed = run_counted(statement(STMT_CLAIM_LOCK), 6, params, &all, &hot);
-    long batched = value("SELECT coalesce(sum(cardinality(sequence_numbers)), 0) FROM lock_batches");
-    exec_ok("ROLLBACK");
-    assert_int_equal(claimed, HOT_CLAIMED);
-    assert_int_equal(all, HOT_CLAIMED);
-    if (hot != all)
-        fail_msg("%ld of the claim's %ld row updates were not HOT", all - hot, all);
-    assert_int_equal(batched, HOT_CLAIMED); /* the sweep finds every lock through its batch */
+    claim_is_hot(STMT_CLAIM_LOCK, 6, params, "true"); /* the sweep finds every lock through its batch */
 }
 
 static void test_session_claim_is_hot(void **state)
@@ -182,15 +184,7 @@ static void test_session_claim_is_hot(void **state)
     snprintf(limit, sizeof limit, "%d", HOT_CLAIMED);
     /* $5 is unused by a session claim; $7 session, $8 its lock token */
     const char *const params[] = {queue_id, "0", "1000", limit, "0", "0", "s", "00000000-0000-0000-0000-000000000001"};
-    long all, hot;
-    int claimed = run_counted(statement(STMT_CLAIM_SESSION_LOCK), 8, params, &all, &hot);
-    long batched = value("SELECT coalesce(sum(cardinality(sequence_numbers)), 0) FROM lock_batches WHERE session_id = 's'");
-    exec_ok("ROLLBACK");
-    assert_int_equal(claimed, HOT_CLAIMED);
-    assert_int_equal(all, HOT_CLAIMED);
-    if (hot != all)
-        fail_msg("%ld of the session claim's %ld row updates were not HOT", all - hot, all);
-    assert_int_equal(batched, HOT_CLAIMED); /* its release and renewal find them through it */
+    claim_is_hot(STMT_CLAIM_SESSION_LOCK, 8, params, "session_id = 's'"); /* its release and renewal find them */
 }
 
 int main(void)
