@@ -382,9 +382,12 @@ static stmt_def stmt_defs[] = {
      * message in two due batches (locked, abandoned and locked again) is
      * looked at twice and acted on once: x takes row addresses. */
     {STMT_SWEEP_LAPSED,
-     "WITH b AS MATERIALIZED (DELETE FROM lock_batches WHERE ctid = ANY(ARRAY(SELECT ctid FROM lock_batches"
+     "WITH b AS MATERIALIZED (DELETE FROM lock_batches WHERE ctid = ANY(ARRAY(SELECT ctid FROM ("
+     "  SELECT ctid, sum(cardinality(sequence_numbers)) OVER (ORDER BY locked_until, ctid)"
+     "  - cardinality(sequence_numbers) AS before FROM (SELECT ctid, locked_until, sequence_numbers FROM lock_batches"
      "  WHERE locked_until <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "6", "7")
-     "  ORDER BY locked_until LIMIT " STORE_SWEEP_LOCK_BATCHES_SQL " FOR UPDATE SKIP LOCKED))"
+     "  ORDER BY locked_until LIMIT " STORE_SWEEP_LOCK_BATCHES_SQL " FOR UPDATE SKIP LOCKED) f) w"
+     "  WHERE before < " STORE_SWEEP_LOCKS_SQL "))"
      "  RETURNING entity_id, sequence_numbers),"
      " c AS MATERIALIZED (SELECT m.ctid AS tid, m.entity_id, m.sequence_number, m.session_id"
      "  FROM b CROSS JOIN LATERAL unnest(b.sequence_numbers) AS k(seq)"

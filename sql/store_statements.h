@@ -17,16 +17,20 @@
 #define STORE_STRINGIFY_(x) #x
 #define STORE_STRINGIFY(x) STORE_STRINGIFY_(x)
 #define STORE_SWEEP_BATCH_SQL STORE_STRINGIFY(STORE_SWEEP_BATCH)
-/* Lock batches one sweep looks at (each names up to a claim's messages,
- * AMQP_CLAIM_MAX, each looked up by primary key). Lapsed locks are rare, but
- * every batch is read once its time has passed: claims write about 200 a
- * second at 80,000 msg/s, and the batches of a burst come due together,
- * one lock duration later. 200 bounds what one sweep costs (about 100,000
- * look-ups; 13 ms for 50,000 completed messages once vacuumed, 85 ms before)
- * and still keeps up with that rate; a backlog of due batches waits for the
- * next sweeps, which only delays returning a lapsed lock. */
-#define STORE_SWEEP_LOCK_BATCHES 200
+/* Lock batches one sweep looks at, and the locks they name (each looked
+ * up by primary key). Lapsed locks are rare, but every batch is read once
+ * its time has passed, and the batches of a burst come due together, one
+ * lock duration later. Claims write about 200 batches a second of 400 locks
+ * at 80,000 msg/s peek-lock, and 2,000 or more of a few each when messages
+ * trickle in (a soak at 22,500 msg/s: 200 a sweep fell behind by 160,000
+ * batches in 7 minutes). The locks bound what one sweep costs (13 ms per
+ * 50,000 completed messages once vacuumed, 85 ms before); the first batch
+ * is always taken. A backlog of due batches waits for the next sweeps,
+ * which only delays returning a lapsed lock. */
+#define STORE_SWEEP_LOCK_BATCHES 10000
 #define STORE_SWEEP_LOCK_BATCHES_SQL STORE_STRINGIFY(STORE_SWEEP_LOCK_BATCHES)
+#define STORE_SWEEP_LOCKS 100000
+#define STORE_SWEEP_LOCKS_SQL STORE_STRINGIFY(STORE_SWEEP_LOCKS)
 /* The entities one sweep statement looks at (store_sweep_policy's scope):
  * $ids an int8[] (NULL: every entity), $in a bool (true: those, false: all
  * but those), applied to the entity column col. While no namespace's clock
