@@ -1,4 +1,4 @@
-/* Where the next pick of a next available session starts (amqp_hint.h). */
+/* Where the next claim, or pick of a next available session, of an entity starts (amqp_hint.h). */
 #include "amqp_hint.h"
 
 static amqp_hint_slot *slot_of(amqp_hints *p, int64_t entity_id)

@@ -22,14 +22,20 @@ static void rewind_link(amqp_link *lk)
     lk->rewound = lk->claiming;
 }
 
+/* Both hints of entity_id (0: of every entity) go back to the start: a
+ * message below them may be claimable again (amqp_hint.h). */
+static void rewind_hints(amqp_server *srv, int64_t entity_id)
+{
+    rewind_hints(srv, entity_id);
+}
+
 static void poll_parked(lws_sorted_usec_list_t *sul)
 {
     amqp_server *srv = lws_container_of(sul, amqp_server, poll_timer);
     int64_t now = ent_clock_wall_ms();
     if (now - srv->rewound_ms >= AMQP_CLAIM_REWIND_MS) {
         srv->rewound_ms = now;
-        amqp_hint_rewind(&srv->session_picks, 0);
-        amqp_hint_rewind(&srv->claim_hints, 0);
+        rewind_hints(srv, 0);
         for (amqp_conn *c = srv->conns; c; c = c->next)
             for (amqp_link *lk = c->links; lk; lk = lk->next)
                 rewind_link(lk);
@@ -72,8 +78,7 @@ static void wake_all(amqp_server *srv)
 static void on_rewind(void *ctx, int64_t entity_id)
 {
     amqp_server *srv = ctx;
-    amqp_hint_rewind(&srv->session_picks, entity_id);
-    amqp_hint_rewind(&srv->claim_hints, entity_id);
+    rewind_hints(srv, entity_id);
     for (amqp_conn *c = srv->conns; c; c = c->next)
         for (amqp_link *lk = c->links; lk; lk = lk->next)
             if (lk->role == LINK_ENTITY_OUT && lk->entity.id == entity_id)
@@ -89,8 +94,7 @@ static void on_rewind(void *ctx, int64_t entity_id)
 static void on_replaced(void *ctx, int32_t ns)
 {
     amqp_server *srv = ctx;
-    amqp_hint_rewind(&srv->session_picks, 0); /* (every entity's: restored messages are below any hint) */
-    amqp_hint_rewind(&srv->claim_hints, 0);
+    rewind_hints(srv, 0); /* (every entity's: restored messages are below any hint) */
     for (amqp_conn *c = srv->conns; c; c = c->next) {
         bool touched = false;
         for (amqp_link *lk = c->links; lk; lk = lk->next) {

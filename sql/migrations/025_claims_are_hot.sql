@@ -65,10 +65,11 @@ ALTER TABLE lock_batches SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vac
 INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)
     SELECT entity_id, session_id, locked_until, array_agg(sequence_number ORDER BY sequence_number) FROM messages
      WHERE lock_token IS NOT NULL AND locked_until IS NOT NULL AND state <> 3
-     GROUP BY entity_id, session_id, locked_until, sequence_number / 900;
+     GROUP BY entity_id, session_id, locked_until, sequence_number / 900; -- STORE_LOCK_BATCH_SPAN
 
--- A lapsed lock goes back without touching available_at (sbemu_unlock is
--- called by older statements that a newer emulator no longer prepares).
+-- A lapsed lock goes back without touching available_at (the sweep calls
+-- sbemu_unlock for each lapsed lock it returns: STMT_SWEEP_LAPSED), so that
+-- its row update stays HOT too.
 CREATE OR REPLACE FUNCTION sbemu_unlock(p_entity bigint, p_seq bigint, p_now timestamptz) RETURNS boolean
     LANGUAGE plpgsql AS $$
 BEGIN
