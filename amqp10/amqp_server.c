@@ -26,7 +26,8 @@ static void rewind_link(amqp_link *lk)
  * message below them may be claimable again (amqp_hint.h). */
 static void rewind_hints(amqp_server *srv, int64_t entity_id)
 {
-    rewind_hints(srv, entity_id);
+    amqp_hint_rewind(&srv->session_picks, entity_id);
+    amqp_hint_rewind(&srv->claim_hints, entity_id);
 }
 
 static void poll_parked(lws_sorted_usec_list_t *sul)
