@@ -3,6 +3,8 @@
 #ifndef STORE_CLAIM_SQL_H
 #define STORE_CLAIM_SQL_H
 
+#include "store_token_sql.h"
+
 /* Columns every claim returns, in this order (store_claim.c parses them). */
 #define CLAIM_COLUMNS                                                                                             \
     " m.sequence_number, sbemu_ms(m.enqueued_at), coalesce(sbemu_ms(m.locked_until), 0),"                    \
@@ -59,7 +61,8 @@
  * holder's, until the sweep returns it): taking the messages after it first
  * would break the session's order. Those locks are found through the
  * session's lock batches whose time has passed (lock_batches_session), and
- * looked at by primary key: no walk of the session's backlog.
+ * looked at by primary key, then by address (store_token_sql.h): no walk of
+ * the session's backlog.
  *
  * Written so that no other index can answer it, whatever the statistics say.
  * Without statistics on a table that traffic had grown, the generic plan
@@ -74,13 +77,15 @@
     " AND (expires_at IS NULL OR expires_at > sbemu_ts($3))"                                                   \
     " AND EXISTS (SELECT 1 FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7"                       \
     " AND s.lock_token = $8 AND s.locked_until > sbemu_ts($3))"                                                \
-    " AND NOT EXISTS (SELECT 1 FROM lock_batches b JOIN messages x ON x.entity_id = b.entity_id"               \
-    " AND x.sequence_number = ANY(b.sequence_numbers) WHERE b.entity_id = $1 AND b.session_id = $7"            \
-    " AND b.locked_until <= sbemu_ts($3) AND x.lock_token IS NOT NULL AND (x.locked_until <= sbemu_ts($3)) IS TRUE)" \
+    " AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.ctid = ANY(ARRAY(SELECT " MESSAGE_TID("$1", "k.seq")      \
+    " FROM lock_batches b CROSS JOIN LATERAL unnest(b.sequence_numbers) AS k(seq) WHERE b.entity_id = $1"      \
+    " AND b.session_id = $7 AND b.locked_until <= sbemu_ts($3)))"                                              \
+    " AND x.lock_token IS NOT NULL AND (x.locked_until <= sbemu_ts($3)) IS TRUE)"                              \
     " ORDER BY session_id, sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED"
 #define CLAIM_SESSION_CANDIDATES(from) "m.ctid = ANY(ARRAY(SELECT ctid FROM messages" CLAIM_SESSION_WHERE(from) "))"
 /* (The candidates are named by row address, not joined: a generic plan
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
- * whole table; `ctid = ANY(...)` can only be a TID scan.) */
+ * whole table; `ctid = ANY(...)` is a TID scan, as long as nothing else in
+ * the statement joins messages on the columns of an index: store_token_sql.h.) */
 
 #endif

@@ -34,16 +34,20 @@
 
 /* The messages session $2 of entity $1 holds under a lock still running at
  * $4, found through the lock batches b (that session's still running,
- * lock_batches_session) and looked at by primary key: what the session
- * holds, not its backlog. `m` is the message row; the `IS TRUE`s keep
- * messages_session (the session's whole backlog) and messages_ready (with
- * the subqueue between entity and sequence number, the entity's whole ready
- * range) out of the plan: only messages_pkey answers it. */
+ * lock_batches_session): each batch's sequence numbers looked up by primary
+ * key (SESSION_BATCH_TIDS, a CTE bt of row addresses), and the rows taken by
+ * address: what the session holds, not its backlog. `m` is the message row.
+ * (Joined to the sequence numbers instead, a plan made from the statistics
+ * of a drained table walked the entity's every message for each release.) */
 #define SESSION_BATCHES "entity_id = $1 AND session_id = $2 AND locked_until > sbemu_ts($4)"
 #define SESSION_LOCKED_MESSAGES                                                                                     \
-    " m.entity_id = $1 AND m.sequence_number = k.seq AND (m.session_id = $2) IS TRUE AND (m.subqueue = 0) IS TRUE"            \
+    " m.ctid = ANY(ARRAY(SELECT tid FROM bt)) AND (m.session_id = $2) IS TRUE AND (m.subqueue = 0) IS TRUE"                 \
     " AND (m.state = 0) IS TRUE AND m.lock_token IS NOT NULL AND (m.locked_until > sbemu_ts($4)) IS TRUE"
-#define SESSION_BATCH_SEQS " (SELECT DISTINCT unnest(b.sequence_numbers) AS seq FROM b) k"
+/* (a CTE: the row addresses of the batches' messages, by primary key:
+ * store_token_sql.h) */
+#define SESSION_BATCH_TIDS                                                                                          \
+    " bt AS MATERIALIZED (SELECT " MESSAGE_TID("$1", "k.seq") " AS tid"                                            \
+    " FROM (SELECT DISTINCT unnest(b.sequence_numbers) AS seq FROM b) k),"
 
 static const stmt_def mgmt_stmt_defs[] = {
     /* $1 entity, $2 subqueue, $3 from sequence number, $4 max, $5 now. Two index
@@ -131,11 +135,10 @@ static const stmt_def mgmt_stmt_defs[] = {
      3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $4 the new bytes */
     {STMT_MGMT_REPLACE_LOCKED,
-     "WITH m AS MATERIALIZED (SELECT entity_id, sequence_number, octet_length(message) AS old FROM messages"
+     "WITH m AS MATERIALIZED (SELECT ctid AS tid, entity_id, sequence_number, octet_length(message) AS old FROM messages"
      " y WHERE" BY_LOCK_TOKEN("y", "$2", "$1::uuid")
      " AND locked_until > sbemu_ts($3) FOR UPDATE),"
-     " x AS (UPDATE messages x SET message = $4 FROM m"
-     " WHERE x.entity_id = m.entity_id AND x.sequence_number = m.sequence_number)"
+     " x AS (UPDATE messages x SET message = $4 FROM m WHERE" BY_TID("x", "m") ")"
      " UPDATE entity_runtime q SET size_in_bytes = q.size_in_bytes + octet_length($4) - m.old FROM m"
      " WHERE q.entity_id = m.entity_id"
      " RETURNING 1",
@@ -183,9 +186,10 @@ static const stmt_def mgmt_stmt_defs[] = {
      "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
      " b AS (DELETE FROM lock_batches WHERE " SESSION_BATCHES " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k)"
      "  RETURNING sequence_numbers),"
+     SESSION_BATCH_TIDS
      " m AS (UPDATE messages m SET lock_token = NULL, locked_until = NULL,"
      "  delivery_count = greatest(m.delivery_count - 1, 0)"
-     "  FROM" SESSION_BATCH_SEQS " WHERE" SESSION_LOCKED_MESSAGES " RETURNING 1)"
+     "  WHERE" SESSION_LOCKED_MESSAGES " RETURNING 1)"
      " SELECT count(*) FROM m",
      4, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8}},
     /* $1 entity, $2 session, $3 token, $4 now, $5 new locked-until: the
@@ -194,8 +198,8 @@ static const stmt_def mgmt_stmt_defs[] = {
      "WITH s AS (UPDATE sessions SET locked_until = sbemu_ts($5) WHERE entity_id = $1 AND session_id = $2"
      "  AND lock_token = $3 AND locked_until > sbemu_ts($4) RETURNING locked_until),"
      " b AS (UPDATE lock_batches SET locked_until = sbemu_ts($5) WHERE " SESSION_BATCHES " AND EXISTS (SELECT 1 FROM s) RETURNING sequence_numbers),"
-     " m AS (UPDATE messages m SET locked_until = sbemu_ts($5) FROM" SESSION_BATCH_SEQS
-     "  WHERE" SESSION_LOCKED_MESSAGES ")"
+     SESSION_BATCH_TIDS
+     " m AS (UPDATE messages m SET locked_until = sbemu_ts($5) WHERE" SESSION_LOCKED_MESSAGES ")"
      " SELECT sbemu_ms(locked_until) FROM s",
      5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 entity, $2 session, $3 token, $4 now. No row: the lock is lost. */

@@ -259,7 +259,8 @@ static stmt_def stmt_defs[] = {
      * the ordinals that come back are the completes that took effect, so each
      * delivery is still answered on its own. One size update per entity.
      * Every statement that takes lock tokens finds each message by its
-     * primary key (BY_LOCK_TOKEN, store_token_sql.h). (They test the
+     * primary key, then takes the rows by address (LOCKED_TID and
+     * BY_LOCKED_TID, store_token_sql.h). (They test the
      * lock's expiry as `(locked_until > ...) IS TRUE`, which
      * no index can answer: once ANALYZE had seen a large table whose rows
      * were nearly all unlocked, a generic plan took messages_lock_expiry for
@@ -267,8 +268,9 @@ static stmt_def stmt_defs[] = {
      * 105 ms, peek-lock fell to 5-7k msg/s and rounds of the benchmark
      * wandered with autoanalyze.) */
     {STMT_COMPLETE_SET,
-     "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
-     " d AS (DELETE FROM messages m USING t WHERE" BY_LOCK_TOKEN("m", "t.entity", "t.token")
+     "WITH t0 AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
+     " t AS MATERIALIZED (SELECT t0.*, " LOCKED_TID("t0.entity", "t0.token") " AS tid FROM t0),"
+     " d AS (DELETE FROM messages m USING t WHERE" BY_LOCKED_TID("m", "t")
      "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
@@ -281,12 +283,14 @@ static stmt_def stmt_defs[] = {
      * whether the message had exhausted MaxDeliveryCount (an abandon then dead-letters it).
      * The kind codes are store_settle_kind's (store_queue.h). */
     {STMT_SETTLE_SET,
-     "WITH t AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[],"
+     "WITH t0 AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[],"
      "  $8::int8[]) WITH ORDINALITY AS t(kind, token, entity, now, reason, description, target, ord)),"
+     " t AS MATERIALIZED (SELECT t0.*, " LOCKED_TID("t0.entity", "t0.token") " AS tid FROM t0),"
+     /* (locked, a row keeps the address it was found at: here takes it by that) */
      " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
-     "  x.subqueue = 0 AND x.delivery_count >= q.max_delivery_count AS exhausted"
-     "  FROM t JOIN messages x ON" BY_LOCK_TOKEN("x", "t.entity", "t.token")
-     "  AND (x.locked_until > sbemu_ts(t.now)) IS TRUE JOIN entities q ON q.id = x.entity_id FOR UPDATE OF x),"
+     "  x.subqueue = 0 AND x.delivery_count >= " MAX_DELIVERY_COUNT("x") " AS exhausted"
+     "  FROM t JOIN messages x ON" BY_LOCKED_TID("x", "t")
+     "  AND (x.locked_until > sbemu_ts(t.now)) IS TRUE FOR UPDATE OF x),"
      /* dl: the settlement dead-letters (asked to, or an abandon past MaxDeliveryCount) */
      " d AS (SELECT m.*, m.kind = 2 OR (m.kind = 1 AND m.exhausted) AS dl,"
      "  m.target IS NOT NULL AND m.target IS DISTINCT FROM m.entity_id AS away FROM m),"
@@ -299,7 +303,7 @@ static stmt_def stmt_defs[] = {
      "  delivery_count = CASE WHEN d.kind = 4 THEN greatest(x.delivery_count - 1, 0) ELSE x.delivery_count END,"
      "  dead_letter_reason = CASE WHEN d.dl THEN d.reason ELSE x.dead_letter_reason END,"
      "  dead_letter_error_description = CASE WHEN d.dl THEN d.description ELSE x.dead_letter_error_description END"
-     "  FROM d WHERE x.entity_id = d.entity_id AND x.sequence_number = d.sequence_number AND NOT (d.dl AND d.away)"
+     "  FROM d WHERE" BY_TID("x", "d") " AND NOT (d.dl AND d.away)"
      "  RETURNING d.ord, d.exhausted)"
      /* Dead letters forwarded elsewhere (ForwardDeadLetteredMessagesTo) take
       * their target's next sequence number: rare, one call each. */
@@ -313,8 +317,10 @@ static stmt_def stmt_defs[] = {
      * int8[]), names a message locked past $2, which it then holds. */
     {STMT_TXN_GUARD,
      "SELECT sbemu_raise('SBL01', 'A lock of the transaction was lost: the lock expired, or the message was settled"
-     " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM unnest($1::uuid[], $3::int8[]) AS t(token, entity)"
-     " JOIN messages m ON" BY_LOCK_TOKEN("m", "t.entity", "t.token") " WHERE (m.locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE OF m) x) y"
+     " already.') FROM (SELECT count(*) AS n FROM (WITH t AS MATERIALIZED (SELECT t0.token, "
+     LOCKED_TID("t0.entity", "t0.token") " AS tid FROM unnest($1::uuid[], $3::int8[]) AS t0(token, entity))"
+     " SELECT 1 FROM t JOIN messages m ON" BY_LOCKED_TID("m", "t")
+     " WHERE (m.locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE OF m) x) y"
      " WHERE y.n < cardinality($1::uuid[])",
      3, {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT}},
     /* Messages scheduled inside a transaction are stored at once, invisible
@@ -389,12 +395,13 @@ static stmt_def stmt_defs[] = {
      "  ORDER BY locked_until LIMIT " STORE_SWEEP_LOCK_BATCHES_SQL " FOR UPDATE SKIP LOCKED) f) w"
      "  WHERE before < " STORE_SWEEP_LOCKS_SQL "))"
      "  RETURNING entity_id, sequence_numbers),"
+     " bk AS MATERIALIZED (SELECT " MESSAGE_TID("b.entity_id", "k.seq") " AS tid"
+     "  FROM b CROSS JOIN LATERAL unnest(b.sequence_numbers) AS k(seq)),"
      " c AS MATERIALIZED (SELECT m.ctid AS tid, m.entity_id, m.sequence_number, m.session_id"
-     "  FROM b CROSS JOIN LATERAL unnest(b.sequence_numbers) AS k(seq)"
-     "  JOIN messages m ON m.entity_id = b.entity_id AND m.sequence_number = k.seq"
-     "  WHERE m.lock_token IS NOT NULL AND (m.locked_until <= sbemu_ts($1)) IS TRUE AND m.state <> 3),"
+     "  FROM messages m WHERE m.ctid = ANY(ARRAY(SELECT tid FROM bk))"
+     "  AND m.lock_token IS NOT NULL AND (m.locked_until <= sbemu_ts($1)) IS TRUE AND m.state <> 3),"
      " x AS MATERIALIZED (SELECT m.entity_id, m.sequence_number, m.subqueue = 0"
-     "  AND m.delivery_count >= q.max_delivery_count AS exhausted FROM messages m JOIN entities q ON q.id = m.entity_id"
+     "  AND m.delivery_count >= " MAX_DELIVERY_COUNT("m") " AS exhausted FROM messages m"
      "  WHERE m.ctid = ANY(ARRAY(SELECT tid FROM c)) AND m.lock_token IS NOT NULL"
      "  AND (m.locked_until <= sbemu_ts($1)) IS TRUE FOR UPDATE OF m SKIP LOCKED),"
      " again AS (INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"
@@ -415,23 +422,32 @@ static stmt_def stmt_defs[] = {
      * Which entities qualify is decided here, not in entities/: accessed_at
      * is written by every emulator's sends and receives and the scheduled
      * messages are rows, so only the database, at the moment it deletes, can
-     * tell an idle entity from one another emulator has just used. */
+     * tell an idle entity from one another emulator has just used. The
+     * pending check is a scalar subquery per idle entity, not a NOT EXISTS:
+     * as an anti-join, a plan made from the statistics of a drained table
+     * walked all of messages_held for it. (Scheduled messages are in the
+     * active subqueue: saying so lets messages_held, not the whole primary
+     * key range of the entity, answer it.) */
     {STMT_SWEEP_IDLE,
      "WITH idle AS MATERIALIZED (SELECT q.id, q.kind, q.path FROM entities q JOIN entity_runtime r ON r.entity_id = q.id"
      " WHERE q.auto_delete_on_idle IS NOT NULL AND r.accessed_at + q.auto_delete_on_idle <= sbemu_ts($1)"
-     SWEEP_SCOPE("q.id", "2", "3") " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.entity_id = q.id AND m.state = 2"
-     " AND m.available_at > sbemu_ts($1))),"
+     SWEEP_SCOPE("q.id", "2", "3") " AND (SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.entity_id = q.id"
+     " AND m.subqueue = 0 AND m.state = 2 AND m.available_at > sbemu_ts($1) LIMIT 1) s) = 0),"
      " dq AS (DELETE FROM queues WHERE id IN (SELECT id FROM idle WHERE kind = 'queue') RETURNING id),"
      " dt AS (DELETE FROM topics WHERE id IN (SELECT id FROM idle WHERE kind = 'topic') RETURNING id),"
      " ds AS (DELETE FROM subscriptions WHERE id IN (SELECT id FROM idle WHERE kind = 'subscription') RETURNING id)"
      " SELECT id, path FROM idle WHERE id IN (SELECT id FROM dq UNION ALL SELECT id FROM dt UNION ALL SELECT id FROM ds)",
      3, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT}},
-    /* Scheduled messages whose time has come, in schedule order. */
+    /* Scheduled messages whose time has come, in schedule order (by time
+     * alone: the order messages_scheduled gives; with the sequence number
+     * as a second key, a plan made from the statistics of a drained table
+     * walked all of messages_held and sorted it instead). A batch activates;
+     * delivery then goes by sequence number. */
     {STMT_SWEEP_SCHEDULED,
      "WITH x AS MATERIALIZED (SELECT entity_id, sequence_number FROM messages"
      " WHERE state = 2 AND available_at <= sbemu_ts($1)" SWEEP_SCOPE("entity_id", "2", "3")
      SWEEP_CLOCK_HOLDS("messages.entity_id", "4")
-     " ORDER BY available_at, sequence_number LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
+     " ORDER BY available_at LIMIT " STORE_SWEEP_BATCH_SQL " FOR UPDATE SKIP LOCKED)"
      " SELECT entity_id FROM x WHERE sbemu_activate(entity_id, sequence_number)",
      4, {STORE_OID_INT8, STORE_OID_INT8_ARRAY, STORE_OID_TEXT, STORE_OID_INT8}},
     /* A namespace's clock only moves forward; every emulator hears of it.
