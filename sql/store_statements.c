@@ -268,9 +268,9 @@ static stmt_def stmt_defs[] = {
      * 105 ms, peek-lock fell to 5-7k msg/s and rounds of the benchmark
      * wandered with autoanalyze.) */
     {STMT_COMPLETE_SET,
-     "WITH t0 AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
-     " t AS MATERIALIZED (SELECT t0.*, " LOCKED_TID("t0.entity", "t0.token") " AS tid FROM t0),"
-     " d AS (DELETE FROM messages m USING t WHERE" BY_LOCKED_TID("m", "t")
+     "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
+     " d AS (DELETE FROM messages m USING t WHERE m.ctid = " LOCKED_TID("t.entity", "t.token")
+     "  AND (m.lock_token = t.token) IS TRUE"
      "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
