@@ -259,8 +259,8 @@ static stmt_def stmt_defs[] = {
      * the ordinals that come back are the completes that took effect, so each
      * delivery is still answered on its own. One size update per entity.
      * Every statement that takes lock tokens finds each message by its
-     * primary key, then takes the rows by address (LOCKED_TID and
-     * BY_LOCKED_TID, store_token_sql.h). (They test the
+     * primary key, then takes the rows by address (LOCKED_TID, here as the
+     * TID Cond itself; BY_LOCKED_TID: store_token_sql.h). (They test the
      * lock's expiry as `(locked_until > ...) IS TRUE`, which
      * no index can answer: once ANALYZE had seen a large table whose rows
      * were nearly all unlocked, a generic plan took messages_lock_expiry for
