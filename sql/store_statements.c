@@ -259,8 +259,8 @@ static stmt_def stmt_defs[] = {
      * the ordinals that come back are the completes that took effect, so each
      * delivery is still answered on its own. One size update per entity.
      * Every statement that takes lock tokens finds each message by its
-     * primary key, then takes the rows by address (LOCKED_TID, here as the
-     * TID Cond itself; BY_LOCKED_TID: store_token_sql.h). (They test the
+     * primary key, then takes the row by that address (BY_LOCK_TOKEN,
+     * store_token_sql.h). (They test the
      * lock's expiry as `(locked_until > ...) IS TRUE`, which
      * no index can answer: once ANALYZE had seen a large table whose rows
      * were nearly all unlocked, a generic plan took messages_lock_expiry for
@@ -269,8 +269,7 @@ static stmt_def stmt_defs[] = {
      * wandered with autoanalyze.) */
     {STMT_COMPLETE_SET,
      "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
-     " d AS (DELETE FROM messages m USING t WHERE m.ctid = " LOCKED_TID("t.entity", "t.token")
-     "  AND (m.lock_token = t.token) IS TRUE"
+     " d AS (DELETE FROM messages m USING t WHERE" BY_LOCK_TOKEN("m", "t.entity", "t.token")
      "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
@@ -283,13 +282,12 @@ static stmt_def stmt_defs[] = {
      * whether the message had exhausted MaxDeliveryCount (an abandon then dead-letters it).
      * The kind codes are store_settle_kind's (store_queue.h). */
     {STMT_SETTLE_SET,
-     "WITH t0 AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[],"
+     "WITH t AS (SELECT * FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[],"
      "  $8::int8[]) WITH ORDINALITY AS t(kind, token, entity, now, reason, description, target, ord)),"
-     " t AS MATERIALIZED (SELECT t0.*, " LOCKED_TID("t0.entity", "t0.token") " AS tid FROM t0),"
-     /* (locked, a row keeps the address it was found at: here takes it by that) */
-     " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number,"
+     /* (locked, a row keeps its address: here takes it by that, tid) */
+     " m AS MATERIALIZED (SELECT t.*, x.entity_id, x.sequence_number, x.ctid AS tid,"
      "  x.subqueue = 0 AND x.delivery_count >= " MAX_DELIVERY_COUNT("x") " AS exhausted"
-     "  FROM t JOIN messages x ON" BY_LOCKED_TID("x", "t")
+     "  FROM t JOIN messages x ON" BY_LOCK_TOKEN("x", "t.entity", "t.token")
      "  AND (x.locked_until > sbemu_ts(t.now)) IS TRUE FOR UPDATE OF x),"
      /* dl: the settlement dead-letters (asked to, or an abandon past MaxDeliveryCount) */
      " d AS (SELECT m.*, m.kind = 2 OR (m.kind = 1 AND m.exhausted) AS dl,"
@@ -317,9 +315,8 @@ static stmt_def stmt_defs[] = {
      * int8[]), names a message locked past $2, which it then holds. */
     {STMT_TXN_GUARD,
      "SELECT sbemu_raise('SBL01', 'A lock of the transaction was lost: the lock expired, or the message was settled"
-     " already.') FROM (SELECT count(*) AS n FROM (WITH t AS MATERIALIZED (SELECT t0.token, "
-     LOCKED_TID("t0.entity", "t0.token") " AS tid FROM unnest($1::uuid[], $3::int8[]) AS t0(token, entity))"
-     " SELECT 1 FROM t JOIN messages m ON" BY_LOCKED_TID("m", "t")
+     " already.') FROM (SELECT count(*) AS n FROM (SELECT 1 FROM unnest($1::uuid[], $3::int8[]) AS t(token, entity)"
+     " JOIN messages m ON" BY_LOCK_TOKEN("m", "t.entity", "t.token")
      " WHERE (m.locked_until > sbemu_ts($2)) IS TRUE FOR UPDATE OF m) x) y"
      " WHERE y.n < cardinality($1::uuid[])",
      3, {STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_TEXT}},
