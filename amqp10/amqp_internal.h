@@ -153,6 +153,10 @@ struct amqp_link {
     int64_t session_until_ms;
     int64_t session_picked_seq; /* the message a next-available pick found it by (0: named) */
     int64_t session_deadline_ms;
+    /* Messages its peek-lock claims locked under the session that no
+     * settlement has freed yet (on_settled). At 0, with no claim in the
+     * store, its release need not look for locked messages (link_session.c). */
+    int64_t session_unsettled;
     /* Answers a waiting next-available attach at its deadline itself: the poll's 500 ms is too
      * coarse for the Go SDK, which sends a com.microsoft:timeout only just short of its own
      * context deadline and expects com.microsoft:timeout back before that passes. */

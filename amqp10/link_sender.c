@@ -94,8 +94,13 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
             release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
-    } else if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound, deliver_claimed))) {
-        deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
+        if (lk->session && !lk->receive_and_delete)
+            lk->session_unsettled++; /* whether it locked any is not known: its release looks */
+    } else {
+        if (lk->session && !lk->receive_and_delete)
+            lk->session_unsettled += (int64_t)n; /* locked under its session until settled (on_settled) */
+        if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound, deliver_claimed)))
+            deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
     }
     amqp_conn_pump(c);
     amqp_link_drop(lk);
@@ -201,6 +206,8 @@ static void on_settled(void *ctx, sb_status st)
     amqp_conn *c = req->lk->conn;
     if (st == SB_OK) {
         pn_delivery_update(req->d, req->outcome); /* what follows was done (broker_settle) */
+        if (req->lk->session && req->lk->session_unsettled > 0)
+            req->lk->session_unsettled--; /* completed, abandoned, deferred or dead-lettered: no longer locked */
     } else if (ent_session_settle_failure(st, req->lk->session,
                                           ent_session_lock_live(req->lk->session_held, req->lk->session_until_ms,
                                                                 ent_clock_now_ms_in(req->lk->entity.namespace_id))) ==

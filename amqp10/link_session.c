@@ -178,8 +178,8 @@ static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_s
         /* the receiver left while we locked */
         snprintf(lk->session_id, sizeof lk->session_id, "%s", sid);
         store_session_release(c->srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                              ent_clock_now_ms_in(lk->entity.namespace_id),
-                              NULL, NULL);
+                              ent_clock_now_ms_in(lk->entity.namespace_id), true /* it claimed nothing */, NULL,
+                              NULL);
     } else if (lk->closed) {
         /* nothing to answer */
     } else if (st == SB_OK) {
@@ -284,8 +284,11 @@ void amqp_session_let_go(amqp_link *lk)
     amqp_after_release then = amqp_after_session_release_of(srv, lk->entity.id, lk->session_picked_seq);
     if (!then.cb) /* without the hint's correction, picks look from the start */
         amqp_hint_rewind(&srv->session_picks, lk->entity.id);
+    /* Every message it locked was settled (and no claim is in the store):
+     * the release has no locked message to look for. */
+    bool all_settled = lk->session_unsettled == 0 && !lk->claiming;
     store_session_release(srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                          ent_clock_now_ms_in(lk->entity.namespace_id), then.cb, then.ctx);
+                          ent_clock_now_ms_in(lk->entity.namespace_id), all_settled, then.cb, then.ctx);
 }
 
 amqp_link *amqp_session_holder(amqp_conn *c, int64_t entity_id, const char *sid)

@@ -64,6 +64,11 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
 store *store_new(struct pg_conn *conn, const store_hooks *hooks);
 void store_close(store *s); /* fails what is still pending with SB_ERR_INTERNAL */
 
+/* The planner settings of every store connection (store_connect.c says
+ * why); test_store_plans checks the plans made under them. */
+#define STORE_PLANNER_SETTINGS "SET enable_seqscan = off; SET enable_sort = off"
+#define STORE_PLANNER_SETTINGS_RESET "RESET enable_seqscan; RESET enable_sort"
+
 /* A connection ready for store_resume: connected, statements prepared, in
  * pipeline mode. Blocking, touches no store: any thread may call it. The
  * namespace clock's offset is read on the way (notifications sent while

@@ -60,8 +60,17 @@ PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err,
      * scanning the whole table, ready and dead rows alike, until autovacuum
      * next looked (1 KiB peek-lock at 12k msg/s instead of 60k). Every
      * statement here is meant to walk an index (test_store_plans); a
-     * statement no index can answer still scans. */
-    PQclear(PQexec(conn, "SET enable_seqscan = off"));
+     * statement no index can answer still scans.
+     *
+     * And no sort where an index gives the order. When the statistics say a
+     * table holds nothing (autovacuum or autoanalyze right after a drain:
+     * no live row on many pages), every path costs next to nothing, and a
+     * sort of the one row the planner expects costs nothing either: a
+     * session's claim walked the primary key through every other session's
+     * messages and sorted them, instead of walking messages_session, which
+     * gives the session's order (ONE_SESSION, store_claim_sql.h). A
+     * statement that needs a sort still sorts. */
+    PQclear(PQexec(conn, STORE_PLANNER_SETTINGS));
     PQclear(PQexec(conn, "LISTEN " STORE_NOTIFY_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_CLOCK_CHANNEL));
     PQclear(PQexec(conn, "LISTEN " STORE_ENTITIES_CHANNEL));

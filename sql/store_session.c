@@ -93,7 +93,7 @@ void store_session_lock(store *s, int64_t entity_id, const char *session_id, con
 static void release_done(store_op *op, sb_status st) { store_status_done(op, st); }
 
 void store_session_release(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
-                           int64_t now_ms, store_status_cb cb, void *ctx)
+                           int64_t now_ms, bool all_settled, store_status_cb cb, void *ctx)
 {
     store_op *op = one_statement(release_done, (void (*)(void))cb, ctx);
     if (!op) {
@@ -104,7 +104,7 @@ void store_session_release(store *s, int64_t entity_id, const char *session_id, 
     int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     /* forgotten in a crash of PostgreSQL, the lock lapses at its time */
     store_op_set_lazy(op);
-    submit(s, op, STMT_SESSION_RELEASE, (store_param[]){P_INT8(q), P_TEXT(session_id), P_UUID(token), P_INT8(now)},
+    submit(s, op, all_settled ? STMT_SESSION_RELEASE_SETTLED : STMT_SESSION_RELEASE, (store_param[]){P_INT8(q), P_TEXT(session_id), P_UUID(token), P_INT8(now)},
            4);
 }
 

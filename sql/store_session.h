@@ -19,6 +19,7 @@
 
 #define STMT_SESSION_LOCK "sb_session_lock"
 #define STMT_SESSION_RELEASE "sb_session_release"
+#define STMT_SESSION_RELEASE_SETTLED "sb_session_release_settled"
 #define STMT_SESSION_RENEW "sb_session_renew"
 #define STMT_SESSION_GET_STATE "sb_session_get_state"
 #define STMT_SESSION_SET_STATE "sb_session_set_state"
@@ -38,9 +39,12 @@ void store_session_lock(store *s, int64_t entity_id, const char *session_id, con
                         int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, store_session_lock_cb cb,
                         void *ctx);
 
-/* The holder lets go; its unsettled messages become claimable again. cb may be NULL. */
+/* The holder lets go; its unsettled messages become claimable again. cb may
+ * be NULL. all_settled: the holder knows it holds no message locked (every
+ * one it received was settled), so none is looked for: a session's release
+ * then costs the same however many messages it received. */
 void store_session_release(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
-                           int64_t now_ms, store_status_cb cb, void *ctx);
+                           int64_t now_ms, bool all_settled, store_status_cb cb, void *ctx);
 
 typedef void (*store_session_renew_cb)(void *ctx, sb_status st, int64_t locked_until_ms);
 void store_session_renew(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],

@@ -474,9 +474,9 @@ void store_session_lock(store *s, int64_t entity_id, const char *session_id, con
 }
 
 void store_session_release(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
-                           int64_t now_ms, store_status_cb cb, void *ctx)
+                           int64_t now_ms, bool all_settled, store_status_cb cb, void *ctx)
 {
-    (void)token, (void)now_ms;
+    (void)token, (void)now_ms, (void)all_settled;
     session_op(s, finish_status, entity_id, session_id, ctx)->cb.status = cb;
 }
 

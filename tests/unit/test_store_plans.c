@@ -4,8 +4,10 @@
  * fresh cluster, or right after a bulk send: reltuples -1), ANALYZE taken
  * when the table was still small, or taken when it was drained (no live row
  * on many pages: every index looks empty). Each state is checked twice: as
- * planned here, and without sequential scans, as the store's connection
- * plans (a walk of a whole index then stands in for the scan). A plan that
+ * planned here, and with the store connection's planner settings (no
+ * sequential scan, no sort where an index gives the order:
+ * STORE_PLANNER_SETTINGS; a walk of a whole index then stands in for the
+ * scan). A plan that
  * scans `messages`, or walks all of one of its indexes, makes one receive
  * cost as much as the whole backlog, which is what this test forbids.
  *
@@ -149,6 +151,7 @@ static const struct {
     {STMT_SESSION_RENEW, "messages_pkey"},
     {STMT_SESSION_RELEASE, "lock_batches_session"},
     {STMT_SESSION_RELEASE, "messages_pkey"},
+    {STMT_SESSION_RELEASE_SETTLED, "lock_batches_session"},
     {STMT_SESSION_LIST, "messages_session"},
     {STMT_SESSION_PEEK, "messages_session"},
     {STMT_TXN_ACTIVATE, "messages_txn_pending"},
@@ -335,15 +338,16 @@ static void check_all(const char *when, locks_in_stats locks)
               check_table(admin, k, when, locks) + check_table(story, st, when, locks) +
               check_table(log, lg, when, locks);
     /* and as the store's own connection plans them: without sequential
-     * scans (store_connect), where a walk of a whole index takes their place */
+     * scans, where a walk of a whole index takes their place, and without
+     * sorts where an index gives the order (STORE_PLANNER_SETTINGS) */
     char seqscan_off[160];
-    snprintf(seqscan_off, sizeof seqscan_off, "%s, sequential scans off", when);
-    exec_ok("SET enable_seqscan = off");
+    snprintf(seqscan_off, sizeof seqscan_off, "%s, the store's settings (no seqscan, no sort)", when);
+    exec_ok(STORE_PLANNER_SETTINGS);
     prepare_all();
     bad += check_table(defs, n, seqscan_off, locks) + check_table(mgmt, m, seqscan_off, locks) +
            check_table(admin, k, seqscan_off, locks) + check_table(story, st, seqscan_off, locks) +
            check_table(log, lg, seqscan_off, locks);
-    exec_ok("RESET enable_seqscan");
+    exec_ok(STORE_PLANNER_SETTINGS_RESET);
     if (bad)
         fail_msg("%d statement(s) with a bad generic plan (%s), printed above", bad, when);
 }
@@ -733,6 +737,83 @@ static void test_generic_plans_with_statistics_of_a_drained_table(void **state)
     check_all("statistics of a drained table", DRAINED_TABLE);
 }
 
+/* A session receiver's claims and a peek in a session must walk
+ * messages_session: it is the only index that gives their order
+ * (ONE_SESSION), so without it their plans sort. While the order was one the
+ * primary key gave too, statistics taken when the table held one session's
+ * backlog (the benchmark sends one session of 20,000 messages, then 1,000
+ * sessions of 20) made the claim's generic plan walk messages_pkey from its
+ * starting sequence number past every other session's messages: 18,981 rows
+ * filtered per claim of 20, and 1,000 sessions received eight at a time fell
+ * from 35,000 to 4,600-10,000 msg/s. That tie went either way by a hair of
+ * the index sizes, so this looks at the order itself. */
+static void test_only_messages_session_orders_a_session(void **state)
+{
+    (void)state;
+    static const char *const names[] = {STMT_CLAIM_SESSION_LOCK, STMT_CLAIM_SESSION_DELETE,
+                                        STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_DELETE_STORY,
+                                        STMT_SESSION_PEEK};
+    size_t n, m, st, found = 0;
+    const stmt_def *defs = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m),
+                   *story = store_story_statement_defs(&st);
+    assert_non_null(story);
+    exec_ok("BEGIN");
+    exec_ok("DROP INDEX messages_session");
+    prepare_all();
+    for (size_t k = 0; k < n + m + st; k++) {
+        const stmt_def *d = k < n ? &defs[k] : k < n + m ? &mgmt[k - n] : &story[k - n - m];
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            if (strcmp(d->name, names[i]))
+                continue;
+            found++;
+            char *plan = generic_plan(d);
+            const char *sort = strstr(plan, "Sort Key: ");
+            const char *eol = sort ? strchr(sort, '\n') : NULL;
+            if (!sort || !eol || !memmem(sort, (size_t)(eol - sort), "session_id", 10))
+                fail_msg("%s orders a session's messages without messages_session and without a sort:\n%s",
+                         d->name, plan);
+            free(plan);
+        }
+    }
+    exec_ok("ROLLBACK");
+    prepare_all();
+    assert_int_equal(found, sizeof names / sizeof names[0]);
+}
+
+/* Only the lapsed-lock sweep finds lock batches by their time
+ * (lock_batches_due): everything else names its batches by session, and
+ * writes the time so that no index can answer it (`IS TRUE`). A walk of
+ * lock_batches_due from now passes every receiver's running batches and
+ * the dead entries of those already gone: with statistics that saw few
+ * batches, a session's release took that walk, 200-440 buffers a release.
+ * Checked with lock_batches_session gone, so that no tie can hide it. */
+static void test_only_the_sweep_finds_lock_batches_by_time(void **state)
+{
+    (void)state;
+    size_t n, m, st;
+    const stmt_def *defs = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m),
+                   *story = store_story_statement_defs(&st);
+    assert_non_null(story);
+    exec_ok("BEGIN");
+    exec_ok("DROP INDEX lock_batches_session");
+    prepare_all();
+    int bad = 0;
+    for (size_t k = 0; k < n + m + st; k++) {
+        const stmt_def *d = k < n ? &defs[k] : k < n + m ? &mgmt[k - n] : &story[k - n - m];
+        if (!strncmp(d->name, STMT_SWEEP_LAPSED, strlen(STMT_SWEEP_LAPSED)))
+            continue;
+        char *plan = generic_plan(d);
+        if (strstr(plan, "lock_batches_due")) {
+            printf("BAD PLAN: %s finds lock batches by their time:\n%s\n", d->name, plan);
+            bad++;
+        }
+        free(plan);
+    }
+    exec_ok("ROLLBACK");
+    prepare_all();
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -745,6 +826,8 @@ int main(void)
         cmocka_unit_test(test_generic_plans_with_statistics_of_a_ready_backlog),
         cmocka_unit_test(test_plans_made_on_an_empty_table),
         cmocka_unit_test(test_generic_plans_with_statistics_of_a_drained_table),
+        cmocka_unit_test(test_only_messages_session_orders_a_session),
+        cmocka_unit_test(test_only_the_sweep_finds_lock_batches_by_time),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

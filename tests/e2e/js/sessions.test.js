@@ -20,6 +20,7 @@ const queues = [
   { name: "s-lock", properties: { ...S, LockDuration: "PT30S" } },
   { name: "s-abandon", properties: { ...S, MaxDeliveryCount: 2 } },
   { name: "s-close", properties: S },
+  { name: "s-close-some", properties: S },
   { name: "s-peek", properties: S },
   { name: "s-defer", properties: S },
   { name: "s-refuse", properties: S },
@@ -151,6 +152,31 @@ emulatorSuite("js sessions", { queues, topics }, (ctx) => {
     assert.equal(`${third.body}:${third.deliveryCount}`, "1:1", "an abandon still counts");
     for (const x of [third, again[1]]) await other.completeMessage(x);
     await other.close();
+  });
+
+  ctx.test("a receiver that settled only some of what it received frees the rest when it closes; one that settled all leaves no lock behind", async () => {
+    // A session's release looks for locked messages only when its receiver still holds some
+    // (link_session.c); both ways the session is free at once and nothing stays locked.
+    const sb = ctx.client();
+    await sb.createSender("s-close-some").sendMessages([1, 2, 3].map((body) => ({ body, sessionId: "P" })));
+    const r = await sb.acceptSession("s-close-some", "P", PEEK_LOCK);
+    const first = await receiveExact(r, 3);
+    await r.completeMessage(first[0]);
+    await r.close();
+    const other = await ctx.client().acceptSession("s-close-some", "P", PEEK_LOCK);
+    const again = await receiveExact(other, 2);
+    assert.deepEqual(again.map((x) => `${x.body}:${x.deliveryCount}`), ["2:0", "3:0"]);
+    for (const x of again) await other.completeMessage(x);
+    await other.close();
+    const locked = "SELECT count(*) FROM lock_batches b JOIN entities e ON e.id = b.entity_id" +
+      " WHERE e.path = 's-close-some'";
+    assert.equal(psql(ctx.emu, locked), "0", "the settled receiver's lock batches went with its session");
+    await sb.createSender("s-close-some").sendMessages({ body: 4, sessionId: "P" });
+    const third = await ctx.client().acceptSession("s-close-some", "P", PEEK_LOCK);
+    const [last] = await receiveExact(third, 1);
+    assert.equal(`${last.body}:${last.deliveryCount}`, "4:0");
+    await third.completeMessage(last);
+    await third.close();
   });
 
   ctx.test("abandon returns a message to its session with DeliveryCount + 1; MaxDeliveryCount dead-letters it (the DLQ has no sessions)", async () => {
