@@ -93,6 +93,9 @@
     " AND b.session_id = $7 AND (b.locked_until <= sbemu_ts($3)) IS TRUE))"                                    \
     " AND x.lock_token IS NOT NULL AND (x.locked_until <= sbemu_ts($3)) IS TRUE)"                              \
     " ORDER BY session_id, sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED"
+/* The locked-until of session $7's lock, held by its receiver ($8). */
+#define SESSION_LOCKED_UNTIL                                                                                     \
+    "(SELECT s.locked_until FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7 AND s.lock_token = $8)"
 #define CLAIM_SESSION_CANDIDATES(from) "m.ctid = ANY(ARRAY(SELECT ctid FROM messages" CLAIM_SESSION_WHERE(from) "))"
 /* (The candidates are named by row address, not joined: a generic plan
  * guesses that LIMIT $4 keeps a tenth of the range and would hash-join the
