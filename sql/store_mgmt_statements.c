@@ -38,8 +38,8 @@
  * key (SESSION_BATCH_TIDS, a CTE bt of row addresses), and the rows taken by
  * address: what the session holds, not its backlog. `m` is the message row.
  * (Joined to the sequence numbers instead, a plan made from the statistics
- * of a drained table walked the entity's every message for each release.) */
-/* (`IS TRUE` keeps the time out of the index conditions: with statistics
+ * of a drained table walked the entity's every message for each release.
+ * `IS TRUE` keeps the time out of the index conditions: with statistics
  * that saw few batches, a release's generic plan walked lock_batches_due
  * from now, through every receiver's running batches and their dead
  * entries, 200-440 buffers a release.) */
@@ -47,6 +47,14 @@
 #define SESSION_LOCKED_MESSAGES                                                                                     \
     " m.ctid = ANY(ARRAY(SELECT tid FROM bt)) AND (m.session_id = $2) IS TRUE AND (m.subqueue = 0) IS TRUE"                 \
     " AND (m.state = 0) IS TRUE AND m.lock_token IS NOT NULL AND (m.locked_until > sbemu_ts($4)) IS TRUE"
+/* The holder ($3) of session $2 of entity $1 lets go (CTEs d and k, a row
+ * each when it held the lock): a session without a state leaves no row
+ * behind; one with a state keeps it, unlocked. */
+#define SESSION_LET_GO                                                                                              \
+    " d AS (DELETE FROM sessions WHERE entity_id = $1 AND session_id = $2 AND lock_token = $3"                     \
+    "  AND state IS NULL RETURNING 1),"                                                                         \
+    " k AS (UPDATE sessions SET lock_token = NULL, locked_until = NULL WHERE entity_id = $1 AND session_id = $2"  \
+    "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
 /* (a CTE: the row addresses of the batches' messages, by primary key:
  * store_token_sql.h) */
 #define SESSION_BATCH_TIDS                                                                                          \
@@ -184,12 +192,8 @@ static const stmt_def mgmt_stmt_defs[] = {
      * #15116), only one whose session lock lapsed. A session without a state
      * leaves no row behind. */
     {STMT_SESSION_RELEASE,
-     "WITH d AS (DELETE FROM sessions WHERE entity_id = $1 AND session_id = $2 AND lock_token = $3"
-     "  AND state IS NULL RETURNING 1),"
-     " k AS (UPDATE sessions SET lock_token = NULL, locked_until = NULL WHERE entity_id = $1 AND session_id = $2"
-     "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
-     " b AS (DELETE FROM lock_batches WHERE " SESSION_BATCHES " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k)"
-     "  RETURNING sequence_numbers),"
+     "WITH" SESSION_LET_GO " b AS (DELETE FROM lock_batches WHERE " SESSION_BATCHES
+     " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k) RETURNING sequence_numbers),"
      SESSION_BATCH_TIDS
      " m AS (UPDATE messages m SET lock_token = NULL, locked_until = NULL,"
      "  delivery_count = greatest(m.delivery_count - 1, 0)"
@@ -202,12 +206,8 @@ static const stmt_def mgmt_stmt_defs[] = {
      * each by primary key cost most of a session switch while their dead
      * rows waited for vacuum: 140 buffers for 20.) */
     {STMT_SESSION_RELEASE_SETTLED,
-     "WITH d AS (DELETE FROM sessions WHERE entity_id = $1 AND session_id = $2 AND lock_token = $3"
-     "  AND state IS NULL RETURNING 1),"
-     " k AS (UPDATE sessions SET lock_token = NULL, locked_until = NULL WHERE entity_id = $1 AND session_id = $2"
-     "  AND lock_token = $3 AND state IS NOT NULL RETURNING 1),"
-     " b AS (DELETE FROM lock_batches WHERE " SESSION_BATCHES " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k)"
-     "  RETURNING 1)"
+     "WITH" SESSION_LET_GO " b AS (DELETE FROM lock_batches WHERE " SESSION_BATCHES
+     " AND EXISTS (SELECT 1 FROM d UNION ALL SELECT 1 FROM k) RETURNING 1)"
      " SELECT count(*) FROM b",
      4, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8}},
     /* $1 entity, $2 session, $3 token, $4 now, $5 new locked-until: the

@@ -104,8 +104,8 @@ void store_session_release(store *s, int64_t entity_id, const char *session_id, 
     int8_param q = be_int8(entity_id), now = be_int8(now_ms);
     /* forgotten in a crash of PostgreSQL, the lock lapses at its time */
     store_op_set_lazy(op);
-    submit(s, op, all_settled ? STMT_SESSION_RELEASE_SETTLED : STMT_SESSION_RELEASE, (store_param[]){P_INT8(q), P_TEXT(session_id), P_UUID(token), P_INT8(now)},
-           4);
+    submit(s, op, all_settled ? STMT_SESSION_RELEASE_SETTLED : STMT_SESSION_RELEASE,
+           (store_param[]){P_INT8(q), P_TEXT(session_id), P_UUID(token), P_INT8(now)}, 4);
 }
 
 /* No answer row: the session's lock was lost. */
