@@ -170,7 +170,11 @@ emulatorSuite("js sessions", { queues, topics }, (ctx) => {
     await other.close();
     const locked = "SELECT count(*) FROM lock_batches b JOIN entities e ON e.id = b.entity_id" +
       " WHERE e.path = 's-close-some'";
-    assert.equal(psql(ctx.emu, locked), "0", "the settled receiver's lock batches went with its session");
+    // (the release commits just after the detach is answered, on the store's connection: wait for it)
+    let left = psql(ctx.emu, locked);
+    for (const end = Date.now() + 5000; left !== "0" && Date.now() < end; left = psql(ctx.emu, locked))
+      await new Promise((r) => setTimeout(r, 50));
+    assert.equal(left, "0", "the settled receiver's lock batches went with its session");
     await sb.createSender("s-close-some").sendMessages({ body: 4, sessionId: "P" });
     const third = await ctx.client().acceptSession("s-close-some", "P", PEEK_LOCK);
     const [last] = await receiveExact(third, 1);
