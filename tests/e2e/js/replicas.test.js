@@ -2,7 +2,9 @@
 // locks that lapse are given back once, whichever sweep sees them, and competing
 // receivers on both replicas never get a message twice; a replica killed with
 // kill -9 in the middle of a stream of sends loses nothing it acknowledged, the
-// other replica serves it all, and the killed one comes back. (qs_two_procs
+// other replica serves it all, and the killed one comes back; next-available
+// session receivers on both replicas at once get each session once, whole and
+// in order, without a deadlock between the replicas' transactions. (qs_two_procs
 // covers expiry, schedules and duplicate detection across two processes.)
 "use strict";
 
@@ -13,6 +15,12 @@ const { advance, psql } = require("./qs_util");
 
 const LOCKED = 30;
 const ACKED_BEFORE_KILL = 200;
+// Sessions received through the SDK on both replicas at once. (Its receivers
+// are too slow to meet the deadlock 1c1656b fixed: replicas_sessions_load
+// takes sessions at full speed for that.)
+const SESSIONS = 600;
+const PER_SESSION = 3;
+const SESSION_RECEIVERS = 4; // on each replica
 
 // Sends through the replica that is killed (harness ackingLoad).
 const LOAD = `
@@ -51,9 +59,40 @@ async function competeAll(receivers) {
   }));
 }
 
+/** Deadlocks PostgreSQL has counted in the emulators' database. A backend
+ * reports its counts when it goes idle, at most once a second. */
+function deadlocks(emu) {
+  return Number(psql(emu, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"));
+}
+
+/** Takes next-available sessions on client until none is left; returns, per
+ * session, the bodies received in it, in order. */
+async function takeSessions(client, queue) {
+  const got = [];
+  for (;;) {
+    let r;
+    try {
+      r = await client.acceptNextSession(queue, PEEK_LOCK);
+    } catch (e) {
+      if (e.code === "ServiceTimeout") return got;
+      throw e;
+    }
+    const bodies = [];
+    for (let empty = 0; bodies.length < PER_SESSION && empty < 3; ) {
+      const ms = await r.receiveMessages(PER_SESSION - bodies.length, { maxWaitTimeInMs: 1000 });
+      if (!ms.length) empty++;
+      for (const m of ms) bodies.push(m.body);
+      await Promise.all(ms.map((m) => r.completeMessage(m)));
+    }
+    got.push({ session: r.sessionId, bodies });
+    await r.close();
+  }
+}
+
 emulatorPairSuite("replicas", {
   one: { queues: [{ name: "rp-lock", properties: { LockDuration: "PT5S" } }, "rp-kill",
-    { name: "rp-idle", properties: { AutoDeleteOnIdle: "PT5M" } }] },
+    { name: "rp-idle", properties: { AutoDeleteOnIdle: "PT5M" } },
+    { name: "rp-sessions", properties: { RequiresSession: true } }] },
 }, (ctx) => {
   ctx.test("locks that lapse are given back once: competing receivers on both replicas get each message once more, none twice", async () => {
     const sender = ctx.c1.createSender("rp-lock");
@@ -81,6 +120,26 @@ emulatorPairSuite("replicas", {
     assert.equal(psql(ctx.one, "SELECT count(*) FROM queues WHERE name = 'rp-idle'"), "0", "rp-idle was not deleted");
     for (const emu of [ctx.one, ctx.two]) assert.doesNotMatch(emu.log(), /ERROR/);
   });
+
+  ctx.test("next-available session receivers on both replicas at once: each session once, whole and in order; no deadlock", async () => {
+    const before = deadlocks(ctx.one);
+    const sender = ctx.c1.createSender("rp-sessions");
+    for (let k = 0; k < PER_SESSION; k++)
+      for (let first = 0; first < SESSIONS; first += 200)
+        await sender.sendMessages(Array.from({ length: Math.min(200, SESSIONS - first) },
+          (_, i) => ({ sessionId: `rs-${first + i}`, body: `rs-${first + i}/${k}` })));
+    const receivers = [];
+    for (let i = 0; i < SESSION_RECEIVERS; i++)
+      receivers.push(takeSessions(ctx.c1, "rp-sessions"), takeSessions(ctx.c2, "rp-sessions"));
+    const taken = (await Promise.all(receivers)).flat();
+    const sessions = taken.map((t) => t.session).sort();
+    assert.deepEqual(sessions, Array.from({ length: SESSIONS }, (_, i) => `rs-${i}`).sort(), "each session taken once");
+    for (const t of taken)
+      assert.deepEqual(t.bodies, Array.from({ length: PER_SESSION }, (_, k) => `${t.session}/${k}`), `session ${t.session}`);
+    await new Promise((r) => setTimeout(r, 2500)); // the backends' counts reach pg_stat_database
+    assert.equal(deadlocks(ctx.one) - before, 0, "PostgreSQL detected deadlocks between the replicas");
+    for (const emu of [ctx.one, ctx.two]) assert.doesNotMatch(emu.log(), /deadlock/);
+  }, 180000);
 
   ctx.test("kill -9 of a replica mid-stream loses nothing it acknowledged: the other serves it all, and it comes back", async () => {
     const load = ackingLoad(LOAD, { CONN: ctx.two.connectionString });
