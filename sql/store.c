@@ -14,8 +14,6 @@
 #include "store_setup.h"
 #include "store_statements.h"
 
-/* Operations per transaction. Past this the batch is cut (never inside an op). */
-#define STORE_BATCH_MAX_OPS 512
 /* Parameter bytes per transaction (an op larger than this goes alone). libpq
  * and the merged arrays hold a batch's bytes once more each while it is sent:
  * this bounds that memory, and costs nothing for small messages (512 ops of
@@ -70,14 +68,38 @@ struct store_op {
     store_stmt stmts[];
 };
 
-/* What each pipelined query of the in-flight batch belongs to: one op's
- * statement, or a merged group (ops in ordinal order). */
+/* Transactions in flight at once. A second goes out behind the first only
+ * when a full one is pending (STORE_BATCH_MAX_OPS or _BYTES): PostgreSQL then
+ * starts it the moment the first commits, instead of idling while the
+ * emulator reads the first one's answers and sends the next (64 KiB sends,
+ * where the statements alone are 2 MB). Below that load a batch waits and
+ * grows, as group commit wants. */
+#define STORE_INFLIGHT_MAX 2
+
+/* What each pipelined query of an in-flight batch belongs to: one op's
+ * statement, a merged group (ops in ordinal order), or the batch's guard. */
 typedef struct store_slot {
     store_op *op;
     int stmt;
     store_op **group;
     int ngroup;
+    bool guard;
 } store_slot;
+
+/* One transaction in flight: its ops, what each of its queries answers for,
+ * and how it went. Owned by its store; the arrays are kept between uses. */
+typedef struct store_batch {
+    store_op *ops;      /* the ops it carries, in order */
+    store_slot *slots;  /* query k of the batch */
+    int nslots, slot_cap, next_slot;
+    store_op **merged;  /* its merged ops, grouped; slots point into it */
+    int merged_cap;
+    uint64_t id;        /* what it leaves in STORE_BATCH_SETTING when it commits */
+    bool failed;
+    bool guard_failed;  /* it went out behind a batch that failed (its guard said so) */
+    struct timespec sent; /* when its Sync went out */
+    size_t size;          /* its operations, a merged op's rows each */
+} store_batch;
 
 /* Owned by the emulator; owns the connection (NULL while lost) and every queued op. */
 struct store {
@@ -85,22 +107,21 @@ struct store {
     store_hooks hooks;
     bool broken;
     bool closing; /* store_close is failing what is left: take nothing new */
+    bool flushing; /* inside store_flush */
     store_op *pending, *pending_tail;
-    store_op *inflight; /* list of the ops in the in-flight batch */
-    store_slot *slots;  /* query k of the batch */
-    int nslots, slot_cap, next_slot;
-    store_op **merged;  /* the in-flight batch's merged ops, grouped; slots point into it */
-    int merged_cap;
+    store_batch batches[STORE_INFLIGHT_MAX]; /* a ring: the oldest in flight at head */
+    int head, inflight;  /* inflight: how many batches are in flight */
+    uint64_t next_batch_id;
+    store_op *requeued_tail; /* the last op a failed batch put back, while the one behind it is in flight */
     size_t held_bytes;  /* bytes of every op pending or in flight */
     char last_error[STORE_LAST_ERROR_MAX];
     bool result_taken;  /* the parse callback kept the result it was given */
     store_stats stats;
-    bool batch_failed;
     /* GET /metrics (store_figures.h): counted per commit */
     store_figures figures;
-    struct timespec batch_sent; /* when the in-flight batch's Sync went out */
-    size_t batch_size;          /* its operations, a merged op's rows each */
 };
+
+static store_batch *oldest(store *s) { return &s->batches[s->head]; }
 
 /* Each statement's story twin while the story is recorded, NULL while it is
  * not: set by the story (store_story_configure), so that the engine, below
@@ -267,6 +288,22 @@ void store_resume(store *s, PGconn *conn)
 
 const char *store_last_error(const store *s) { return s->last_error; }
 
+/* Every op of every batch in flight, oldest first, as one list; no batch is
+ * in flight after it. */
+static store_op *take_inflight(store *s)
+{
+    store_op *all = NULL, **tail = &all;
+    for (; s->inflight; s->inflight--, s->head = (s->head + 1) % STORE_INFLIGHT_MAX) {
+        store_batch *b = oldest(s);
+        *tail = b->ops;
+        while (*tail)
+            tail = &(*tail)->next;
+        b->ops = NULL;
+    }
+    s->requeued_tail = NULL;
+    return all;
+}
+
 static void fail_list(store *s, store_op *op, sb_status st)
 {
     while (op) {
@@ -285,15 +322,17 @@ void store_close(store *s)
      * for the next one): those fail at once instead of joining a dead list. */
     s->closing = true;
     while (s->inflight || s->pending) {
-        store_op *inflight = s->inflight, *pending = s->pending;
-        s->inflight = s->pending = s->pending_tail = NULL;
+        store_op *inflight = take_inflight(s), *pending = s->pending;
+        s->pending = s->pending_tail = NULL;
         fail_list(s, inflight, SB_ERR_INTERNAL);
         fail_list(s, pending, SB_ERR_INTERNAL);
     }
     if (s->conn)
         PQfinish(s->conn);
-    ent_free(s->slots);
-    ent_free(s->merged);
+    for (int i = 0; i < STORE_INFLIGHT_MAX; i++) {
+        ent_free(s->batches[i].slots);
+        ent_free(s->batches[i].merged);
+    }
     ent_free(s);
 }
 
@@ -317,10 +356,9 @@ static void store_break(store *s, const char *why)
     s->broken = true;
     PQfinish(s->conn);
     s->conn = NULL;
-    store_op *inflight = s->inflight, *pending = s->pending;
-    s->inflight = s->pending = s->pending_tail = NULL;
-    if (inflight)
-        s->figures.commit_failures++; /* its fate is unknown: its clients retry it */
+    s->figures.commit_failures += (uint64_t)s->inflight; /* their fate is unknown: their clients retry them */
+    store_op *inflight = take_inflight(s), *pending = s->pending;
+    s->pending = s->pending_tail = NULL;
     fail_list(s, inflight, SB_ERR_SERVER_BUSY);
     fail_list(s, pending, SB_ERR_SERVER_BUSY);
     if (s->hooks.on_lost)
@@ -344,21 +382,21 @@ void store_submit(store *s, store_op *op)
     else
         s->pending = op;
     s->pending_tail = op;
-    if (!s->inflight && s->hooks.want_flush)
+    if (s->inflight < STORE_INFLIGHT_MAX && s->hooks.want_flush)
         s->hooks.want_flush(s->hooks.ud);
 }
 
-static int add_slot(store *s, store_op *op, int stmt)
+static int add_slot(store_batch *b, store_op *op, int stmt)
 {
-    if (s->nslots == s->slot_cap) {
-        int cap = s->slot_cap ? s->slot_cap * 2 : 64;
-        store_slot *n = ent_realloc(s->slots, (size_t)cap * sizeof *n);
+    if (b->nslots == b->slot_cap) {
+        int cap = b->slot_cap ? b->slot_cap * 2 : 64;
+        store_slot *n = ent_realloc(b->slots, (size_t)cap * sizeof *n);
         if (!n)
             return -1;
-        s->slots = n;
-        s->slot_cap = cap;
+        b->slots = n;
+        b->slot_cap = cap;
     }
-    s->slots[s->nslots++] = (store_slot){op, stmt, NULL, 0};
+    b->slots[b->nslots++] = (store_slot){op, stmt, NULL, 0, false};
     return 0;
 }
 
@@ -457,53 +495,54 @@ static void put_int8(unsigned char out[8], int64_t v)
 }
 
 /* Sends one statement per (def, key) group of the batch's merged ops. */
-static bool send_merged(store *s, store_op *first)
+static bool send_merged(store *s, store_batch *b, store_op *first)
 {
     int n = 0;
     for (store_op *op = first; op; op = op->next)
         n += op->merge != NULL;
     if (!n)
         return true;
-    if (n > s->merged_cap) {
-        store_op **m = ent_realloc(s->merged, (size_t)n * sizeof *m);
+    if (n > b->merged_cap) {
+        store_op **m = ent_realloc(b->merged, (size_t)n * sizeof *m);
         if (!m)
             return false;
-        s->merged = m;
-        s->merged_cap = n;
+        b->merged = m;
+        b->merged_cap = n;
     }
+    store_op **merged = b->merged;
     int k = 0;
     for (store_op *op = first; op; op = op->next)
         if (op->merge)
-            s->merged[k++] = op;
+            merged[k++] = op;
     /* stable for equal keys: ops keep their arrival order inside a group */
     for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && by_group(&s->merged[j - 1], &s->merged[j]) > 0; j--) {
-            store_op *t = s->merged[j];
-            s->merged[j] = s->merged[j - 1];
-            s->merged[j - 1] = t;
+        for (int j = i; j > 0 && by_group(&merged[j - 1], &merged[j]) > 0; j--) {
+            store_op *t = merged[j];
+            merged[j] = merged[j - 1];
+            merged[j - 1] = t;
         }
     for (int g = 0; g < n;) {
         int end = g + 1;
-        while (end < n && by_group(&s->merged[g], &s->merged[end]) == 0)
+        while (end < n && by_group(&merged[g], &merged[end]) == 0)
             end++;
-        const store_merge_def *def = s->merged[g]->merge->def;
+        const store_merge_def *def = merged[g]->merge->def;
         int rows = 0;
         for (int i = g; i < end; i++) {
-            s->merged[i]->merge->first = rows;
-            s->merged[i]->merge->answered = 0;
-            rows += s->merged[i]->merge->nrows;
+            merged[i]->merge->first = rows;
+            merged[i]->merge->answered = 0;
+            rows += merged[i]->merge->nrows;
         }
         unsigned char key[8];
-        put_int8(key, s->merged[g]->merge->key);
+        put_int8(key, merged[g]->merge->key);
         const char *values[STORE_MERGE_MAX_COLS + 1] = {(const char *)key};
         int lengths[STORE_MERGE_MAX_COLS + 1] = {8}, formats[STORE_MERGE_MAX_COLS + 1];
-        bool ok = build_arrays(&s->merged[g], end - g, def->ncols, rows, (char **)&values[1], &lengths[1]) == 0;
+        bool ok = build_arrays(&merged[g], end - g, def->ncols, rows, (char **)&values[1], &lengths[1]) == 0;
         for (int c = 0; c <= def->ncols; c++)
             formats[c] = 1;
-        ok = ok && add_slot(s, NULL, 0) == 0;
+        ok = ok && add_slot(b, NULL, 0) == 0;
         if (ok) {
-            s->slots[s->nslots - 1].group = &s->merged[g];
-            s->slots[s->nslots - 1].ngroup = end - g;
+            b->slots[b->nslots - 1].group = &merged[g];
+            b->slots[b->nslots - 1].ngroup = end - g;
         }
         ok = ok && PQsendQueryPrepared(s->conn, def->prepared, def->ncols + 1, values, lengths, formats, 1) == 1;
         for (int c = 1; c <= def->ncols; c++)
@@ -519,18 +558,18 @@ static bool send_merged(store *s, store_op *first)
  * its WAL to reach the disk: set_config(..., true) lasts until the implicit
  * transaction's commit, which reads it (SET LOCAL would warn outside an
  * explicit block). */
-static bool send_lazy(store *s, const store_op *ops)
+static bool send_lazy(store *s, store_batch *b, const store_op *ops)
 {
     for (const store_op *op = ops; op; op = op->next)
         if (!op->lazy)
             return true;
-    return add_slot(s, NULL, 0) == 0 &&
+    return add_slot(b, NULL, 0) == 0 &&
            PQsendQueryParams(s->conn, "SELECT set_config('synchronous_commit', 'off', true)", 0, NULL, NULL, NULL,
                              NULL, 1) == 1;
 }
 
 /* One NOTIFY per transaction naming the entities that got messages (never one per message). */
-static bool send_notify(store *s, const store_op *ops)
+static bool send_notify(store *s, store_batch *b, const store_op *ops)
 {
     char payload[STORE_NOTIFY_MAX_ENTITIES * 21 + 1] = "";
     int64_t seen[STORE_NOTIFY_MAX_ENTITIES];
@@ -551,7 +590,7 @@ static bool send_notify(store *s, const store_op *ops)
     if (!n)
         return true;
     const char *params[1] = {payload};
-    return add_slot(s, NULL, 0) == 0 &&
+    return add_slot(b, NULL, 0) == 0 &&
            PQsendQueryParams(s->conn, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, NULL, params, NULL,
                              NULL, 1) == 1;
 }
@@ -601,10 +640,25 @@ static void deliver_clock(store *s, const char *payload)
 static void process_input(store *s);
 static void flush_output(store *s);
 
-void store_flush(store *s)
+/* The setting a full batch leaves when it commits (set_config(..., false)
+ * lasts past the transaction only if it commits): the batch sent behind it
+ * checks it first, so that it cannot commit when the one before it did not.
+ * A failed batch's ops are retried after it; without the guard, what was
+ * sent behind them (a link's next sends) would have committed first. */
+#define STORE_BATCH_SETTING "sbemu.batch"
+
+/* Sends the next batch if one may go: the first whenever something is
+ * pending; a second, behind one still in flight, only when a full batch is
+ * pending and the one in flight was full too (only full batches leave their
+ * mark). Solo ops go alone, with nothing else in flight. Returns whether a
+ * batch went out. */
+static bool send_batch(store *s)
 {
-    if (s->inflight || !s->pending || s->broken)
-        return;
+    if (!s->pending || s->broken || s->inflight >= STORE_INFLIGHT_MAX)
+        return false;
+    store_batch *before = s->inflight ? &s->batches[(s->head + s->inflight - 1) % STORE_INFLIGHT_MAX] : NULL;
+    if (before && (s->pending->solo || !before->id))
+        return false;
     /* Take whole ops: a solo op goes alone, others up to the batch limit. */
     store_op *first = s->pending, *last = first;
     int n = 1;
@@ -617,19 +671,36 @@ void store_flush(store *s)
             size += last->merge ? (size_t)last->merge->nrows : 1;
             n++;
         }
+    bool full = !first->solo && (n == STORE_BATCH_MAX_OPS || (last->next && !last->next->solo));
+    if (before && !full)
+        return false;
     s->pending = last->next;
     if (!s->pending)
         s->pending_tail = NULL;
     last->next = NULL;
-    s->inflight = first;
-    s->nslots = 0;
-    s->next_slot = 0;
-    s->batch_failed = false;
+    store_batch *b = &s->batches[(s->head + s->inflight) % STORE_INFLIGHT_MAX];
+    s->inflight++;
+    b->ops = first;
+    b->nslots = 0;
+    b->next_slot = 0;
+    b->failed = b->guard_failed = false;
+    b->id = full ? ++s->next_batch_id : 0;
 
     /* No BEGIN/COMMIT: everything up to the Sync is one implicit transaction,
      * committed at the Sync, or rolled back whole at the first error (an
      * explicit block would stay open and aborted after an error). */
-    bool ok = send_lazy(s, first) && send_merged(s, first);
+    char id_text[24];
+    bool ok = true;
+    if (before) {
+        snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)before->id);
+        const char *v[1] = {id_text};
+        ok = add_slot(b, NULL, 0) == 0 &&
+             PQsendQueryParams(s->conn, "SELECT 1 / coalesce(current_setting('" STORE_BATCH_SETTING "', true) = $1,"
+                               " false)::int", 1, NULL, v, NULL, NULL, 1) == 1;
+        if (ok)
+            b->slots[b->nslots - 1].guard = true;
+    }
+    ok = ok && send_lazy(s, b, first) && send_merged(s, b, first);
     for (store_op *op = first; ok && op; op = op->next) {
         if (op->catch_up) {
             /* its own slot (stmt -1): parse is not told of it */
@@ -637,27 +708,46 @@ void store_flush(store *s)
             put_int8(id, op->catch_up);
             const char *v[1] = {(const char *)id};
             int len[1] = {8}, fmt[1] = {1};
-            ok = add_slot(s, op, -1) == 0 && PQsendQueryPrepared(s->conn, STMT_CATCH_UP, 1, v, len, fmt, 1) == 1;
+            ok = add_slot(b, op, -1) == 0 && PQsendQueryPrepared(s->conn, STMT_CATCH_UP, 1, v, len, fmt, 1) == 1;
         }
         for (int i = 0; ok && i < op->nstmt; i++) {
             store_stmt *st = &op->stmts[i];
-            ok = add_slot(s, op, i) == 0 &&
+            ok = add_slot(b, op, i) == 0 &&
                  PQsendQueryPrepared(s->conn, st->prepared, st->nparams, st->values, st->lengths, st->formats, 1) == 1;
         }
     }
-    ok = ok && send_notify(s, first) && PQpipelineSync(s->conn) == 1;
+    ok = ok && send_notify(s, b, first);
+    if (ok && b->id) {
+        snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)b->id);
+        const char *v[1] = {id_text};
+        ok = add_slot(b, NULL, 0) == 0 &&
+             PQsendQueryParams(s->conn, "SELECT set_config('" STORE_BATCH_SETTING "', $1, false)", 1, NULL, v, NULL,
+                               NULL, 1) == 1;
+    }
+    ok = ok && PQpipelineSync(s->conn) == 1;
     if (!ok) {
         store_break(s, "send");
-        return;
+        return false;
     }
     s->stats.batches++;
-    s->stats.statements += (uint64_t)s->nslots;
-    s->batch_size = size;
-    clock_gettime(CLOCK_MONOTONIC, &s->batch_sent);
-    flush_output(s);
-    /* results libpq read while it flushed (it cannot hold this batch's Sync
-     * yet, so this does not re-enter store_flush) */
-    process_input(s);
+    s->stats.statements += (uint64_t)b->nslots;
+    b->size = size;
+    clock_gettime(CLOCK_MONOTONIC, &b->sent);
+    return true;
+}
+
+void store_flush(store *s)
+{
+    if (s->flushing)
+        return; /* a batch that ended while this one flushed: the loop below sends what may go */
+    s->flushing = true;
+    while (send_batch(s)) {
+        flush_output(s);
+        /* results libpq read while it flushed (a batch in flight may have
+         * ended: then another may go) */
+        process_input(s);
+    }
+    s->flushing = false;
 }
 
 /* Sends what libpq still holds. Non-blocking: what the socket cannot take now
@@ -680,20 +770,20 @@ void store_on_writable(store *s)
 }
 
 /* A batch ended: committed (its latency and size observed) or not. */
-static void count_commit(store *s, bool committed)
+static void count_commit(store *s, const store_batch *b)
 {
-    if (!committed) {
+    if (b->failed) {
         s->figures.commit_failures++;
         return;
     }
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    double seconds = (double)(now.tv_sec - s->batch_sent.tv_sec) + (double)(now.tv_nsec - s->batch_sent.tv_nsec) / 1e9;
+    double seconds = (double)(now.tv_sec - b->sent.tv_sec) + (double)(now.tv_nsec - b->sent.tv_nsec) / 1e9;
     s->figures.commits++;
     store_histogram_observe(&s->figures.commit_seconds, store_commit_seconds_bounds, STORE_COMMIT_SECONDS_NBOUNDS,
                             seconds);
     store_histogram_observe(&s->figures.batch_size, store_batch_size_bounds, STORE_BATCH_SIZE_NBOUNDS,
-                            (double)s->batch_size);
+                            (double)b->size);
 }
 
 void store_get_figures(const store *s, store_figures *out)
@@ -702,40 +792,60 @@ void store_get_figures(const store *s, store_figures *out)
     out->pending_ops = out->inflight_ops = 0;
     for (const store_op *op = s->pending; op; op = op->next)
         out->pending_ops++;
-    for (const store_op *op = s->inflight; op; op = op->next)
-        out->inflight_ops++;
+    for (int i = 0; i < s->inflight; i++)
+        for (const store_op *op = s->batches[(s->head + i) % STORE_INFLIGHT_MAX].ops; op; op = op->next)
+            out->inflight_ops++;
     out->held_bytes = s->held_bytes;
     out->up = store_healthy(s);
 }
 
-/* The batch is over: settle every op, or requeue them alone if it failed. */
+/* A failed batch's ops go back to be sent again, in their order: alone (solo)
+ * when one of them may be why it failed, as a batch when the batch before
+ * them failed (their guard). They go first, after what the batch before them
+ * put back: nothing pending was sent before them. */
+static void requeue(store *s, store_op *ops, bool solo)
+{
+    store_op *tail = ops;
+    for (store_op *op = ops; op; op = op->next) {
+        s->stats.retried++;
+        op->solo = solo;
+        op->status = SB_OK;
+        if (op->free_result && op->result)
+            op->free_result(op->result);
+        op->result = NULL;
+        tail = op;
+    }
+    store_op **at = s->requeued_tail ? &s->requeued_tail->next : &s->pending;
+    tail->next = *at;
+    *at = ops;
+    if (!tail->next)
+        s->pending_tail = tail;
+    /* the batch behind, still in flight, fails its guard: its ops go after these */
+    s->requeued_tail = s->inflight ? tail : NULL;
+}
+
+/* The oldest batch in flight is over: settle every op, or requeue them if it failed. */
 static void batch_complete(store *s)
 {
-    store_op *ops = s->inflight;
-    s->inflight = NULL;
+    store_batch *b = oldest(s);
+    store_op *ops = b->ops;
+    b->ops = NULL;
+    s->head = (s->head + 1) % STORE_INFLIGHT_MAX;
+    s->inflight--;
     if (ops)
-        count_commit(s, !s->batch_failed);
-    if (s->batch_failed && ops && ops->next) {
-        store_op *tail = ops;
-        for (store_op *op = ops; op; op = op->next) {
-            s->stats.retried++;
-            op->solo = true;
-            op->status = SB_OK;
-            if (op->free_result && op->result)
-                op->free_result(op->result);
-            op->result = NULL;
-            tail = op;
-        }
-        tail->next = s->pending;
-        s->pending = ops;
-        if (!s->pending_tail)
-            s->pending_tail = tail;
-    } else if (s->batch_failed && ops) {
-        fail_list(s, ops, ops->status != SB_OK ? ops->status : SB_ERR_INTERNAL);
-    } else {
+        count_commit(s, b);
+    if (!b->failed || !ops) {
+        if (!s->inflight)
+            s->requeued_tail = NULL;
         for (store_op *op = ops; op; op = op->next)
             s->stats.ops++;
         fail_list(s, ops, SB_OK);
+    } else if (b->guard_failed || ops->next) {
+        requeue(s, ops, !b->guard_failed);
+    } else {
+        if (!s->inflight)
+            s->requeued_tail = NULL;
+        fail_list(s, ops, ops->status != SB_OK ? ops->status : SB_ERR_INTERNAL);
     }
     store_flush(s);
 }
@@ -797,9 +907,14 @@ static void handle_result(store *s, PGresult *r)
         batch_complete(s);
         return;
     }
-    if (s->next_slot >= s->nslots)
+    store_batch *b = oldest(s);
+    if (b->next_slot >= b->nslots)
         return; /* not ours: cannot happen in a healthy pipeline */
-    store_slot *slot = &s->slots[s->next_slot];
+    store_slot *slot = &b->slots[b->next_slot];
+    if (slot->guard && st == PGRES_FATAL_ERROR) {
+        b->failed = b->guard_failed = true; /* the batch before failed: this one goes again after its ops */
+        return;
+    }
     /* a merged statement of a single op answers for that op alone */
     store_op *owner = slot->group ? (slot->ngroup == 1 ? slot->group[0] : NULL) : slot->op;
     if (st == PGRES_FATAL_ERROR) {
@@ -810,31 +925,31 @@ static void handle_result(store *s, PGresult *r)
             s->last_error[strcspn(s->last_error, "\n")] = 0;
         }
         if (answer == SB_ERR_SERVER_BUSY) {
-            if (!s->batch_failed)
+            if (!b->failed)
                 LOG_WARN("store: %s", s->last_error);
             if (owner)
                 owner->status = answer;
-            s->batch_failed = true;
+            b->failed = true;
             return;
         }
         if (owner && answer != SB_OK) {
             owner->status = answer; /* a Service Bus answer, not a failure */
-            s->batch_failed = true;
+            b->failed = true;
             return;
         }
         if (slot->group && answer != SB_OK) {
-            s->batch_failed = true; /* whose answer it is shows when each op is retried alone */
+            b->failed = true; /* whose answer it is shows when each op is retried alone */
             return;
         }
-        if (!s->batch_failed)
+        if (!b->failed)
             LOG_WARN("store: %s failed: %s", slot->op ? (slot->stmt < 0 ? STMT_CATCH_UP : slot->op->stmts[slot->stmt].prepared) : "transaction",
                      PQresultErrorMessage(r));
-        s->batch_failed = true;
+        b->failed = true;
     } else if (st == PGRES_PIPELINE_ABORTED) {
-        s->batch_failed = true;
-    } else if (slot->group && !s->batch_failed) {
+        b->failed = true;
+    } else if (slot->group && !b->failed) {
         dispatch_rows(slot, r);
-    } else if (slot->op && slot->op->parse && slot->stmt >= 0 && !s->batch_failed) {
+    } else if (slot->op && slot->op->parse && slot->stmt >= 0 && !b->failed) {
         slot->op->parse(slot->op, slot->stmt, r);
     }
 }
@@ -850,8 +965,9 @@ static void process_input(store *s)
         PGresult *r = PQgetResult(s->conn);
         if (!r) {
             /* end of one query's results */
-            if (s->next_slot < s->nslots)
-                s->next_slot++;
+            store_batch *b = oldest(s);
+            if (b->next_slot < b->nslots)
+                b->next_slot++;
             continue;
         }
         s->result_taken = false;

@@ -4,11 +4,14 @@
  * Group commit: operations submitted while a transaction is in flight wait in
  * `pending`; when the in-flight one ends (PGRES_PIPELINE_SYNC), everything
  * pending goes out as the next transaction: each operation's statements and a
- * Sync (one implicit transaction). Callbacks run only after the commit is known, so a caller can
+ * Sync (one implicit transaction). Under load, a full batch goes out behind
+ * the one in flight (two at most), guarded so that it commits only if the one
+ * before it did. Callbacks run only after the commit is known, so a caller can
  * acknowledge its client the moment its callback says SB_OK.
  *
  * If a transaction fails, each of its operations is retried alone, so one bad
- * request cannot fail its neighbours. The loop integration is three calls
+ * request cannot fail its neighbours; a batch sent behind it fails its guard
+ * and goes again after them, so nothing overtakes what was submitted first. The loop integration is three calls
  * (store_socket, store_on_readable, store_on_writable) and two hooks.
  *
  * Losing PostgreSQL. When the connection breaks, every op pending or in
@@ -29,6 +32,10 @@
 #include "ent_status.h"
 
 typedef struct store store;
+
+/* Operations per transaction. Past this the batch is cut (never inside an
+ * op); a batch this full may go out behind one in flight (store.c). */
+#define STORE_BATCH_MAX_OPS 512
 
 /* The most columns a merged statement takes (the publish's story twin). */
 #define STORE_MERGE_MAX_COLS 25

@@ -28,6 +28,7 @@
 
 #include "emu_log.h"
 #include "store.h"
+#include "store_figures.h"
 #include "store_fixture.h"
 #include "store_migrate.h"
 #include "store_queue.h"
@@ -644,6 +645,94 @@ static void test_megabytes_in_flight(void **state)
     assert_true(d.batches >= 2 * MEGABYTE_SENDS / 2);
 }
 
+/* ---- 6b. a full batch behind one in flight ------------------------------ */
+
+/* Three full batches' worth of sends in one turn: the first two go out at
+ * once (the second behind the first), the third when one is over; every send
+ * keeps its place in the queue's order. */
+#define PIPELINED_SENDS (3 * STORE_BATCH_MAX_OPS)
+#define PIPELINE_DEPTH 2 /* store.c's STORE_INFLIGHT_MAX */
+
+/* '0' when the queue's messages, in sequence order, are prefix0, prefix1, ... */
+static const char *out_of_order(int64_t queue, const char *prefix)
+{
+    return q1("SELECT count(*) FROM (SELECT message_id, row_number() OVER (ORDER BY sequence_number) - 1 AS k"
+              " FROM messages WHERE entity_id = %lld) x WHERE message_id <> '%s' || k",
+              (long long)queue, prefix);
+}
+
+static void send_numbered(int64_t queue, const char *prefix, int from, int n, answer *a)
+{
+    for (int i = from; i < from + n; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "%s%d", prefix, i);
+        send_one(queue, id, id, strlen(id), &a[i - from]);
+    }
+}
+
+static void test_full_batch_goes_out_behind_one_in_flight(void **state)
+{
+    (void)state;
+    int64_t q = create_queue("pipelined", "", "");
+    static answer a[PIPELINED_SENDS];
+    memset(a, 0, sizeof a);
+    store_stats before = store_get_stats(fx.s);
+    send_numbered(q, "p", 0, PIPELINED_SENDS, a);
+    fx.want_flush = false;
+    store_flush(fx.s);
+    store_figures f;
+    store_get_figures(fx.s, &f);
+    print_message("pipeline: %zu ops in flight, %zu pending after one flush\n", f.inflight_ops, f.pending_ops);
+    assert_int_equal(f.inflight_ops, PIPELINE_DEPTH * STORE_BATCH_MAX_OPS);
+    wait_answers(ANSWER_TIMEOUT_MS);
+    assert_answered_once(a, PIPELINED_SENDS, SB_OK);
+    assert_string_equal(out_of_order(q, "p"), "0");
+    store_stats d = stats_since(before);
+    assert_int_equal(d.batches, 3);
+    assert_int_equal(d.retried, 0);
+}
+
+/* The first full batch fails (one send overflows its queue): the batch sent
+ * behind it must not commit before the first one's ops are retried, or a
+ * sender's later messages would come before its earlier ones. It fails its
+ * guard and goes again after them, as a batch. */
+static void test_batch_behind_a_failed_one_waits_for_its_retries(void **state)
+{
+    (void)state;
+    int64_t small = create_queue("small-behind", ", max_size_in_megabytes", ", 1");
+    int64_t q = create_queue("behind", "", "");
+    const size_t held = 1000 * 1024, overflow = 64 * 1024;
+    uint8_t *body = calloc(1, held);
+    assert_non_null(body);
+    answer fill = {0}, over = {0};
+    send_one(small, "fill", body, held, &fill);
+    wait_answers(ANSWER_TIMEOUT_MS);
+    assert_answered_once(&fill, 1, SB_OK);
+
+    static answer a[2 * STORE_BATCH_MAX_OPS];
+    memset(a, 0, sizeof a);
+    store_stats before = store_get_stats(fx.s);
+    send_one(small, "over", body, overflow, &over); /* first batch: this and 511 sends */
+    send_numbered(q, "b", 0, 2 * STORE_BATCH_MAX_OPS - 1, a);
+    fx.want_flush = false;
+    store_flush(fx.s);
+    store_figures f;
+    store_get_figures(fx.s, &f);
+    assert_int_equal(f.inflight_ops, PIPELINE_DEPTH * STORE_BATCH_MAX_OPS); /* both went out at once */
+    wait_answers(ANSWER_TIMEOUT_MS);
+    free(body);
+
+    assert_answered_once(&over, 1, SB_ERR_QUOTA_EXCEEDED);
+    assert_answered_once(a, 2 * STORE_BATCH_MAX_OPS - 1, SB_OK);
+    assert_string_equal(out_of_order(q, "b"), "0");
+    store_stats d = stats_since(before);
+    print_message("behind a failed batch: %llu batches, %llu ops retried\n", (unsigned long long)d.batches,
+                  (unsigned long long)d.retried);
+    /* the first batch's 512 alone, then the second's 512 together */
+    assert_int_equal(d.retried, 2 * STORE_BATCH_MAX_OPS);
+    assert_int_equal(d.batches, 2 + STORE_BATCH_MAX_OPS + 1);
+}
+
 /* ---- 7. shutdown with work pending -------------------------------------- */
 
 /* A callback that submits again from inside itself, as a sweep that asks for
@@ -758,6 +847,8 @@ int main(void)
         cmocka_unit_test_setup(test_duplicates_in_one_batch, setup),
         cmocka_unit_test_setup(test_megabytes_in_flight, setup),
         cmocka_unit_test_setup(test_one_message_larger_than_a_batch, setup),
+        cmocka_unit_test_setup(test_full_batch_goes_out_behind_one_in_flight, setup),
+        cmocka_unit_test_setup(test_batch_behind_a_failed_one_waits_for_its_retries, setup),
         cmocka_unit_test_setup(test_shutdown_with_work_pending, setup),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
