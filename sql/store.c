@@ -554,6 +554,15 @@ static bool send_merged(store *s, store_batch *b, store_op *first)
     return true;
 }
 
+/* One query of the engine's own (no op answers for it), with at most one text
+ * parameter: a slot of batch b. */
+static bool send_text(store *s, store_batch *b, const char *sql, const char *param)
+{
+    const char *values[1] = {param};
+    return add_slot(b, NULL, 0) == 0 &&
+           PQsendQueryParams(s->conn, sql, param ? 1 : 0, NULL, param ? values : NULL, NULL, NULL, 1) == 1;
+}
+
 /* A batch of lazy ops only (store_op_set_lazy) commits without waiting for
  * its WAL to reach the disk: set_config(..., true) lasts until the implicit
  * transaction's commit, which reads it (SET LOCAL would warn outside an
@@ -563,9 +572,7 @@ static bool send_lazy(store *s, store_batch *b, const store_op *ops)
     for (const store_op *op = ops; op; op = op->next)
         if (!op->lazy)
             return true;
-    return add_slot(b, NULL, 0) == 0 &&
-           PQsendQueryParams(s->conn, "SELECT set_config('synchronous_commit', 'off', true)", 0, NULL, NULL, NULL,
-                             NULL, 1) == 1;
+    return send_text(s, b, "SELECT set_config('synchronous_commit', 'off', true)", NULL);
 }
 
 /* One NOTIFY per transaction naming the entities that got messages (never one per message). */
@@ -589,10 +596,7 @@ static bool send_notify(store *s, store_batch *b, const store_op *ops)
     }
     if (!n)
         return true;
-    const char *params[1] = {payload};
-    return add_slot(b, NULL, 0) == 0 &&
-           PQsendQueryParams(s->conn, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, NULL, params, NULL,
-                             NULL, 1) == 1;
+    return send_text(s, b, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", payload);
 }
 
 static void deliver_notification(store *s, const char *payload)
@@ -693,10 +697,8 @@ static bool send_batch(store *s)
     bool ok = true;
     if (before) {
         snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)before->id);
-        const char *v[1] = {id_text};
-        ok = add_slot(b, NULL, 0) == 0 &&
-             PQsendQueryParams(s->conn, "SELECT 1 / coalesce(current_setting('" STORE_BATCH_SETTING "', true) = $1,"
-                               " false)::int", 1, NULL, v, NULL, NULL, 1) == 1;
+        ok = send_text(s, b, "SELECT 1 / coalesce(current_setting('" STORE_BATCH_SETTING "', true) = $1, false)::int",
+                       id_text);
         if (ok)
             b->slots[b->nslots - 1].guard = true;
     }
@@ -719,10 +721,7 @@ static bool send_batch(store *s)
     ok = ok && send_notify(s, b, first);
     if (ok && b->id) {
         snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)b->id);
-        const char *v[1] = {id_text};
-        ok = add_slot(b, NULL, 0) == 0 &&
-             PQsendQueryParams(s->conn, "SELECT set_config('" STORE_BATCH_SETTING "', $1, false)", 1, NULL, v, NULL,
-                               NULL, 1) == 1;
+        ok = send_text(s, b, "SELECT set_config('" STORE_BATCH_SETTING "', $1, false)", id_text);
     }
     ok = ok && PQpipelineSync(s->conn) == 1;
     if (!ok) {

@@ -225,8 +225,7 @@ static stmt_def stmt_defs[] = {
      * costing deadlock_timeout and the failed batch). */
     {STMT_TOUCH,
      "UPDATE entity_runtime SET accessed_at = greatest(accessed_at, sbemu_ts($2))"
-     " WHERE entity_id = $1 AND ctid = (SELECT r.ctid FROM entity_runtime r WHERE r.entity_id = $1"
-     " FOR NO KEY UPDATE SKIP LOCKED)",
+     " WHERE ctid = (SELECT r.ctid FROM entity_runtime r WHERE r.entity_id = $1 FOR NO KEY UPDATE SKIP LOCKED)",
      2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* $5 locked-until, $6 from */
     {STMT_CLAIM_LOCK,

@@ -139,9 +139,7 @@ port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0
 now() { date +%s.%N; }
 
 # ---- the client ----
-# shellcheck disable=SC2046  # pkg-config's flags are words on purpose
-cc -O2 -Wall -Wextra -pthread -o "$work/sbbench" "$here/sbbench.c" "$here/sbbench_soak.c" \
-  $(pkg-config --cflags --libs libqpid-proton libssl libcrypto)
+bash "$here/build-sbbench.sh" "$work/sbbench"
 
 # ---- queues: one per broker case and round, so a failed run cannot leave
 # messages behind for the next one ----

@@ -123,6 +123,21 @@ async function rowsGone(emu, entity, timeoutMs = 10000) {
 }
 
 /** Awaits promise and returns the error it fails with (AggregateError: the last attempt's), or fails. */
+/** Deadlocks PostgreSQL has counted in the emulator's database (its cluster's
+ * for replicas: they share it). A backend reports its counts when it goes idle,
+ * at most once a second. */
+function deadlocks(emu) {
+  return Number(psql(emu, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"));
+}
+
+/** Asserts that PostgreSQL counted no deadlock since `before` (deadlocks(emu))
+ * and that no emulator of emus logged one, once the backends' counts are in. */
+async function assertNoDeadlocks(emu, before, emus = [emu]) {
+  await sleep(2500);
+  assert.equal(deadlocks(emu) - before, 0, "PostgreSQL detected deadlocks");
+  for (const e of emus) assert.doesNotMatch(e.log(), /deadlock/);
+}
+
 async function errorOf(promise, what) {
   try {
     await promise;
@@ -136,5 +151,7 @@ async function errorOf(promise, what) {
 module.exports = {
   rowsOf,
   rowsGone,
+  deadlocks,
+  assertNoDeadlocks,
   SWEEP_GRACE_MS, sleep, request, clockNow, advance, expectNothing, describe, pollReceive, drain, psql, errorOf,
 };
