@@ -318,10 +318,14 @@ bench_with() {  # "SBBENCH OPTIONS" broker case ...: bench with these options to
 #   send            binary COPY, each batch its own transaction (one fsync each);
 #   receive         peek-lock: a claim as sbemu's (UPDATE of lock token, lock
 #                   expiry and delivery count through FOR UPDATE SKIP LOCKED,
-#                   reading every body whole, committed without waiting for
-#                   the disk), then a DELETE of the claimed tokens (fsync);
+#                   committed without waiting for the disk), the claimed
+#                   bodies sent to psql (binary COPY, written to /dev/null),
+#                   then a DELETE of the claimed rows by key (fsync);
 #   receive-delete  a DELETE ... RETURNING of the first `window` ready rows,
-#                   reading every body whole (fsync).
+#                   their bodies sent to psql as above (fsync).
+# A receive hands every body to its client, as sbemu's must (until 2026-11-27
+# the raw receives took each body's length inside the server, and the
+# peek-lock deleted by lock token, a scan: README.md says what that moved).
 # The scripts (and the COPY files) are written before the clock starts, so
 # their generation is not measured. ----
 raw_entity_col=""; raw_entity_id=""
@@ -372,15 +376,19 @@ while done < rows:
     elif mode == "receive":
         out.write("SET synchronous_commit = off;\n"
                   "WITH c AS (UPDATE messages m SET lock_token = gen_random_uuid(), locked_until = now() + interval '1 min',"
-                  " delivery_count = m.delivery_count + 1 WHERE m.ctid = ANY(ARRAY(%s))"
-                  " RETURNING m.lock_token, length(m.message || '\\x'::bytea) AS len)"
-                  " SELECT coalesce(array_agg(lock_token), '{}') AS toks, sum(len) AS bytes FROM c \\gset\n"
+                  " delivery_count = m.delivery_count + 1 WHERE m.ctid = ANY(ARRAY(%s)) RETURNING m.sequence_number)"
+                  " SELECT coalesce(array_agg(sequence_number), '{}') AS seqs FROM c \\gset\n"
                   "SET synchronous_commit = on;\n"
-                  "WITH d AS (DELETE FROM messages WHERE lock_token = ANY(:'toks'::uuid[]) RETURNING 1)"
-                  " SELECT 'n', count(*) FROM d;\n" % ready)
+                  "\\o /dev/null\n"
+                  "COPY (SELECT message FROM messages WHERE %s = %d AND sequence_number = ANY(:'seqs'::int8[]))"
+                  " TO STDOUT (FORMAT binary);\n"
+                  "\\o\n"
+                  "WITH d AS (DELETE FROM messages WHERE %s = %d AND sequence_number = ANY(:'seqs'::int8[]) RETURNING 1)"
+                  " SELECT 'n', count(*) FROM d;\n" % (ready, col, eid, col, eid))
     else:
-        out.write("WITH d AS (DELETE FROM messages WHERE ctid = ANY(ARRAY(%s)) RETURNING length(message || '\\x'::bytea))"
-                  " SELECT 'n', count(*) FROM d;\n" % ready)
+        # (\copy prints "COPY n" only when not quiet: the count taken)
+        out.write("\\set QUIET off\n\\copy (DELETE FROM messages WHERE ctid = ANY(ARRAY(%s)) RETURNING message)"
+                  " TO '/dev/null' WITH (FORMAT binary)\n\\set QUIET on\n" % ready)
     done += n
     k += 1
 out.write("SELECT 'end', extract(epoch FROM clock_timestamp());\n")
@@ -412,7 +420,9 @@ raw_run() {  # case mode count size conns window ("-" as the case: untimed, not 
   local secs n rate
   secs=$(cat "$work"/raw.out.* | awk -F'|' '$1=="start"&&(s==""||$2<s){s=$2} $1=="end"&&$2>e{e=$2} END{printf "%.3f", e-s}')
   n=$((per * conns))
-  if [ "$mode" != send ]; then n=$(cat "$work"/raw.out.* | awk -F'|' '$1=="n"{n+=$2} END{print n+0}'); fi
+  if [ "$mode" != send ]; then
+    n=$(cat "$work"/raw.out.* | awk -F'|' '$1=="n"{n+=$2} $1~/^COPY [0-9]+$/{n+=substr($1, 6)} END{print n+0}')
+  fi
   rate=$(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.0f", n/s}')
   echo "  raw mode=$mode count=$n size=$size conns=$conns window=$window secs=$secs rate=$rate msg/s"
   printf '%s\n' "$case_note"
