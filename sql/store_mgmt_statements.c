@@ -232,12 +232,21 @@ static const stmt_def mgmt_stmt_defs[] = {
      5, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_BYTEA}},
     /* get-message-sessions: $1 entity, $2 updated since, $3 skip, $4 top.
      * Sessions with messages, and sessions whose state changed since $2.
+     * The sessions with messages are found one at a time, each the first
+     * session id above the last (a probe of messages_session), and no more
+     * than the page needs: a DISTINCT over the entity's messages read every
+     * message of every session, a cost that grew with the backlog
+     * (test_store_plans: test_listing_sessions_reads_sessions_not_messages).
      * `session_id >= ''` (every session id) gives messages_session a
      * condition on its second column: without statistics the plan otherwise
      * read every message of the entity through the primary key. */
     {STMT_SESSION_LIST,
-     "SELECT session_id FROM (SELECT DISTINCT session_id FROM messages WHERE entity_id = $1"
-     " AND session_id >= '' AND subqueue = 0 AND state <> 3"
+     "WITH RECURSIVE s(sid, n) AS ((SELECT session_id, 1::int8 FROM messages WHERE entity_id = $1"
+     "  AND session_id >= '' AND subqueue = 0 AND state <> 3 ORDER BY session_id LIMIT 1)"
+     " UNION ALL SELECT (SELECT m.session_id FROM messages m WHERE m.entity_id = $1 AND m.session_id > s.sid"
+     "  AND m.subqueue = 0 AND m.state <> 3 ORDER BY m.session_id LIMIT 1), s.n + 1"
+     "  FROM s WHERE s.sid IS NOT NULL AND s.n < $3 + $4)"
+     " SELECT session_id FROM (SELECT sid AS session_id FROM s WHERE sid IS NOT NULL"
      " UNION SELECT session_id FROM sessions WHERE entity_id = $1 AND state IS NOT NULL"
      " AND updated_at >= sbemu_ts($2)) x ORDER BY session_id OFFSET $3 LIMIT $4",
      4, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},

@@ -814,6 +814,80 @@ static void test_only_the_sweep_finds_lock_batches_by_time(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Total shared buffers (hit and read) of the first node of an EXPLAIN
+ * (ANALYZE, BUFFERS) text: the whole statement's. */
+static long statement_buffers(const char *plan)
+{
+    const char *b = strstr(plan, "Buffers: shared");
+    if (!b)
+        fail_msg("no buffer counts in:\n%s", plan);
+    const char *eol = strchr(b, '\n'), *hit = strstr(b, "hit="), *read = strstr(b, "read=");
+    long n = 0;
+    if (hit && (!eol || hit < eol))
+        n += atol(hit + 4);
+    if (read && (!eol || read < eol))
+        n += atol(read + 5);
+    return n;
+}
+
+/* get-message-sessions reads the sessions it lists, not their messages: a
+ * page of 5 sessions out of 40 of 500 messages each reads a few buffers per
+ * session (27 in all; a DISTINCT over the messages read all 20,000 of them,
+ * 623 buffers, and more as the backlog grows), and pages come out in order,
+ * sessions with a state among them. */
+static void test_listing_sessions_reads_sessions_not_messages(void **state)
+{
+    (void)state;
+    exec_ok("BEGIN");
+    exec_ok("INSERT INTO queues (name, requires_session) VALUES ('listed', true)");
+    exec_ok("INSERT INTO messages (entity_id, sequence_number, enqueued_at, available_at, session_id, message)"
+            " SELECT (SELECT id FROM queues WHERE name = 'listed'), g, now(), now(),"
+            " 's' || lpad((g % 40)::text, 2, '0'), '\\x01'::bytea FROM generate_series(1, 20000) g");
+    /* a session with a state and no message, between s03 and s04 */
+    exec_ok("INSERT INTO sessions (entity_id, session_id, state, updated_at)"
+            " SELECT id, 's03x', '\\x01'::bytea, now() FROM queues WHERE name = 'listed'");
+    exec_ok("ANALYZE messages");
+    prepare_all();
+    PGresult *r = PQexec(conn, "SELECT id FROM queues WHERE name = 'listed'");
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    char id[32], sql[256];
+    snprintf(id, sizeof id, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+
+    snprintf(sql, sizeof sql, "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) EXECUTE " STMT_SESSION_LIST "(%s, 0, 0, 5)", id);
+    r = PQexec(conn, sql);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    size_t total = 1;
+    for (int i = 0; i < PQntuples(r); i++)
+        total += strlen(PQgetvalue(r, i, 0)) + 1;
+    char *plan = malloc(total), *at = plan;
+    for (int i = 0; i < PQntuples(r); i++)
+        at += sprintf(at, "%s\n", PQgetvalue(r, i, 0));
+    PQclear(r);
+    long buffers = statement_buffers(plan);
+    if (buffers > 5 * 40)
+        fail_msg("listing 5 sessions read %ld buffers:\n%s", buffers, plan);
+    free(plan);
+
+    /* the second page: s03x (state only) sorts between s03 and s04 */
+    snprintf(sql, sizeof sql, "EXECUTE " STMT_SESSION_LIST "(%s, 0, 3, 3)", id);
+    r = PQexec(conn, sql);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_int_equal(PQntuples(r), 3);
+    assert_string_equal(PQgetvalue(r, 0, 0), "s03");
+    assert_string_equal(PQgetvalue(r, 1, 0), "s03x");
+    assert_string_equal(PQgetvalue(r, 2, 0), "s04");
+    PQclear(r);
+    /* the last page: 41 in all */
+    snprintf(sql, sizeof sql, "EXECUTE " STMT_SESSION_LIST "(%s, 0, 39, 100)", id);
+    r = PQexec(conn, sql);
+    assert_int_equal(PQntuples(r), 2);
+    assert_string_equal(PQgetvalue(r, 1, 0), "s39");
+    PQclear(r);
+    exec_ok("ROLLBACK");
+    prepare_all();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -828,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_generic_plans_with_statistics_of_a_drained_table),
         cmocka_unit_test(test_only_messages_session_orders_a_session),
         cmocka_unit_test(test_only_the_sweep_finds_lock_batches_by_time),
+        cmocka_unit_test(test_listing_sessions_reads_sessions_not_messages),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
