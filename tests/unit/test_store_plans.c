@@ -99,15 +99,9 @@ static const char *literal_of(Oid type)
     }
 }
 
-/* EXPLAIN (how) of one prepared statement's execution on c, as text. Caller frees. */
-static char *explain_on(PGconn *c, const char *how, const stmt_def *d)
+/* The rows of an EXPLAIN run on c, as one text. Caller frees. */
+static char *plan_text(PGconn *c, const char *sql)
 {
-    char sql[2048];
-    size_t len = (size_t)snprintf(sql, sizeof sql, "EXPLAIN %s EXECUTE %s", how, d->name);
-    for (int i = 0; i < d->nparams; i++)
-        len += (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", i ? ", " : "(", literal_of(d->types[i]));
-    if (d->nparams)
-        snprintf(sql + len, sizeof sql - len, ")");
     PGresult *r = PQexec(c, sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         fail_msg("%s: %s", sql, PQresultErrorMessage(r));
@@ -120,6 +114,18 @@ static char *explain_on(PGconn *c, const char *how, const stmt_def *d)
     *at = 0;
     PQclear(r);
     return text;
+}
+
+/* EXPLAIN (how) of one prepared statement's execution on c, as text. Caller frees. */
+static char *explain_on(PGconn *c, const char *how, const stmt_def *d)
+{
+    char sql[2048];
+    size_t len = (size_t)snprintf(sql, sizeof sql, "EXPLAIN %s EXECUTE %s", how, d->name);
+    for (int i = 0; i < d->nparams; i++)
+        len += (size_t)snprintf(sql + len, sizeof sql - len, "%s%s", i ? ", " : "(", literal_of(d->types[i]));
+    if (d->nparams)
+        snprintf(sql + len, sizeof sql - len, ")");
+    return plan_text(c, sql);
 }
 
 /* The generic plan of one prepared statement, as text. Caller frees. */
@@ -855,15 +861,7 @@ static void test_listing_sessions_reads_sessions_not_messages(void **state)
     PQclear(r);
 
     snprintf(sql, sizeof sql, "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) EXECUTE " STMT_SESSION_LIST "(%s, 0, 0, 5)", id);
-    r = PQexec(conn, sql);
-    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
-    size_t total = 1;
-    for (int i = 0; i < PQntuples(r); i++)
-        total += strlen(PQgetvalue(r, i, 0)) + 1;
-    char *plan = malloc(total), *at = plan;
-    for (int i = 0; i < PQntuples(r); i++)
-        at += sprintf(at, "%s\n", PQgetvalue(r, i, 0));
-    PQclear(r);
+    char *plan = plan_text(conn, sql);
     long buffers = statement_buffers(plan);
     if (buffers > 5 * 40)
         fail_msg("listing 5 sessions read %ld buffers:\n%s", buffers, plan);
