@@ -29,6 +29,16 @@
     " SELECT $1, " session ", " until ", array_agg(seq) FROM " rows                                               \
     " GROUP BY seq / " STORE_STRINGIFY(STORE_LOCK_BATCH_SPAN) ")"
 
+/* The subqueue q, written as a range of one value, with the claim ordered by
+ * subqueue first: an order only messages_ready gives without a sort (with
+ * `subqueue = q` the planner drops the subqueue from the order, and the
+ * primary key walked from a sequence number gives the same order). With
+ * statistics of a drained table that kept its pages (migration 026: no live
+ * row on many pages, so every index looks empty), the two tied, and the
+ * primary key's walk passes the entity's scheduled, deferred and
+ * dead-lettered messages above the claim's start. */
+#define ONE_SUBQUEUE(q) " subqueue >= " q " AND subqueue <= " q
+
 /* The rows a claim takes, as `m.ctid = ANY(...)` (CLAIM_CANDIDATES) or,
  * for a lock claim, locked first in a CTE c of row addresses and sequence
  * numbers (CLAIM_LOCKING), which the lock batch reads and the UPDATE names
@@ -47,10 +57,10 @@
  * Expired messages are never delivered (the dead-letter subqueue ignores
  * TTL); the sweep removes them. */
 #define CLAIM_WHERE(from)                                                                                         \
-    " WHERE entity_id = $1 AND subqueue = $2::smallint AND state = 0 AND lock_token IS NULL"                    \
+    " WHERE entity_id = $1 AND" ONE_SUBQUEUE("$2::smallint") " AND state = 0 AND lock_token IS NULL"            \
     " AND sequence_number >= " from                                                                            \
     " AND (subqueue = 1 OR expires_at IS NULL OR expires_at > sbemu_ts($3))"                                  \
-    " ORDER BY sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED"
+    " ORDER BY subqueue, sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED"
 #define CLAIM_CANDIDATES(from) "m.ctid = ANY(ARRAY(SELECT ctid FROM messages" CLAIM_WHERE(from) "))"
 #define CLAIM_LOCKING(where) "c AS MATERIALIZED (SELECT ctid, sequence_number AS seq FROM messages" where ")"
 #define CLAIM_LOCKED "m.ctid = ANY(ARRAY(SELECT ctid FROM c))"

@@ -1,0 +1,19 @@
+-- sbemu schema, version 26: the messages table keeps its pages when drained.
+--
+-- Vacuum cut a drained table's empty pages off its end (truncation, kept on
+-- since migration 005), so the next burst of sends grew the file again, a
+-- page at a time: PostgreSQL 15 extends a table by one 8 KiB page per call,
+-- under the extension lock, each a write into the page cache, and at
+-- fillfactor 50 (migration 025) a 1 KiB message is a third of a page. Sending
+-- 50,000 × 1 KiB on one connection cost its backend 0.47-0.57 s of CPU when
+-- the table grew by 16,700 pages, and 0.28-0.36 s when vacuum had left the
+-- pages in place and recorded them free: 73-104k msg/s against 102-128k, in
+-- alternating fresh emulators with a 2 s pause after each drain.
+--
+-- The heap now keeps what it grew to, and its pages are reused. (A drained
+-- table of empty pages is one of the statistics test_store_plans checks every
+-- statement's plan against.) The TOAST table, where bodies over ~2 KB live,
+-- still gives its pages back: keeping them did not move 64 KiB sends beyond
+-- their noise, and a backlog of large bodies is where the disk goes. To give
+-- the heap's space back by hand: `VACUUM (TRUNCATE) messages`.
+ALTER TABLE messages SET (vacuum_truncate = false);
