@@ -197,7 +197,8 @@ static off_t file_size(const char *path)
 static int run(const emu_pgembed *pg, char *const argv[])
 {
     char home[EMU_PGEMBED_PATH_MAX + 8];
-    char *envp[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", home, PG_MALLOC_MMAP_THRESHOLD, PG_MALLOC_TRIM_THRESHOLD, NULL };
+    char *envp[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", home, PG_MALLOC_MMAP_THRESHOLD, PG_MALLOC_TRIM_THRESHOLD,
+                     NULL };
     snprintf(home, sizeof home, "HOME=%s", pg->pgdir);
 
     pid_t pid = fork();

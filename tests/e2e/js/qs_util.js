@@ -122,7 +122,6 @@ async function rowsGone(emu, entity, timeoutMs = 10000) {
   }
 }
 
-/** Awaits promise and returns the error it fails with (AggregateError: the last attempt's), or fails. */
 /** Deadlocks PostgreSQL has counted in the emulator's database (its cluster's
  * for replicas: they share it). A backend reports its counts when it goes idle,
  * at most once a second. */
@@ -138,6 +137,7 @@ async function assertNoDeadlocks(emu, before, emus = [emu]) {
   for (const e of emus) assert.doesNotMatch(e.log(), /deadlock/);
 }
 
+/** Awaits promise and returns the error it fails with (AggregateError: the last attempt's), or fails. */
 async function errorOf(promise, what) {
   try {
     await promise;
