@@ -16,14 +16,30 @@ start=$(date +%s)
 passed=0
 failed=0
 summary=()
+failed_logs=() # "name|log" of every part that failed, for the digest at the end
 
 section() { printf '\n##### %s  (+%ss)\n' "$*" "$(($(date +%s) - start))"; }
-add() { # name passed failed
+add() { # name passed failed [log]
   passed=$((passed + $2))
   failed=$((failed + $3))
   summary+=("$(printf '%-30s %4d passed, %4d failed' "$1" "$2" "$3")")
+  if (($3 > 0)) && [[ -n ${4:-} ]]; then failed_logs+=("$1|$4"); fi
+}
+# The lines of each failing part's log that say what failed, again at the end:
+# a CI page that shows only the end of a long run still shows why it failed
+# (a fuzz finding's report is otherwise some thousand lines up).
+digest() {
+  local entry name log
+  ((${#failed_logs[@]} > 0)) || return 0
+  section "what failed (from each failing part's log)"
+  for entry in "${failed_logs[@]}"; do
+    name=${entry%%|*} log=${entry#*|}
+    echo "--- $name ($log)"
+    grep -E -m 60 'FAIL|not ok|ERROR|SUMMARY|Assertion|Timeout|timed out|out-of-memory|reproducer|^ +#[0-9]+ 0x' "$log" | cut -c1-11000 # a reproducer of 8 KiB is ~11,000 characters of base64
+  done
 }
 finish() {
+  digest
   section "summary (logs in $LOGDIR)"
   printf '  %s\n' "${summary[@]}"
   echo "$passed passed, $failed failed"
@@ -47,7 +63,7 @@ counted() { # name command...
   elif ((rc == 0)); then p=1 f=0
   else p=0 f=1
   fi
-  add "$name" "$p" "$f"
+  add "$name" "$p" "$f" "$log"
   return "$rc"
 }
 
@@ -69,7 +85,7 @@ line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$LOGD
 if [[ -n $line ]]; then
   total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
   f=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
-  add ctest $((total - f)) "$f"
+  add ctest $((total - f)) "$f" "$LOGDIR/ctest.log"
 elif grep -q 'No tests were found' "$LOGDIR/ctest.log"; then
   # A build/ configured with -DSBEMU_TESTS=OFF (the image build's flag, kept in
   # CMake's cache) has no unit tests: that is a failure, not an empty success.
@@ -121,7 +137,7 @@ if cmake -S . -B build-asan -DSBEMU_SANITIZE=ON -DSBEMU_TESTS=ON > "$LOGDIR/asan
   if [[ -n $line ]]; then
     total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
     f=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
-    add asan/ctest $((total - f)) "$f"
+    add asan/ctest $((total - f)) "$f" "$LOGDIR/asan-ctest.log"
   else
     add asan/ctest 0 1
   fi

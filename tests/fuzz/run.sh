@@ -63,6 +63,12 @@ for name in $targets; do
         echo "fuzz: $name FAILED; last lines of its log:"
         tail -n 40 "$log"
         echo "fuzz: reproducers in $ARTIFACTS/$name/"
+        # A CI machine's files are gone after the run: small reproducers go
+        # into the log itself (base64 -d > crash, then $BUILD/bin/$name crash).
+        for f in "$ARTIFACTS/$name"/*; do
+            [ -f "$f" ] && [ "$(wc -c <"$f")" -le 8192 ] || continue
+            echo "fuzz: reproducer $(basename "$f") (base64): $(base64 -w0 "$f")"
+        done
     fi
 done
 
