@@ -6,14 +6,22 @@ static amqp_hint_slot *slot_of(amqp_hints *p, int64_t entity_id)
     return &p->slot[(uint64_t)entity_id % AMQP_HINT_SLOTS];
 }
 
-int64_t amqp_hint_from(amqp_hints *p, int64_t entity_id, amqp_hint_mark *mark)
+/* The entity's slot, taken from whichever entity had it. */
+static amqp_hint_slot *slot_for(amqp_hints *p, int64_t entity_id)
 {
     amqp_hint_slot *s = slot_of(p, entity_id);
     if (s->entity_id != entity_id) {
         s->entity_id = entity_id;
         s->from = 0;
         s->epoch++;
+        s->walking = false;
     }
+    return s;
+}
+
+int64_t amqp_hint_from(amqp_hints *p, int64_t entity_id, amqp_hint_mark *mark)
+{
+    amqp_hint_slot *s = slot_for(p, entity_id);
     *mark = (amqp_hint_mark){entity_id, s->epoch};
     return s->from;
 }
@@ -49,4 +57,26 @@ void amqp_hint_lower(amqp_hints *p, int64_t entity_id, int64_t seq)
     if (seq < s->from)
         s->from = seq;
     s->epoch++; /* a pick in the store may have skipped the session: its answer does not raise the hint */
+}
+
+bool amqp_hint_walk_begin(amqp_hints *p, int64_t entity_id)
+{
+    amqp_hint_slot *s = slot_for(p, entity_id);
+    if (s->walking)
+        return false;
+    s->walking = true;
+    return true;
+}
+
+void amqp_hint_walk_end(amqp_hints *p, int64_t entity_id)
+{
+    amqp_hint_slot *s = slot_of(p, entity_id);
+    if (s->entity_id == entity_id)
+        s->walking = false;
+}
+
+bool amqp_hint_walk_busy(amqp_hints *p, int64_t entity_id)
+{
+    amqp_hint_slot *s = slot_of(p, entity_id);
+    return s->entity_id == entity_id && s->walking;
 }

@@ -24,6 +24,7 @@
 #ifndef AMQP_HINT_H
 #define AMQP_HINT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Entities whose hint is kept at once (more share slots: a hint lost is a
@@ -34,6 +35,7 @@ typedef struct amqp_hint_slot {
     int64_t entity_id; /* 0: free */
     int64_t from;
     uint64_t epoch; /* moved by every rewind and by a new entity taking the slot */
+    bool walking;   /* a walk from this hint is in the store (amqp_hint_walk_begin) */
 } amqp_hint_slot;
 
 /* Ownership: a member of amqp_server; zeroed is empty. */
@@ -58,5 +60,15 @@ void amqp_hint_rewind(amqp_hints *p, int64_t entity_id);
 /* Messages of entity_id from sequence number seq on (0: all) may be claimable
  * again (a session let go): the hint goes no higher than seq. */
 void amqp_hint_lower(amqp_hints *p, int64_t entity_id, int64_t seq);
+
+/* One walk of an entity in the store at a time. A walk that starts while
+ * another is in the store starts from the same hint, and so walks every
+ * message the other takes, locked or gone (ten receivers of a queue read ten
+ * index entries per message they claimed). begin: true if entity_id had no
+ * walk in the store and now has one; end: the walk answered. A slot taken by
+ * another entity forgets the walk: at worst two walks overlap again. */
+bool amqp_hint_walk_begin(amqp_hints *p, int64_t entity_id);
+void amqp_hint_walk_end(amqp_hints *p, int64_t entity_id);
+bool amqp_hint_walk_busy(amqp_hints *p, int64_t entity_id);
 
 #endif

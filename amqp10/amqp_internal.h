@@ -130,6 +130,11 @@ struct amqp_link {
     int64_t claim_from;   /* a session receiver's: the lowest sequence number its next claim looks at (broker_rewind) */
     bool rewound;         /* rewound while a claim was in the store: that claim must not move claim_from */
     amqp_hint_mark claim_mark; /* of its claim in the store, for the entity's claim hint (amqp_hint.h) */
+    /* Its entity's turn to claim (link_claim_turn.c): held while its claim
+     * is in the store, or waited for in the server's queue (turn_prev/next). */
+    bool turn_held;
+    bool turn_waiting;
+    amqp_link *turn_prev, *turn_next;
     bool discarding;      /* dropping an oversized message until its last frame */
     bool starved;         /* credit held back while the store was full (amqp_link_top_up) */
     bool waiting_output;  /* a claim held back while its connection's output was full */
@@ -181,6 +186,9 @@ struct amqp_server {
     int64_t rewound_ms;       /* when every link last forgot how far it had claimed */
     amqp_hints session_picks; /* where the next pick of a next available session starts */
     amqp_hints claim_hints;   /* where the next claim of an entity (its main subqueue, no session) starts */
+    /* Receivers waiting for their entity's turn to claim, first come first
+     * (link_claim_turn.c); borrowed: a link leaves the queue before it is freed. */
+    amqp_link *turn_first, *turn_last;
     broker_door_figures figures; /* what the wire counts about itself (GET /metrics) */
     /* The broker's fault rules (broker_faults): every operation point tests
      * faults->n first, the one cost of faults on demand while none is set. */
@@ -258,6 +266,16 @@ amqp_link *amqp_link_of(pn_link_t *l); /* NULL once the link was freed */
  * its connection): they also hold and drop the connection. */
 void amqp_link_hold(amqp_link *lk);
 void amqp_link_drop(amqp_link *lk);
+
+/* link_claim_turn.c: one claim of an entity's main subqueue (no session) in
+ * the store at a time, per emulator (amqp_hint_walk_begin says why).
+ * take: true if lk may claim now (it holds its entity's turn); false: lk
+ * waits in line and is pumped when the turn comes. pass: lk's claim
+ * answered (or was never sent): the turn goes to the next link in line for
+ * that entity. forget: lk is about to be freed. */
+bool amqp_claim_turn_take(amqp_link *lk);
+void amqp_claim_turn_pass(amqp_link *lk);
+void amqp_claim_turn_forget(amqp_link *lk);
 
 /* amqp_txn.c: transactions (a coordinator link; transfers and dispositions
  * that carry transactional-state join one; discharge commits or rolls back). */

@@ -102,6 +102,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound, deliver_claimed)))
             deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
     }
+    amqp_claim_turn_pass(lk); /* after the hint moved (deliver_claimed): the next claim starts past these */
     amqp_conn_pump(c);
     amqp_link_drop(lk);
     ent_free(req);
@@ -165,8 +166,11 @@ void amqp_link_pump(amqp_link *lk)
         asked = AMQP_CLAIM_FIRST_MAX;
     else if (lk->msg_bytes && (size_t)asked > room / lk->msg_bytes)
         asked = room / lk->msg_bytes > 0 ? (int)(room / lk->msg_bytes) : 1;
+    if (!lk->session && !lk->subqueue && !amqp_claim_turn_take(lk))
+        return; /* in line behind another claim of the entity: pumped when it answers */
     claim_req *req = ent_malloc(sizeof *req);
     if (!req) {
+        amqp_claim_turn_pass(lk);
         /* without a claim the credit would wait forever: end the link, the SDK attaches again */
         amqp_link_detach_error(lk, SB_ERR_INTERNAL, "The emulator ran out of memory receiving on this link.");
         return;

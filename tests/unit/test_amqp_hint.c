@@ -2,8 +2,10 @@
  * claim, or the next pick of a next available session): a walk's answer
  * raises the hint unless a rewind or a lowering came while it was in the
  * store; a session let go lowers it; a slot taken by another entity
- * starts that entity from 0; a rewind of every entity. */
+ * starts that entity from 0; a rewind of every entity; one walk of an
+ * entity in the store at a time (the claims' turns). */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,12 +66,33 @@ static void entities_sharing_a_slot_and_a_rewind_of_all(void **state)
     assert_int_equal(amqp_hint_from(&picks, e1, &a), 0);
 }
 
+static void one_walk_of_an_entity_at_a_time(void **state)
+{
+    (void)state;
+    static amqp_hints claims;
+    assert_true(amqp_hint_walk_begin(&claims, 5));
+    assert_true(amqp_hint_walk_busy(&claims, 5));
+    assert_false(amqp_hint_walk_begin(&claims, 5)); /* a second claim of 5 waits */
+    assert_true(amqp_hint_walk_begin(&claims, 6));  /* another entity's does not */
+    amqp_hint_rewind(&claims, 5); /* a rewind moves where walks start, not whose turn it is */
+    assert_true(amqp_hint_walk_busy(&claims, 5));
+    amqp_hint_walk_end(&claims, 5);
+    assert_false(amqp_hint_walk_busy(&claims, 5));
+    assert_true(amqp_hint_walk_begin(&claims, 5));
+    /* 5 + AMQP_HINT_SLOTS takes 5's slot: its walk may begin, and 5's end then leaves it alone */
+    assert_true(amqp_hint_walk_begin(&claims, 5 + AMQP_HINT_SLOTS));
+    amqp_hint_walk_end(&claims, 5);
+    assert_true(amqp_hint_walk_busy(&claims, 5 + AMQP_HINT_SLOTS));
+    assert_false(amqp_hint_walk_busy(&claims, 5));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(found_raises_and_a_rewind_in_between_does_not),
         cmocka_unit_test(a_session_let_go_lowers),
         cmocka_unit_test(entities_sharing_a_slot_and_a_rewind_of_all),
+        cmocka_unit_test(one_walk_of_an_entity_at_a_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
