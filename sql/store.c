@@ -558,13 +558,13 @@ static bool send_merged(store *s, store_batch *b, store_op *first)
     return true;
 }
 
-/* One query of the engine's own (no op answers for it), with at most one text
- * parameter: a slot of batch b. */
-static bool send_text(store *s, store_batch *b, const char *sql, const char *param)
+/* One of the engine's own statements (no op answers for it; STMT_BATCH_*),
+ * with at most one text parameter: a slot of batch b. */
+static bool send_own(store *s, store_batch *b, const char *stmt, const char *param)
 {
     const char *values[1] = {param};
     return add_slot(b, NULL, 0) == 0 &&
-           PQsendQueryParams(s->conn, sql, param ? 1 : 0, NULL, param ? values : NULL, NULL, NULL, 1) == 1;
+           PQsendQueryPrepared(s->conn, stmt, param ? 1 : 0, param ? values : NULL, NULL, NULL, 1) == 1;
 }
 
 /* A batch of lazy ops only (store_op_set_lazy) commits without waiting for
@@ -576,7 +576,7 @@ static bool send_lazy(store *s, store_batch *b, const store_op *ops)
     for (const store_op *op = ops; op; op = op->next)
         if (!op->lazy)
             return true;
-    return send_text(s, b, "SELECT set_config('synchronous_commit', 'off', true)", NULL);
+    return send_own(s, b, STMT_BATCH_LAZY, NULL);
 }
 
 /* One NOTIFY per transaction naming the entities that got messages (never one per message). */
@@ -600,7 +600,7 @@ static bool send_notify(store *s, store_batch *b, const store_op *ops)
     }
     if (!n)
         return true;
-    return send_text(s, b, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", payload);
+    return send_own(s, b, STMT_BATCH_NOTIFY, payload);
 }
 
 static void deliver_notification(store *s, const char *payload)
@@ -648,12 +648,12 @@ static void deliver_clock(store *s, const char *payload)
 static void process_input(store *s);
 static void flush_output(store *s);
 
-/* The setting a batch leaves when it commits (set_config(..., false)
- * lasts past the transaction only if it commits): the batch sent behind it
- * checks it first, so that it cannot commit when the one before it did not.
- * A failed batch's ops are retried after it; without the guard, what was
- * sent behind them (a link's next sends) would have committed first. */
-#define STORE_BATCH_SETTING "sbemu.batch"
+/* The mark a batch leaves when it commits (STMT_BATCH_MARK: set_config(...,
+ * false) lasts past the transaction only if it commits): the batch sent
+ * behind it checks it first (STMT_BATCH_GUARD), so that it cannot commit
+ * when the one before it did not. A failed batch's ops are retried after it;
+ * without the guard, what was sent behind them (a link's next sends) would
+ * have committed first. */
 
 /* Sends the next batch if one may go: whenever something is pending and
  * fewer than STORE_INFLIGHT_MAX are in flight. Solo ops go alone, with
@@ -697,8 +697,7 @@ static bool send_batch(store *s)
     bool ok = true;
     if (before) {
         snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)before->id);
-        ok = send_text(s, b, "SELECT 1 / coalesce(current_setting('" STORE_BATCH_SETTING "', true) = $1, false)::int",
-                       id_text);
+        ok = send_own(s, b, STMT_BATCH_GUARD, id_text);
         if (ok)
             b->slots[b->nslots - 1].guard = true;
     }
@@ -721,7 +720,7 @@ static bool send_batch(store *s)
     ok = ok && send_notify(s, b, first);
     if (ok && b->id) {
         snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)b->id);
-        ok = send_text(s, b, "SELECT set_config('" STORE_BATCH_SETTING "', $1, false)", id_text);
+        ok = send_own(s, b, STMT_BATCH_MARK, id_text);
     }
     ok = ok && PQpipelineSync(s->conn) == 1;
     if (!ok) {

@@ -11,6 +11,7 @@
 #include "store_claim_sql.h"
 #include "store_token_sql.h"
 #include "store_columns.h"
+#include "store_setup.h" /* STORE_NOTIFY_CHANNEL */
 
 
 /* A send's columns as STMT_SEND_SET reads them twice, each unnested in a
@@ -465,6 +466,17 @@ static stmt_def stmt_defs[] = {
      " RETURNING offset_ms, namespace_id)"
      " SELECT pg_notify('sbemu_clock', offset_ms || ' ' || namespace_id) FROM u",
      2, {STORE_OID_TEXT, STORE_OID_TEXT}},
+    /* $1 the id of the batch sent before (text): this one fails (division
+     * by zero) unless that one committed and left it (store.c, send_batch). */
+    {STMT_BATCH_GUARD, "SELECT 1 / coalesce(current_setting('" STORE_BATCH_SETTING "', true) = $1, false)::int", 1,
+     {STORE_OID_TEXT}},
+    /* until the implicit transaction's commit, which reads it (SET LOCAL
+     * would warn outside an explicit block) */
+    {STMT_BATCH_LAZY, "SELECT set_config('synchronous_commit', 'off', true)", 0, {0}},
+    /* $1 the entities that got messages, comma-separated */
+    {STMT_BATCH_NOTIFY, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, {STORE_OID_TEXT}},
+    /* $1 this batch's id: lasts past the transaction only if it commits */
+    {STMT_BATCH_MARK, "SELECT set_config('" STORE_BATCH_SETTING "', $1, false)", 1, {STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"

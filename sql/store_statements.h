@@ -71,6 +71,17 @@
 #define STMT_SWEEP_SCHEDULED "sb_sweep_scheduled"
 #define STMT_CLOCK_PUBLISH "sb_clock_publish"
 
+/* The group commit's own statements (store.c), around a batch's ops: the
+ * check of the mark the batch before left (STORE_BATCH_SETTING), a lazy
+ * batch's commit without waiting for its WAL, the batch's one NOTIFY and its
+ * own mark. Prepared like every other: sent as text, each was parsed and
+ * planned again in every batch. At most one text parameter. */
+#define STMT_BATCH_GUARD "sb_batch_guard"
+#define STMT_BATCH_LAZY "sb_batch_lazy"
+#define STMT_BATCH_NOTIFY "sb_batch_notify"
+#define STMT_BATCH_MARK "sb_batch_mark"
+#define STORE_BATCH_SETTING "sbemu.batch"
+
 /* PostgreSQL type OIDs of the parameters our statements declare. */
 #define STORE_OID_INT8 20
 #define STORE_OID_TEXT 25
