@@ -83,7 +83,6 @@ static void conn_destroy(amqp_conn *c)
          * lws's timer list: freed with it scheduled, the next timer insert
          * walks freed memory (a client gone mid-wait crashed sbemu) */
         lws_sul_cancel(&lk->session_timer);
-        amqp_claim_turn_forget(lk);
         amqp_link_uncount(lk);
         ent_free(lk);
     }
@@ -113,7 +112,6 @@ static void link_free(amqp_link *lk)
             break;
         }
     lws_sul_cancel(&lk->session_timer);
-    amqp_claim_turn_forget(lk);
     amqp_link_uncount(lk);
     pn_link_set_context(lk->pn, NULL);
     pn_link_free(lk->pn);

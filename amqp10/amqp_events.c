@@ -125,6 +125,7 @@ static void link_event(amqp_conn *c, pn_event_t *e)
 
 static void link_closed(amqp_link *lk)
 {
+    amqp_claim_turn_forget(lk); /* a closed link never claims: out of the line before it is freed */
     amqp_session_let_go(lk);
     if (lk->role == LINK_COORDINATOR)
         amqp_txn_coordinator_closed(lk);
@@ -132,8 +133,10 @@ static void link_closed(amqp_link *lk)
 
 static void conn_closed(amqp_conn *c)
 {
-    for (amqp_link *lk = c->links; lk; lk = lk->next)
+    for (amqp_link *lk = c->links; lk; lk = lk->next) {
+        amqp_claim_turn_forget(lk); /* freed with the connection, or never pumped again (no socket) */
         amqp_session_let_go(lk);
+    }
     amqp_txn_free_all(c);
 }
 

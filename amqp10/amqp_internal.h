@@ -270,11 +270,14 @@ void amqp_link_drop(amqp_link *lk);
 /* link_claim_turn.c: one claim of an entity's main subqueue (no session) in
  * the store at a time, per emulator (amqp_hint_walk_begin says why).
  * take: true if lk may claim now (it holds its entity's turn); false: lk
- * waits in line and is pumped when the turn comes. pass: lk's claim
- * answered (or was never sent): the turn goes to the next link in line for
- * that entity. forget: lk is about to be freed. */
+ * waits in line. end: lk's claim answered (or was never sent): true if it
+ * held the turn, which is free now. next: the first link in line for the
+ * entity, out of the line, to be pumped (NULL: none, or the turn is taken);
+ * link_sender.c pumps them until one takes it. forget: lk closed, or its
+ * connection did (amqp_events.c: before either frees it). */
 bool amqp_claim_turn_take(amqp_link *lk);
-void amqp_claim_turn_pass(amqp_link *lk);
+bool amqp_claim_turn_end(amqp_link *lk);
+amqp_link *amqp_claim_turn_next(amqp_server *srv, int64_t entity_id);
 void amqp_claim_turn_forget(amqp_link *lk);
 
 /* amqp_txn.c: transactions (a coordinator link; transfers and dispositions

@@ -11,7 +11,8 @@
  *
  * The line is the server's, first come first served, across entities: a
  * turn passed goes to the first link in line for that entity. A link in line
- * is not held (amqp_link_hold): it leaves the line before it is freed. */
+ * is not held (amqp_link_hold): it leaves the line when it closes or its
+ * connection does (amqp_events.c), which comes before it is freed. */
 #include "amqp_internal.h"
 
 /* lk leaves the line (it must be in it). */
@@ -49,27 +50,25 @@ bool amqp_claim_turn_take(amqp_link *lk)
     return false;
 }
 
-void amqp_claim_turn_pass(amqp_link *lk)
+bool amqp_claim_turn_end(amqp_link *lk)
 {
     if (!lk->turn_held)
-        return;
+        return false;
     lk->turn_held = false;
-    amqp_server *srv = lk->conn->srv;
-    int64_t entity_id = lk->entity.id;
-    amqp_hint_walk_end(&srv->claim_hints, entity_id);
-    /* The first in line for the entity claims; one that no longer wants to
-     * (no credit, closed) lets the next one try. */
-    amqp_link *next;
-    for (amqp_link *w = srv->turn_first; w; w = next) {
-        next = w->turn_next;
-        if (w->entity.id != entity_id)
-            continue;
-        unqueue(srv, w);
-        amqp_link_pump(w);
-        if (amqp_hint_walk_busy(&srv->claim_hints, entity_id))
-            return; /* w took it (or, through what its pump set off, another link did) */
-        next = srv->turn_first; /* the pump may have changed the line: look again from its start */
-    }
+    amqp_hint_walk_end(&lk->conn->srv->claim_hints, lk->entity.id);
+    return true;
+}
+
+amqp_link *amqp_claim_turn_next(amqp_server *srv, int64_t entity_id)
+{
+    if (amqp_hint_walk_busy(&srv->claim_hints, entity_id))
+        return NULL; /* taken again already */
+    for (amqp_link *w = srv->turn_first; w; w = w->turn_next)
+        if (w->entity.id == entity_id) {
+            unqueue(srv, w);
+            return w;
+        }
+    return NULL;
 }
 
 void amqp_claim_turn_forget(amqp_link *lk)

@@ -73,6 +73,18 @@ static void deliver(amqp_link *lk, const store_claimed *m)
 }
 
 /* Gives back a lock nobody will settle (its receiver left while it claimed). */
+/* lk's claim answered (or was never sent): if it held its entity's turn,
+ * the first in line for the entity claims; one that no longer wants to (no
+ * credit, closed) lets the next one try. */
+static void pass_turn(amqp_link *lk)
+{
+    if (!amqp_claim_turn_end(lk))
+        return;
+    amqp_link *w;
+    while ((w = amqp_claim_turn_next(lk->conn->srv, lk->entity.id)))
+        amqp_link_pump(w);
+}
+
 static void release_for_others(amqp_server *srv, int32_t ns, int64_t entity_id, const uint8_t token[16])
 {
     amqp_after_release then = amqp_after_release_of(srv, entity_id);
@@ -102,7 +114,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound, deliver_claimed)))
             deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
     }
-    amqp_claim_turn_pass(lk); /* after the hint moved (deliver_claimed): the next claim starts past these */
+    pass_turn(lk); /* after the hint moved (deliver_claimed): the next claim starts past these */
     amqp_conn_pump(c);
     amqp_link_drop(lk);
     ent_free(req);
@@ -170,7 +182,7 @@ void amqp_link_pump(amqp_link *lk)
         return; /* in line behind another claim of the entity: pumped when it answers */
     claim_req *req = ent_malloc(sizeof *req);
     if (!req) {
-        amqp_claim_turn_pass(lk);
+        pass_turn(lk);
         /* without a claim the credit would wait forever: end the link, the SDK attaches again */
         amqp_link_detach_error(lk, SB_ERR_INTERNAL, "The emulator ran out of memory receiving on this link.");
         return;
