@@ -72,7 +72,6 @@ static void deliver(amqp_link *lk, const store_claimed *m)
     amqp_buf_free(&out);
 }
 
-/* Gives back a lock nobody will settle (its receiver left while it claimed). */
 /* lk's claim answered (or was never sent): if it held its entity's turn,
  * the first in line for the entity claims; one that no longer wants to (no
  * credit, closed) lets the next one try. */
@@ -85,6 +84,7 @@ static void pass_turn(amqp_link *lk)
         amqp_link_pump(w);
 }
 
+/* Gives back a lock nobody will settle (its receiver left while it claimed). */
 static void release_for_others(amqp_server *srv, int32_t ns, int64_t entity_id, const uint8_t token[16])
 {
     amqp_after_release then = amqp_after_release_of(srv, entity_id);
