@@ -1,5 +1,8 @@
-/* Where the next claim, or pick of a next available session, of an entity starts (amqp_hint.h). */
+/* Where the next claim, or pick of a next available session, of an entity starts, and when its
+ * receives were last stamped as activity (amqp_hint.h). */
 #include "amqp_hint.h"
+
+#include "ent_activity.h"
 
 static amqp_hint_slot *slot_of(amqp_hints *p, int64_t entity_id)
 {
@@ -15,6 +18,7 @@ static amqp_hint_slot *slot_for(amqp_hints *p, int64_t entity_id)
         s->from = 0;
         s->epoch++;
         s->walking = false;
+        s->stamped_ms = 0;
     }
     return s;
 }
@@ -79,4 +83,13 @@ bool amqp_hint_walk_busy(amqp_hints *p, int64_t entity_id)
 {
     amqp_hint_slot *s = slot_of(p, entity_id);
     return s->entity_id == entity_id && s->walking;
+}
+
+bool amqp_hint_stamp_due(amqp_hints *p, int64_t entity_id, int64_t now_ms)
+{
+    amqp_hint_slot *s = slot_for(p, entity_id);
+    if (!ent_activity_stamp_due(s->stamped_ms, now_ms))
+        return false;
+    s->stamped_ms = now_ms;
+    return true;
 }

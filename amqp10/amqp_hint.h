@@ -20,7 +20,12 @@
  * A hint is only ever a lower bound a walk may start from: a slot taken by
  * another entity, or a rewind, starts a walk from 0 again, which is always
  * right. A walk's answer moves the hint only if no rewind came while it was
- * in the store (its mark's epoch). Fixed size, no allocation. */
+ * in the store (its mark's epoch).
+ *
+ * The claims' set also keeps, per entity, when this process last stamped a
+ * receive of it as activity (entities/ent_activity.h: at most once a second).
+ * A slot taken by another entity forgets it: at worst one stamp more.
+ * Fixed size, no allocation. */
 #ifndef AMQP_HINT_H
 #define AMQP_HINT_H
 
@@ -36,6 +41,7 @@ typedef struct amqp_hint_slot {
     int64_t from;
     uint64_t epoch; /* moved by every rewind and by a new entity taking the slot */
     bool walking;   /* a walk from this hint is in the store (amqp_hint_walk_begin) */
+    int64_t stamped_ms; /* the last receive stamped as activity (amqp_hint_stamp_due); 0: none */
 } amqp_hint_slot;
 
 /* Ownership: a member of amqp_server; zeroed is empty. */
@@ -70,5 +76,9 @@ void amqp_hint_lower(amqp_hints *p, int64_t entity_id, int64_t seq);
 bool amqp_hint_walk_begin(amqp_hints *p, int64_t entity_id);
 void amqp_hint_walk_end(amqp_hints *p, int64_t entity_id);
 bool amqp_hint_walk_busy(amqp_hints *p, int64_t entity_id);
+
+/* Whether a receive of entity_id at now_ms (its namespace's clock) is stamped
+ * as activity (ent_activity_stamp_due); true takes it as stamped at now_ms. */
+bool amqp_hint_stamp_due(amqp_hints *p, int64_t entity_id, int64_t now_ms);
 
 #endif

@@ -187,12 +187,13 @@ void amqp_link_pump(amqp_link *lk)
         amqp_link_detach_error(lk, SB_ERR_INTERNAL, "The emulator ran out of memory receiving on this link.");
         return;
     }
-    bool is_activity = !lk->parked; /* a parked link re-polling is not a new receive */
+    int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
+    /* a parked link re-polling is not a new receive; a receive is stamped once a second at most */
+    bool is_activity = !lk->parked && amqp_hint_stamp_due(&lk->conn->srv->claim_hints, lk->entity.id, now);
     req->lk = lk;
     req->asked = asked;
     lk->claiming = true;
     lk->parked = false;
-    int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
     amqp_link_hold(lk);
     store_claim_mode mode = lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK;
     store_peer peer = {lk->conn->id, pn_link_name(lk->pn)}; /* who claims, for the story */

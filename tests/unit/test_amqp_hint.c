@@ -3,7 +3,8 @@
  * raises the hint unless a rewind or a lowering came while it was in the
  * store; a session let go lowers it; a slot taken by another entity
  * starts that entity from 0; a rewind of every entity; one walk of an
- * entity in the store at a time (the claims' turns). */
+ * entity in the store at a time (the claims' turns); a receive stamped as
+ * activity at most once per ENT_ACTIVITY_STAMP_MS of the entity's clock. */
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "amqp_hint.h"
+#include "ent_activity.h"
 
 static amqp_hints picks;
 
@@ -86,6 +88,27 @@ static void one_walk_of_an_entity_at_a_time(void **state)
     assert_false(amqp_hint_walk_busy(&claims, 5));
 }
 
+static void a_receive_stamped_once_a_second(void **state)
+{
+    (void)state;
+    static amqp_hints claims;
+    const int64_t t = 1764300000000; /* a clock's milliseconds */
+    assert_true(amqp_hint_stamp_due(&claims, 7, t)); /* the first receive this process saw */
+    assert_false(amqp_hint_stamp_due(&claims, 7, t));
+    assert_false(amqp_hint_stamp_due(&claims, 7, t + ENT_ACTIVITY_STAMP_MS - 1));
+    assert_true(amqp_hint_stamp_due(&claims, 8, t)); /* another entity's are its own */
+    assert_true(amqp_hint_stamp_due(&claims, 7, t + ENT_ACTIVITY_STAMP_MS));
+    assert_false(amqp_hint_stamp_due(&claims, 7, t + ENT_ACTIVITY_STAMP_MS + 1));
+    /* a clock moved forward (a test's advance of 6 minutes) stamps; one set back stamps too */
+    assert_true(amqp_hint_stamp_due(&claims, 7, t + 360000));
+    assert_true(amqp_hint_stamp_due(&claims, 7, t));
+    /* a rewind is no stamp; 7 + AMQP_HINT_SLOTS taking 7's slot forgets 7's stamp (one more, never one less) */
+    amqp_hint_rewind(&claims, 7);
+    assert_false(amqp_hint_stamp_due(&claims, 7, t + 1));
+    assert_true(amqp_hint_stamp_due(&claims, 7 + AMQP_HINT_SLOTS, t + 1));
+    assert_true(amqp_hint_stamp_due(&claims, 7, t + 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -93,6 +116,7 @@ int main(void)
         cmocka_unit_test(a_session_let_go_lowers),
         cmocka_unit_test(entities_sharing_a_slot_and_a_rewind_of_all),
         cmocka_unit_test(one_walk_of_an_entity_at_a_time),
+        cmocka_unit_test(a_receive_stamped_once_a_second),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

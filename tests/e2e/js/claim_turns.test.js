@@ -10,7 +10,7 @@
 const assert = require("node:assert/strict");
 const { emulatorSuite, sleep } = require("../harness");
 const { PEEK_LOCK } = require("./util");
-const { psql } = require("./qs_util");
+const { settledStat } = require("./qs_util");
 
 const QUEUE = "turns";
 const RECEIVERS = 8;
@@ -20,20 +20,9 @@ const COUNT = 4000;
 // 6.8 without them (the receivers wait first, so every send wakes all eight).
 const READS_PER_MESSAGE_MAX = 1.5;
 
-/** idx_tup_read of messages_ready, once PostgreSQL has flushed what the store's backend counted. */
-async function readyReads(emu) {
-  const q = "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelname = 'messages_ready'";
-  // A backend reports its counts when idle, at most once a second: wait until
-  // two looks 1.5 s apart agree (the sweep keeps the backend reporting).
-  let last = -1;
-  for (let i = 0; i < 20; i++) {
-    const now = Number(psql(emu, q));
-    if (now === last) return now;
-    last = now;
-    await sleep(1500);
-  }
-  return last;
-}
+/** idx_tup_read of messages_ready, once PostgreSQL has counted the store's last claims. */
+const readyReads = (emu) =>
+  settledStat(emu, "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelname = 'messages_ready'");
 
 emulatorSuite("js claim turns", { queues: [QUEUE] }, (ctx) => {
   ctx.test(`${RECEIVERS} receivers on their own connections share ${COUNT} messages, each claimed once`, async () => {

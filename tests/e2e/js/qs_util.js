@@ -137,6 +137,21 @@ async function assertNoDeadlocks(emu, before, emus = [emu]) {
   for (const e of emus) assert.doesNotMatch(e.log(), /deadlock/);
 }
 
+/** A number from PostgreSQL's statistics (sql: one value), once the store's
+ * backend has reported what it counted: a backend reports when idle, at most
+ * once a second, so this waits until two looks 1.5 s apart agree (the sweep
+ * keeps the backend reporting). */
+async function settledStat(emu, sql) {
+  let last = -1;
+  for (let i = 0; i < 20; i++) {
+    const now = Number(psql(emu, sql));
+    if (now === last) return now;
+    last = now;
+    await sleep(1500);
+  }
+  return last;
+}
+
 /** Awaits promise and returns the error it fails with (AggregateError: the last attempt's), or fails. */
 async function errorOf(promise, what) {
   try {
@@ -153,5 +168,6 @@ module.exports = {
   rowsGone,
   deadlocks,
   assertNoDeadlocks,
+  settledStat,
   SWEEP_GRACE_MS, sleep, request, clockNow, advance, expectNothing, describe, pollReceive, drain, psql, errorOf,
 };
