@@ -570,13 +570,14 @@ static bool send_own(store *s, store_batch *b, const char *stmt, const char *par
 /* A batch of lazy ops only (store_op_set_lazy) commits without waiting for
  * its WAL to reach the disk: set_config(..., true) lasts until the implicit
  * transaction's commit, which reads it (SET LOCAL would warn outside an
- * explicit block). */
-static bool send_lazy(store *s, store_batch *b, const store_op *ops)
+ * explicit block). Anywhere before the Sync will do: a batch with a mark sets
+ * it in the mark's statement (STMT_BATCH_MARK_LAZY), one without in its own. */
+static bool all_lazy(const store_op *ops)
 {
     for (const store_op *op = ops; op; op = op->next)
         if (!op->lazy)
-            return true;
-    return send_own(s, b, STMT_BATCH_LAZY, NULL);
+            return false;
+    return true;
 }
 
 /* One NOTIFY per transaction naming the entities that got messages (never one per message). */
@@ -701,7 +702,10 @@ static bool send_batch(store *s)
         if (ok)
             b->slots[b->nslots - 1].guard = true;
     }
-    ok = ok && send_lazy(s, b, first) && send_merged(s, b, first);
+    bool lazy = all_lazy(first);
+    if (lazy && !b->id)
+        ok = ok && send_own(s, b, STMT_BATCH_LAZY, NULL);
+    ok = ok && send_merged(s, b, first);
     for (store_op *op = first; ok && op; op = op->next) {
         if (op->catch_up) {
             /* its own slot (stmt -1): parse is not told of it */
@@ -720,7 +724,7 @@ static bool send_batch(store *s)
     ok = ok && send_notify(s, b, first);
     if (ok && b->id) {
         snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)b->id);
-        ok = send_own(s, b, STMT_BATCH_MARK, id_text);
+        ok = send_own(s, b, lazy ? STMT_BATCH_MARK_LAZY : STMT_BATCH_MARK, id_text);
     }
     ok = ok && PQpipelineSync(s->conn) == 1;
     if (!ok) {

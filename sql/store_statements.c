@@ -11,7 +11,7 @@
 #include "store_claim_sql.h"
 #include "store_token_sql.h"
 #include "store_columns.h"
-#include "store_setup.h" /* STORE_NOTIFY_CHANNEL */
+#include "store_setup.h" /* STORE_NOTIFY_CHANNEL, STORE_CLOCK_CHANNEL */
 
 
 /* A send's columns as STMT_SEND_SET reads them twice, each unnested in a
@@ -464,7 +464,7 @@ static stmt_def stmt_defs[] = {
     {STMT_CLOCK_PUBLISH,
      "WITH u AS (UPDATE sbemu_clock SET offset_ms = greatest(offset_ms, $1::bigint) WHERE namespace_id = $2::integer"
      " RETURNING offset_ms, namespace_id)"
-     " SELECT pg_notify('sbemu_clock', offset_ms || ' ' || namespace_id) FROM u",
+     " SELECT pg_notify('" STORE_CLOCK_CHANNEL "', offset_ms || ' ' || namespace_id) FROM u",
      2, {STORE_OID_TEXT, STORE_OID_TEXT}},
     /* $1 the id of the batch sent before (text): this one fails (division
      * by zero) unless that one committed and left it (store.c, send_batch). */
@@ -477,6 +477,10 @@ static stmt_def stmt_defs[] = {
     {STMT_BATCH_NOTIFY, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, {STORE_OID_TEXT}},
     /* $1 this batch's id: lasts past the transaction only if it commits */
     {STMT_BATCH_MARK, "SELECT set_config('" STORE_BATCH_SETTING "', $1, false)", 1, {STORE_OID_TEXT}},
+    /* both: a lazy batch's mark sets its commit lazy too (one statement less) */
+    {STMT_BATCH_MARK_LAZY,
+     "SELECT set_config('" STORE_BATCH_SETTING "', $1, false), set_config('synchronous_commit', 'off', true)", 1,
+     {STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"

@@ -80,6 +80,7 @@
 #define STMT_BATCH_LAZY "sb_batch_lazy"
 #define STMT_BATCH_NOTIFY "sb_batch_notify"
 #define STMT_BATCH_MARK "sb_batch_mark"
+#define STMT_BATCH_MARK_LAZY "sb_batch_mark_lazy"
 #define STORE_BATCH_SETTING "sbemu.batch"
 
 /* PostgreSQL type OIDs of the parameters our statements declare. */
