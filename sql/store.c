@@ -902,13 +902,10 @@ static void dispatch_rows(const store_slot *slot, const PGresult *r)
     }
 }
 
+/* One statement's result (never a Sync's: process_input ends batches). */
 static void handle_result(store *s, PGresult *r)
 {
     ExecStatusType st = PQresultStatus(r);
-    if (st == PGRES_PIPELINE_SYNC) {
-        batch_complete(s);
-        return;
-    }
     store_batch *b = oldest(s);
     if (b->next_slot >= b->nslots)
         return; /* not ours: cannot happen in a healthy pipeline */
@@ -970,6 +967,16 @@ static void process_input(store *s)
             store_batch *b = oldest(s);
             if (b->next_slot < b->nslots)
                 b->next_slot++;
+            continue;
+        }
+        if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            /* Cleared first: the batch's end runs callbacks, and their
+             * submits flush and read again (store_flush), setting and
+             * clearing result_taken for results of their own. Read after
+             * that, the flag could say this one was kept: a PGresult lost
+             * (LeakSanitizer, two replicas sharing 1,000 sessions). */
+            PQclear(r);
+            batch_complete(s);
             continue;
         }
         s->result_taken = false;
