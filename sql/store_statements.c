@@ -22,6 +22,14 @@
     " unnest($6::int8[]) AS ttl, unnest($7::text[]) AS message_id, unnest($8::text[]) AS session_id,"             \
     " unnest($10::int8[]) AS subqueue, unnest($11::text[]) AS reason, unnest($12::text[]) AS description"
 
+/* A batch's own settings (store.c, send_batch), each written once:
+ * lazy: the transaction's commit does not wait for its WAL to reach the disk
+ * (set_config(..., true) lasts until the implicit transaction's commit, which
+ * reads it; SET LOCAL would warn outside an explicit block);
+ * mark: $1 the batch's id, lasting past the transaction only if it commits. */
+#define BATCH_LAZY_SQL "set_config('synchronous_commit', 'off', true)"
+#define BATCH_MARK_SQL "set_config('" STORE_BATCH_SETTING "', $1, false)"
+
 static stmt_def stmt_defs[] = {
     /* Every queue, topic and subscription, for the in-process entity cache
      * (entities/ent_cache.h), which resolves ForwardTo chains itself. Its
@@ -470,17 +478,12 @@ static stmt_def stmt_defs[] = {
      * by zero) unless that one committed and left it (store.c, send_batch). */
     {STMT_BATCH_GUARD, "SELECT 1 / coalesce(current_setting('" STORE_BATCH_SETTING "', true) = $1, false)::int", 1,
      {STORE_OID_TEXT}},
-    /* until the implicit transaction's commit, which reads it (SET LOCAL
-     * would warn outside an explicit block) */
-    {STMT_BATCH_LAZY, "SELECT set_config('synchronous_commit', 'off', true)", 0, {0}},
+    {STMT_BATCH_LAZY, "SELECT " BATCH_LAZY_SQL, 0, {0}},
     /* $1 the entities that got messages, comma-separated */
     {STMT_BATCH_NOTIFY, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, {STORE_OID_TEXT}},
-    /* $1 this batch's id: lasts past the transaction only if it commits */
-    {STMT_BATCH_MARK, "SELECT set_config('" STORE_BATCH_SETTING "', $1, false)", 1, {STORE_OID_TEXT}},
+    {STMT_BATCH_MARK, "SELECT " BATCH_MARK_SQL, 1, {STORE_OID_TEXT}},
     /* both: a lazy batch's mark sets its commit lazy too (one statement less) */
-    {STMT_BATCH_MARK_LAZY,
-     "SELECT set_config('" STORE_BATCH_SETTING "', $1, false), set_config('synchronous_commit', 'off', true)", 1,
-     {STORE_OID_TEXT}},
+    {STMT_BATCH_MARK_LAZY, "SELECT " BATCH_MARK_SQL ", " BATCH_LAZY_SQL, 1, {STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"
