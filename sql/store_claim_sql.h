@@ -12,6 +12,13 @@
     " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message,"     \
     " m.message_id, m.dead_letter_source, coalesce(sbemu_ms(m.expires_at), 0)"
 
+/* A message row's body size in bytes: a subscription's row locked from its
+ * topic's log has no body, only its size (migration 028). row: the alias of
+ * messages. */
+#define MESSAGE_BYTES(row) "coalesce(octet_length(" row ".message), " row ".body_bytes)"
+/* Its body, from the log when the row has none (in SET: the row as it was). */
+#define MESSAGE_BODY(row) "coalesce(" row ".message, sbemu_log_body(" row ".entity_id, " row ".sequence_number))"
+
 /* The names a lock claim gives its rows (CLAIM_COLUMNS), in the CTE u
  * that the story (store_story_statements.c) and a subscription's claim read. */
 #define CLAIM_NAMES "(seq, enq, until, tok, dc, ttl, reason, descr, msg, mid, src, exp)"

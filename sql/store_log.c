@@ -36,21 +36,32 @@
 #define LOG_ROW_VALUES(available)                                                                               \
     "$1, l.sequence_number, 0, 0, l.enqueued_at, " available ", l.expires_at, l.time_to_live_ms, l.message_id,"  \
     " l.session_id, l.message"
+/* The same for a peek-lock claim: a live entry's row has no body, only its
+ * size (migration 028). */
+#define LOG_LOCKED_COLUMNS LOG_ROW_COLUMNS ", body_bytes"
+#define LOG_LOCKED_VALUES                                                                                       \
+    "$1, l.sequence_number, 0, 0, l.enqueued_at, l.available_at, l.expires_at, l.time_to_live_ms, l.message_id,"  \
+    " l.session_id, CASE WHEN NOT l.live THEN l.message END, CASE WHEN l.live THEN octet_length(l.message) END"
 
 static const stmt_def log_stmt_defs[] = {
     /* A peek-lock claim of a subscription (STMT_CLAIM_LOCK's parameters):
      * messages rows first (abandoned, caught up), then log entries, each
      * inserted locked into messages: one row written per message, as a
-     * queue's claim writes one (its UPDATE). */
+     * queue's claim writes one (its UPDATE). The row leaves the body in the
+     * log (migration 028: message NULL, body_bytes its size); the receiver
+     * gets it from the log here (ins). An expired entry (not live) goes in
+     * unlocked, body and all, for the sweep. */
     {STMT_CLAIM_LOCK_LOG,
      "WITH old" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
      " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1"
      " WHERE " CLAIM_CANDIDATES("$6") " RETURNING" CLAIM_COLUMNS "),"
      LOG_TAKE("(SELECT count(*) FROM old)")
-     " ins" CLAIM_NAMES " AS (INSERT INTO messages AS m (" LOG_ROW_COLUMNS ", lock_token, locked_until,"
-     " delivery_count) SELECT " LOG_ROW_VALUES("l.available_at")
+     " lk" CLAIM_NAMES " AS (INSERT INTO messages AS m (" LOG_LOCKED_COLUMNS ", lock_token, locked_until,"
+     " delivery_count) SELECT " LOG_LOCKED_VALUES
      ", CASE WHEN l.live THEN sbemu_lock_token(l.sequence_number) END, CASE WHEN l.live THEN sbemu_ts($5) END,"
      " CASE WHEN l.live THEN 1 ELSE 0 END FROM lg l RETURNING" CLAIM_COLUMNS "),"
+     " ins" CLAIM_NAMES " AS (SELECT k.seq, k.enq, k.until, k.tok, k.dc, k.ttl, k.reason, k.descr, l.message,"
+     " k.mid, k.src, k.exp FROM lk k JOIN lg l ON l.sequence_number = k.seq),"
      " k AS (SELECT seq FROM old UNION ALL SELECT seq FROM ins WHERE until > 0),"
      LOCK_BATCH("k", "NULL", "sbemu_ts($5)")
      " SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",

@@ -3,7 +3,9 @@
  * marks what is no longer its own. Which copies are logged is decided in
  * entities/ent_topic.c (ent_topic_copy_loggable); the publish writes them
  * (STMT_PUBLISH_SET, slot STORE_COPY_LOGGED); these statements take them:
- *   - the claims of a subscription's active subqueue (store_claim.c);
+ *   - the claims of a subscription's active subqueue (store_claim.c); a
+ *     peek-lock leaves the body in the log (migration 028): the row it
+ *     writes has none until its lock goes without a complete;
  *   - STMT_CATCH_UP before any other read of a subscription's messages: the
  *     engine runs it for ops marked with store_op_set_catch_up (store.h);
  *   - STMT_SWEEP_LOG, the sweep's first statement (store_sweep.c). */

@@ -141,16 +141,16 @@ static const stmt_def mgmt_stmt_defs[] = {
     /* properties-to-modify: read, then replace, the bytes under a live lock.
      * $1 token, $2 queue, $3 now */
     {STMT_MGMT_READ_LOCKED,
-     "SELECT message FROM messages m WHERE" BY_LOCK_TOKEN("m", "$2", "$1::uuid")
+     "SELECT " MESSAGE_BODY("m") " FROM messages m WHERE" BY_LOCK_TOKEN("m", "$2", "$1::uuid")
      " AND locked_until > sbemu_ts($3)"
      " FOR UPDATE",
      3, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* $4 the new bytes */
     {STMT_MGMT_REPLACE_LOCKED,
-     "WITH m AS MATERIALIZED (SELECT ctid AS tid, entity_id, sequence_number, octet_length(message) AS old FROM messages"
-     " y WHERE" BY_LOCK_TOKEN("y", "$2", "$1::uuid")
+     "WITH m AS MATERIALIZED (SELECT y.ctid AS tid, y.entity_id, y.sequence_number, " MESSAGE_BYTES("y") " AS old"
+     " FROM messages y WHERE" BY_LOCK_TOKEN("y", "$2", "$1::uuid")
      " AND locked_until > sbemu_ts($3) FOR UPDATE),"
-     " x AS (UPDATE messages x SET message = $4 FROM m WHERE" BY_TID("x", "m") ")"
+     " x AS (UPDATE messages x SET message = $4, body_bytes = NULL FROM m WHERE" BY_TID("x", "m") ")"
      " UPDATE entity_runtime q SET size_in_bytes = q.size_in_bytes + octet_length($4) - m.old FROM m"
      " WHERE q.entity_id = m.entity_id"
      " RETURNING 1",

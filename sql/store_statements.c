@@ -290,7 +290,7 @@ static stmt_def stmt_defs[] = {
     {STMT_COMPLETE_SET,
      "WITH t AS (SELECT * FROM unnest($2::uuid[], $3::int8[], $4::int8[]) WITH ORDINALITY AS t(token, entity, now, ord)),"
      " d AS (DELETE FROM messages m USING t WHERE" BY_LOCK_TOKEN("m", "t.entity", "t.token")
-     "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, octet_length(m.message) AS n),"
+     "  AND (m.locked_until > sbemu_ts(t.now)) IS TRUE RETURNING m.entity_id, t.ord, " MESSAGE_BYTES("m") " AS n),"
      " u AS (UPDATE entity_runtime r SET size_in_bytes = r.size_in_bytes - g.n"
      "  FROM (SELECT entity_id, sum(n) AS n FROM d GROUP BY entity_id) g WHERE r.entity_id = g.entity_id)"
      " SELECT ord FROM d",
@@ -316,6 +316,7 @@ static stmt_def stmt_defs[] = {
       * call per row): an abandon or release unlocks (a release as if never
       * delivered), a defer sets it aside, a dead letter moves to the subqueue. */
      " here AS (UPDATE messages x SET lock_token = NULL, locked_until = NULL,"
+     "  message = " MESSAGE_BODY("x") ", body_bytes = NULL,"
      "  subqueue = CASE WHEN d.dl THEN 1 ELSE x.subqueue END,"
      "  state = CASE WHEN d.dl THEN 0 WHEN d.kind = 3 THEN 1 ELSE x.state END,"
      "  delivery_count = CASE WHEN d.kind = 4 THEN greatest(x.delivery_count - 1, 0) ELSE x.delivery_count END,"
