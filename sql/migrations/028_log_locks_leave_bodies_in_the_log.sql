@@ -39,9 +39,17 @@ CREATE INDEX messages_bodiless ON messages (entity_id, sequence_number) WHERE me
 ALTER TABLE sbemu_snapshot_messages ALTER COLUMN message DROP NOT NULL;
 ALTER TABLE sbemu_snapshot_messages ADD COLUMN body_bytes integer;
 
+-- The functions below that look for rows without a body, or for log entries,
+-- run with enable_seqscan off: with the statistics of a drained messages
+-- table (no live row on many pages: migration 026), or of a log that was
+-- nearly empty, a generic plan scanned the whole table for what
+-- messages_bodiless or a primary key finds at once (EXPLAIN of their
+-- statements as generic plans).
+
 -- The body of subscription p_sub's message p_seq, from its topic's log; raises
 -- (SBB01) when the log no longer holds it, which the cut above must prevent.
-CREATE FUNCTION sbemu_log_body(p_sub bigint, p_seq bigint) RETURNS bytea LANGUAGE plpgsql STABLE AS $$
+CREATE FUNCTION sbemu_log_body(p_sub bigint, p_seq bigint) RETURNS bytea LANGUAGE plpgsql STABLE
+    SET enable_seqscan = off AS $$
 DECLARE
     body bytea;
 BEGIN
@@ -132,7 +140,8 @@ END $$;
 -- As in migration 018, and first the bodies of the subscription's rows in
 -- flight: whoever reads its messages next (peek, a snapshot, the dashboard)
 -- reads rows, not the log. Two index probes when none is.
-CREATE OR REPLACE FUNCTION sbemu_catch_up(p_sub bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION sbemu_catch_up(p_sub bigint) RETURNS bigint LANGUAGE plpgsql
+    SET enable_seqscan = off AS $$
 DECLARE
     c sbemu_cursors;
     top bigint;
@@ -164,7 +173,8 @@ END $$;
 
 -- As in migration 018, but the cut stops below the lowest row of each
 -- subscription that still takes its body from the log.
-CREATE OR REPLACE FUNCTION sbemu_log_sweep(p_now timestamptz) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION sbemu_log_sweep(p_now timestamptz) RETURNS bigint LANGUAGE plpgsql
+    SET enable_seqscan = off AS $$
 DECLARE
     sub bigint;
     n bigint;
