@@ -41,7 +41,7 @@ typedef struct ent_dead_letter_reason {
 
 /* A message delivered MaxDeliveryCount times and then given back (an abandon,
  * or a lock that lapsed). Whether it has been is decided in SQL, under the
- * message's row lock (sbemu_settle, STMT_SWEEP_LAPSED): the count lives in the
+ * message's row lock (STMT_SETTLE_SET, STMT_SWEEP_LAPSED): the count lives in the
  * row and every emulator on the database delivers it, so only the row knows.
  * This is what the message then says. */
 ent_dead_letter_reason ent_dead_letter_max_delivery(void);

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-/* The outcomes; the values are sbemu_settle's kind codes (migration 005). */
+/* The outcomes; the values are STMT_SETTLE_SET's kind codes (sql/store_statements.c). */
 typedef enum ent_settle_kind {
     ENT_SETTLE_COMPLETE = 0,
     ENT_SETTLE_ABANDON = 1,    /* back to the entity, DeliveryCount + 1 (or dead-lettered past MaxDeliveryCount) */

@@ -96,8 +96,8 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
                          store_claim_mode mode, int max, int64_t now_ms, bool is_activity, int64_t from_seq,
                          const struct store_peer *peer, store_claim_cb cb, void *ctx);
 
-/* The outcomes of entities/ent_settle.h (whose values are sbemu_settle's kind
- * codes, migration 005), under the store's names. */
+/* The outcomes of entities/ent_settle.h (whose values are STMT_SETTLE_SET's kind
+ * codes, store_statements.c), under the store's names. */
 typedef enum store_settle_kind {
     STORE_SETTLE_COMPLETE = ENT_SETTLE_COMPLETE,
     STORE_SETTLE_ABANDON = ENT_SETTLE_ABANDON,

@@ -58,7 +58,7 @@ int store_settle_row(store_op *op, int i, const store_settlement *x)
                dlt = be_int8(x->dead_letter_target);
     if (x->kind == STORE_SETTLE_COMPLETE)
         return store_op_row(op, i, (store_param[]){P_UUID(x->lock_token), P_INT8(q), P_INT8(now)});
-    /* an abandon's is used only when it exhausts MaxDeliveryCount, which sbemu_settle decides */
+    /* an abandon's is used only when it exhausts MaxDeliveryCount, which STMT_SETTLE_SET decides */
     ent_dead_letter_reason dl = ent_settle_dead_letter_reason((ent_settle_kind)x->kind, x->reason, x->description);
     return store_op_row(op, i,
                         (store_param[]){P_INT8(k), P_UUID(x->lock_token), P_INT8(q), P_INT8(now), P_TEXT(dl.reason),

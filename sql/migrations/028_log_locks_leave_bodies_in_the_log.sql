@@ -15,8 +15,8 @@
 -- whatever takes its lock away fetches the body from the log first
 -- (sbemu_log_body), in the same statement:
 --   - an abandon, defer, dead-letter or release (STMT_SETTLE_SET,
---     sbemu_settle, sbemu_dead_letter, sbemu_unlock: the sweep's lapsed locks
---     and expiry too);
+--     sbemu_dead_letter, sbemu_unlock: the sweep's lapsed locks and expiry
+--     too);
 --   - properties-to-modify reads and rewrites it (STMT_MGMT_READ_LOCKED,
 --     STMT_MGMT_REPLACE_LOCKED);
 --   - anything else that reads a subscription's messages catches it up first
@@ -71,29 +71,10 @@ BEGIN
     RETURN FOUND;
 END $$;
 
-CREATE OR REPLACE FUNCTION sbemu_settle(p_kind bigint, p_entity bigint, p_seq bigint, p_exhausted boolean,
-                                        p_target bigint, p_reason text, p_description text, p_now timestamptz)
-    RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF p_kind = 2 OR (p_kind = 1 AND p_exhausted) THEN
-        RETURN sbemu_dead_letter(p_entity, p_seq, p_target, p_reason, p_description, p_now);
-    ELSIF p_kind = 1 THEN
-        RETURN sbemu_unlock(p_entity, p_seq, p_now);
-    ELSIF p_kind = 3 THEN
-        UPDATE messages SET state = 1, lock_token = NULL, locked_until = NULL, available_at = p_now,
-               message = coalesce(message, sbemu_log_body(entity_id, sequence_number)), body_bytes = NULL
-         WHERE entity_id = p_entity AND sequence_number = p_seq;
-        RETURN FOUND;
-    ELSIF p_kind = 4 THEN
-        -- back as if never delivered: no delivery-count increment
-        UPDATE messages SET lock_token = NULL, locked_until = NULL, available_at = p_now,
-               delivery_count = greatest(delivery_count - 1, 0),
-               message = coalesce(message, sbemu_log_body(entity_id, sequence_number)), body_bytes = NULL
-         WHERE entity_id = p_entity AND sequence_number = p_seq;
-        RETURN FOUND;
-    END IF;
-    RAISE EXCEPTION 'sbemu_settle: unknown kind %', p_kind;
-END $$;
+-- sbemu_settle (migration 005) settled one row per call; STMT_SETTLE_SET
+-- does every settlement of a commit in one statement and nothing calls it
+-- any more: dropped rather than taught about rows without a body.
+DROP FUNCTION sbemu_settle(bigint, bigint, bigint, boolean, bigint, text, text, timestamptz);
 
 CREATE OR REPLACE FUNCTION sbemu_dead_letter(p_entity bigint, p_seq bigint, p_target bigint, p_reason text,
                                              p_description text, p_now timestamptz) RETURNS boolean

@@ -34,7 +34,7 @@ static void test_each_outcome(void **state)
 static void test_store_kinds_are_the_same_codes(void **state)
 {
     (void)state;
-    /* the store passes its kinds through as these (and sbemu_settle reads the numbers) */
+    /* the store passes its kinds through as these (and STMT_SETTLE_SET reads the numbers) */
     assert_int_equal(STORE_SETTLE_COMPLETE, 0);
     assert_int_equal(STORE_SETTLE_ABANDON, 1);
     assert_int_equal(STORE_SETTLE_DEADLETTER, 2);
