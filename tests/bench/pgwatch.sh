@@ -201,13 +201,29 @@ case_watch_begin() {  # broker (sbemu, rabbitmq or raw)
   cw[t0]=$EPOCHREALTIME
 }
 
-case_watch_end() {  # -> case_note: the pg line and the cpu line
+# The client's CPU seconds in the case (sbbench's cpu=, the raw line's psql
+# sessions): set before case_watch_end; "" when not known.
+case_client_secs=""
+# CPU seconds PostgreSQL spent starting the raw line's backends, left out of
+# its figure (set before case_watch_end; "" when none).
+case_pg_starts_secs=""
+# What the case cost the machine, every process of its line (the broker, PostgreSQL, the client; not the
+# sampler): CPU seconds, set by case_watch_end ("" without the client's).
+case_cpu_secs=""
+case_watch_end() {  # -> case_note: the pg line and the cpu line; case_cpu_secs
   local t1=$EPOCHREALTIME sbemu peer pgt probe psqlt rss_sbemu rss_peer
   cpu_ticks "$pid"; sbemu=$((ticks - cw[sbemu]))
   peer=0; if [ -n "${beam_pid:-}" ]; then cpu_ticks "$beam_pid"; peer=$((ticks - cw[peer])); fi
   probe=0; if [ -n "${pg_probe_backend:-}" ]; then cpu_ticks "$pg_probe_backend"; probe=$((ticks - cw[probe])); fi
   psqlt=0; if [ -n "${PGPROBE_PID:-}" ]; then cpu_ticks "$PGPROBE_PID"; psqlt=$((ticks - cw[psql])); fi
   pg_cpu_ticks; pgt=$((pg_ticks - cw[pg] - probe))
+  if [ -n "$case_pg_starts_secs" ]; then
+    pgt=$(awk -v t="$pgt" -v s="$case_pg_starts_secs" -v hz="$clk_tck" 'BEGIN{t -= s * hz; printf "%.0f", (t > 0 ? t : 0)}')
+  fi
+  case_cpu_secs=""
+  if [ -n "$case_client_secs" ]; then
+    case_cpu_secs=$(awk -v t=$((sbemu + peer + pgt)) -v hz="$clk_tck" -v c="$case_client_secs" 'BEGIN{printf "%.3f", t / hz + c}')
+  fi
   pg_watch_end
   psqlt=$((psqlt + pg_loop_ticks))
   rss_sbemu=$(rss_kb "$pid"); rss_peer=0
@@ -228,7 +244,9 @@ case_watch_end() {  # -> case_note: the pg line and the cpu line
   sampler_ticks_total=$((sampler_ticks_total + probe + psqlt))
   sampler_secs_total=$(awk -v a="$sampler_secs_total" -v t0="${cw[t0]}" -v t1="$t1" 'BEGIN{print a + t1 - t0}')
   case_note=$(pg_case_lines "${cw[broker]}" "${cw[snap]}" "$after" "${cw[samples]}" "${cw[t0]}" "$t1" \
-    "$sbemu" "$peer" "$pgt" "$((probe + psqlt))" "${cw[rss_sbemu]}" "$rss_sbemu" "${cw[rss_peer]}" "$rss_peer")
+    "$sbemu" "$peer" "$pgt" "$((probe + psqlt))" "${cw[rss_sbemu]}" "$rss_sbemu" "${cw[rss_peer]}" "$rss_peer" \
+    "$case_client_secs" "$case_pg_starts_secs")
+  case_client_secs=""; case_pg_starts_secs=""
 }
 
 # The two lines under a case's result:
@@ -238,14 +256,15 @@ case_watch_end() {  # -> case_note: the pg line and the cpu line
 #       seen phase), waits of busy sbemu backends (share of busy-backend samples;
 #       busy = busy backends per sample on average), buffer hit ratio, and the
 #       messages tables at the end (heap + indexes + TOAST, dead rows, autovacuum runs);
-#   cpu: CPU seconds of the broker and of PostgreSQL (less the sampler's), the
-#       broker's RSS before -> after (peak seen), and the sampler's CPU (psql
-#       and its backend; clock ticks of 10 ms: pg_sampler_total puts it in
-#       proportion over the run).
-pg_case_lines() {  # broker before after samples t0 t1 sbemu_ticks peer_ticks pg_ticks sampler_ticks rss...
+#   cpu: CPU seconds of the broker, of PostgreSQL (less the sampler's) and of
+#       the client (sbbench, or the raw line's psql sessions), the broker's RSS
+#       before -> after (peak seen), and the sampler's CPU (psql and its
+#       backend; clock ticks of 10 ms: pg_sampler_total puts it in proportion
+#       over the run).
+pg_case_lines() {  # broker before after samples t0 t1 sbemu_ticks peer_ticks pg_ticks sampler_ticks rss... client_secs starts_secs
   awk -F'|' -v broker="$1" -v before="$2" -v after="$3" -v t0="$5" -v t1="$6" \
       -v sbemu="$7" -v peer="$8" -v pgt="$9" -v sampler="${10}" \
-      -v rs0="${11}" -v rs1="${12}" -v rp0="${13}" -v rp1="${14}" -v hz="$clk_tck" -v ms="$sample_ms" '
+      -v rs0="${11}" -v rs1="${12}" -v rp0="${13}" -v rp1="${14}" -v client="${15-}" -v starts="${16-}" -v hz="$clk_tck" -v ms="$sample_ms" '
     function mb(b) { return b < 0.05 * 1048576 ? "0" : sprintf(b >= 100 * 1048576 ? "%.0f MB" : "%.1f MB", b / 1048576) }
     function pct(a, b) { return b > 0 ? sprintf("%.0f%%", 100 * a / b) : "-" }
     function secs(t) { return sprintf("%.2f s", t / hz) }
@@ -305,15 +324,17 @@ pg_case_lines() {  # broker before after samples t0 t1 sbemu_ticks peer_ticks pg
                         mb(a[10]), mb(a[11]), mb(a[12]), a[9], a[8] - b[8])
         pg = pg sprintf(", %d samples", n)
       }
+      cl = client == "" ? "" : sprintf(", client %.2f s", client)
       if (broker == "sbemu")
-        cpu = sprintf("cpu: sbemu %s, postgres %s; sbemu rss %.1f -> %.1f MB (peak %.1f)", secs(sbemu), secs(pgt),
+        cpu = sprintf("cpu: sbemu %s, postgres %s%s; sbemu rss %.1f -> %.1f MB (peak %.1f)", secs(sbemu), secs(pgt), cl,
                       rs0 / 1024, rs1 / 1024, (peak_s > rs1 ? (peak_s > rs0 ? peak_s : rs0) : (rs1 > rs0 ? rs1 : rs0)) / 1024)
       else if (broker == "rabbitmq")
-        cpu = sprintf("cpu: rabbitmq %s, postgres %s, sbemu %s; beam.smp rss %.1f -> %.1f MB (peak %.1f)", secs(peer),
-                      secs(pgt), secs(sbemu), rp0 / 1024, rp1 / 1024,
+        cpu = sprintf("cpu: rabbitmq %s, postgres %s, sbemu %s%s; beam.smp rss %.1f -> %.1f MB (peak %.1f)", secs(peer),
+                      secs(pgt), secs(sbemu), cl, rp0 / 1024, rp1 / 1024,
                       (peak_p > rp1 ? (peak_p > rp0 ? peak_p : rp0) : (rp1 > rp0 ? rp1 : rp0)) / 1024)
       else
-        cpu = sprintf("cpu: postgres %s, sbemu %s", secs(pgt), secs(sbemu))
+        cpu = sprintf("cpu: postgres %s%s, sbemu %s%s", secs(pgt),
+                      starts == "" ? "" : sprintf(" (less %.2f s starting its backends)", starts), secs(sbemu), cl)
       cpu = cpu sprintf("; sampler %s over %.2f s", secs(sampler), wall)
       print "  " pg
       print "  " cpu

@@ -246,6 +246,12 @@ record() {  # broker case rate [note]
   local -a rs; read -ra rs <<<"${results[$1|$2]}"
   notes[$1|$2|${#rs[@]}]=${4-}
 }
+# "broker|case" -> CPU microseconds per message of its rounds (case_cpu_secs over the messages done)
+declare -A cpus
+record_cpu() {  # broker case messages
+  [ -n "$case_cpu_secs" ] && [ -n "$3" ] && [ "$3" -gt 0 ] || return 0
+  cpus[$1|$2]="${cpus[$1|$2]-} $(awk -v c="$case_cpu_secs" -v n="$3" 'BEGIN{printf "%.0f", 1e6 * c / n}')"
+}
 human_size() { [ "$1" -ge 1024 ] && echo "$(($1 / 1024))KiB" || echo "${1}B"; }
 
 # Runs sbbench against one broker; prints its line; records the rate under
@@ -296,11 +302,14 @@ bench() {  # broker case address mode count size conns window [timeout]
     [ $rc = 0 ] || printf '  (fill) %s\n' "${out//$'\n'/$'\n  (fill) '}"
     return 0
   fi
+  case_client_secs=$(sed -n 's/.* msg\/s cpu=\([0-9.]*\).*/\1/p' <<<"$out" | head -1)
   case_watch_end
   printf '  %s\n' "${out//$'\n'/$'\n  '}"
   printf '%s\n' "$case_note"
   local rate; rate=$(sed -n 's/.* rate=\([0-9]*\) msg\/s.*/\1/p' <<<"$out" | head -1)
-  if [ $rc = 0 ] && [ -n "$rate" ]; then record "$broker" "$case" "$rate" "$case_note"
+  if [ $rc = 0 ] && [ -n "$rate" ]; then
+    record "$broker" "$case" "$rate" "$case_note"
+    record_cpu "$broker" "$case" "$(sed -n 's/.* count=\([0-9]*\) .*/\1/p' <<<"$out" | head -1)"
   elif [ $rc = 2 ]; then record "$broker" "$case" timeout "$case_note"
   else record "$broker" "$case" failed "$case_note"
   fi
@@ -358,6 +367,14 @@ col, cols, mode, eid, seq, rows, batch, size, prefix = sys.argv[1], sys.argv[2],
 out = sys.stdout
 ready = ("SELECT ctid FROM messages WHERE %s = %d AND subqueue = 0 AND state = 0 AND lock_token IS NULL"
          " ORDER BY sequence_number LIMIT %d FOR UPDATE SKIP LOCKED" % (col, eid, batch))
+# psql's own CPU (ns on CPU, /proc/PID/schedstat; `\!` runs a shell whose
+# parent is psql) before and after the batches: the client's share of the
+# machine, without psql's start (about 25 ms each); and what its backend had
+# used before them (its start, about 2 ms), which the CPU per message leaves out.
+cpu = "\\! awk '{print \"%s|\" $1}' /proc/$PPID/schedstat\n"
+out.write("SELECT pg_backend_pid() AS sbpid \\gset\n\\setenv SBPID :sbpid\n")
+out.write("\\! awk '{print \"pg0|\" $1}' /proc/$SBPID/schedstat\n")
+out.write(cpu % "cpu0")
 out.write("SELECT 'start', extract(epoch FROM clock_timestamp());\n")
 done, k = 0, 0
 while done < rows:
@@ -392,6 +409,7 @@ while done < rows:
     done += n
     k += 1
 out.write("SELECT 'end', extract(epoch FROM clock_timestamp());\n")
+out.write(cpu % "cpu1")
 PY
 }
 raw_seq=1000000000
@@ -409,6 +427,9 @@ raw_run() {  # case mode count size conns window ("-" as the case: untimed, not 
     pids+=($!)
   done
   local failed=0; for i in "${pids[@]}"; do wait "$i" || failed=1; done
+  case_client_secs=$(cat "$work"/raw.out.* | awk -F'|' '$1=="cpu0"{t-=$2; k++} $1=="cpu1"{t+=$2; k++}
+                                                      END{if (k) printf "%.3f", t / 1e9}')
+  case_pg_starts_secs=$(cat "$work"/raw.out.* | awk -F'|' '$1=="pg0"{t+=$2; k++} END{if (k) printf "%.3f", t / 1e9}')
   [ "$case" = - ] || case_watch_end
   rm -f "$work"/raw.sql.* "$work"/raw.copy.*
   if [ $failed = 1 ]; then
@@ -427,6 +448,7 @@ raw_run() {  # case mode count size conns window ("-" as the case: untimed, not 
   echo "  raw mode=$mode count=$n size=$size conns=$conns window=$window secs=$secs rate=$rate msg/s"
   printf '%s\n' "$case_note"
   record raw "$case" "$rate" "$case_note"
+  record_cpu raw "$case" "$n"
 }
 # The raw lines of one size and connection count, beside the brokers' cases;
 # whatever a receive left behind is deleted before the next send.
@@ -722,6 +744,32 @@ if [ "$rounds" -gt 0 ] && [ -n "$topic_subs" ]; then
   echo
   echo "topics against a queue of the same count ($count_other): publish to $line of the queue's send $qs;"
   echo "  receive from 1 of $last subs $sr, $(ratio "$sr" "$qr") of the queue's receive $qr"
+fi
+# What a message cost the machine, and the rate that cost allows: client,
+# broker and PostgreSQL share the cores, so no line can run faster than
+# cores / (CPU per message), however well it overlaps its work. Where
+# sbemu's ceiling is below the raw line's rate, its CPU alone keeps it there.
+if [ ${#cpus[@]} -gt 0 ]; then
+  ncpu=$(nproc)
+  echo
+  echo "CPU per message: every process of the line (broker, PostgreSQL, client; not the sampler), in µs, the median"
+  echo "of the rounds, and the most msg/s $ncpu cores give at that cost ($ncpu s of CPU a second / CPU per message);"
+  echo "the last column: sbemu's ceiling against the raw line's median rate"
+  printf '%-46s %18s %18s %18s %16s\n' case "sbemu µs (max)" "rabbitmq µs (max)" "raw-pg µs (max)" "sbemu max/raw"
+  for c in "${case_order[@]}"; do
+    [ -n "${cpus[sbemu|$c]-}${cpus[rabbitmq|$c]-}${cpus[raw|$c]-}" ] || continue
+    row=(); smax=""
+    for b in sbemu rabbitmq raw; do
+      cell="-"
+      if [ -n "${cpus[$b|$c]-}" ]; then
+        u=$(median ${cpus[$b|$c]})
+        mx=$(awk -v u="$u" -v n="$ncpu" 'BEGIN{ if (u > 0) printf "%.0f", n * 1e6 / u }')
+        cell="$u ($mx)"; [ "$b" = sbemu ] && smax=$mx
+      fi
+      row+=("$cell")
+    done
+    printf '%-46s %18s %18s %18s %16s\n' "$c" "${row[@]}" "$(ratio "$smax" "$(median ${results[raw|$c]-})")"
+  done
 fi
 if [ ${#flagged[@]} -gt 0 ]; then
   echo

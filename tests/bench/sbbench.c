@@ -263,6 +263,17 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
     return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
+/* CPU seconds this client has used (user + system, every thread): run.sh
+ * adds it to the broker's and PostgreSQL's to say what a message costs the
+ * machine, client included, since all three share its cores. */
+static double own_cpu_secs(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 /* The one result line; cut short (note given), it reports what was done until then. */
 static void print_result(const char *note)
 {
@@ -301,9 +312,9 @@ static void print_result(const char *note)
         complete = confirmed == opt.connections ? " complete=confirmed"
                  : confirmed == 0 ? " complete=sent" : " complete=mixed";
     }
-    printf("%s mode=%s count=%" PRIu64 " size=%zu conns=%d window=%d%s%s secs=%.3f rate=%.0f msg/s",
+    printf("%s mode=%s count=%" PRIu64 " size=%zu conns=%d window=%d%s%s secs=%.3f rate=%.0f msg/s cpu=%.3f",
            opt.label, mode_name(opt.mode), done, opt.size, opt.connections, opt.window, extra, complete,
-           secs, secs > 0 ? (double)done / secs : 0.0);
+           secs, secs > 0 ? (double)done / secs : 0.0, own_cpu_secs());
     if (note)
         printf(" %s after %.0f s (wanted %" PRIu64 ")", note, elapsed(&t_launch, &now), opt.count);
     printf("\n");
