@@ -45,6 +45,20 @@ static inline int64_t col_i64(const PGresult *r, int row, int col)
     return (int64_t)v;
 }
 
+/* A timestamptz column as milliseconds since 1970 (binary: microseconds since
+ * 2000), rounded down as sbemu_ms rounds; NULL reads as 0, and PostgreSQL's
+ * infinities as the int64 extremes. */
+static inline int64_t col_ts_ms(const PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col))
+        return 0;
+    int64_t us = col_i64(r, row, col);
+    if (us == INT64_MAX || us == INT64_MIN)
+        return us;
+    int64_t unix_us = us + INT64_C(946684800000000);
+    return unix_us / 1000 - (unix_us % 1000 < 0); /* floor, below 1970 too */
+}
+
 /* A text column into a fixed buffer, cut to fit; NULL reads as "". */
 static inline void col_text(const PGresult *r, int row, int col, char *out, size_t outlen)
 {

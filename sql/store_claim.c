@@ -53,8 +53,8 @@ static void claim_parse(store_op *op, int stmt, const void *res)
     for (int i = 0; i < rows; i++) {
         store_claimed *m = &c->msgs[i];
         m->sequence_number = col_i64(copy, i, 0);
-        m->enqueued_ms = col_i64(copy, i, 1);
-        m->locked_until_ms = col_i64(copy, i, 2);
+        m->enqueued_ms = col_ts_ms(copy, i, 1);
+        m->locked_until_ms = col_ts_ms(copy, i, 2);
         memcpy(m->lock_token, PQgetvalue(copy, i, 3), 16);
         m->delivery_count = (int32_t)col_i64(copy, i, 4);
         m->ttl_ms = col_i64(copy, i, 5);
@@ -64,7 +64,7 @@ static void claim_parse(store_op *op, int stmt, const void *res)
         m->len = (size_t)PQgetlength(copy, i, 8);
         m->message_id = PQgetisnull(copy, i, 9) ? NULL : PQgetvalue(copy, i, 9);
         m->dead_letter_source = PQgetisnull(copy, i, 10) ? NULL : PQgetvalue(copy, i, 10);
-        m->expires_ms = col_i64(copy, i, 11);
+        m->expires_ms = col_ts_ms(copy, i, 11);
     }
     if (c->n)
         qsort(c->msgs, c->n, sizeof *c->msgs, by_sequence);

@@ -5,12 +5,16 @@
 
 #include "store_token_sql.h"
 
-/* Columns every claim returns, in this order (store_claim.c parses them). */
+/* Columns every claim returns, in this order (store_claim.c parses them).
+ * The times go out as timestamptz, which binary results carry as an integer
+ * (microseconds since 2000), read as milliseconds by col_ts_ms: turned into
+ * milliseconds here (sbemu_ms, numeric arithmetic) they cost 0.26 us each,
+ * three a message, on the backend every claim waits for. */
 #define CLAIM_COLUMNS                                                                                             \
-    " m.sequence_number, sbemu_ms(m.enqueued_at), coalesce(sbemu_ms(m.locked_until), 0),"                    \
+    " m.sequence_number, m.enqueued_at, m.locked_until,"                    \
     " coalesce(m.lock_token, '00000000-0000-0000-0000-000000000000'), m.delivery_count,"                       \
     " coalesce(m.time_to_live_ms, -1), m.dead_letter_reason, m.dead_letter_error_description, m.message,"     \
-    " m.message_id, m.dead_letter_source, coalesce(sbemu_ms(m.expires_at), 0)"
+    " m.message_id, m.dead_letter_source, m.expires_at"
 
 /* A message row's body size in bytes: a subscription's row locked from its
  * topic's log has no body, only its size (migration 028). row: the alias of

@@ -52,9 +52,8 @@
 /* What the receiver gets of a live entry l that LOG_LOCKED_VALUES locked: the
  * values the row was given (CLAIM_COLUMNS of it), with the body from the log. */
 #define LOG_LOCKED_CLAIMED                                                                                      \
-    "l.sequence_number, sbemu_ms(l.enqueued_at), coalesce(sbemu_ms(sbemu_ts($5)), 0), l.tok, 1,"                 \
-    " coalesce(l.time_to_live_ms, -1), NULL::text, NULL::text, l.message, l.message_id, NULL::text,"              \
-    " coalesce(sbemu_ms(l.expires_at), 0)"
+    "l.sequence_number, l.enqueued_at, sbemu_ts($5), l.tok, 1, coalesce(l.time_to_live_ms, -1), NULL::text,"     \
+    " NULL::text, l.message, l.message_id, NULL::text, l.expires_at"
 
 static const stmt_def log_stmt_defs[] = {
     /* A peek-lock claim of a subscription (STMT_CLAIM_LOCK's parameters):
@@ -79,7 +78,7 @@ static const stmt_def log_stmt_defs[] = {
      " ins" CLAIM_NAMES " AS (SELECT " LOG_LOCKED_CLAIMED " FROM lg l WHERE l.live),"
      " k AS (SELECT seq FROM old UNION ALL SELECT sequence_number FROM lg WHERE live),"
      LOCK_BATCH("k", "NULL", "sbemu_ts($5)")
-     " SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
+     " SELECT * FROM old UNION ALL SELECT * FROM ins",
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* A receive-and-delete claim of a subscription (STMT_CLAIM_DELETE's
      * parameters): messages rows deleted first, then log entries read and
@@ -95,9 +94,9 @@ static const stmt_def log_stmt_defs[] = {
      "  accessed_at = greatest(accessed_at, sbemu_ts($3))"
      "  WHERE entity_id = $1 AND (EXISTS (SELECT 1 FROM d) OR EXISTS (SELECT 1 FROM lg WHERE live)))"
      " SELECT" CLAIM_COLUMNS " FROM d m"
-     " UNION ALL SELECT l.sequence_number, sbemu_ms(l.enqueued_at), 0, '00000000-0000-0000-0000-000000000000'::uuid,"
-     " 0, coalesce(l.time_to_live_ms, -1), NULL::text, NULL::text, l.message, l.message_id, NULL::text,"
-     " coalesce(sbemu_ms(l.expires_at), 0) FROM lg l WHERE l.live",
+     " UNION ALL SELECT l.sequence_number, l.enqueued_at, NULL::timestamptz,"
+     " '00000000-0000-0000-0000-000000000000'::uuid, 0, coalesce(l.time_to_live_ms, -1), NULL::text, NULL::text,"
+     " l.message, l.message_id, NULL::text, l.expires_at FROM lg l WHERE l.live",
      5, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* $1 an entity: a subscription's pending log entries become messages rows */
     {STMT_CATCH_UP, "SELECT sbemu_catch_up($1)", 1, {STORE_OID_INT8}},

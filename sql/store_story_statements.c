@@ -111,7 +111,7 @@
 #define LOCK_STORY(conn, link)                                                                                      \
     ", story AS (INSERT INTO sbemu_story (at, entity_id, kind, subqueue, connection_id, link_name, locked_until,"   \
     "  sequence_numbers, message_ids, numbers, lock_tokens)"                                                        \
-    "  SELECT sbemu_ts($3), $1, " K(LOCKED) ", nullif($2, 0), " conn ", " link ", sbemu_ts(max(until)),"            \
+    "  SELECT sbemu_ts($3), $1, " K(LOCKED) ", nullif($2, 0), " conn ", " link ", max(until),"            \
     "  array_agg(seq), array_agg(mid), array_agg(dc::int8), array_agg(tok)"                                        \
     "  FROM (SELECT seq, mid, dc, tok, until FROM u ORDER BY seq) o HAVING count(*) > 0)"
 
@@ -282,8 +282,8 @@ static const twin_def twins[] = {
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     /* a subscription's claims from its topic's log (store_log.c) */
     {STMT_CLAIM_LOCK_LOG_STORY, STMT_CLAIM_LOCK_LOG, NULL, NULL,
-     {{" SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0",
-       ", u AS (SELECT * FROM old UNION ALL SELECT * FROM ins WHERE until > 0)" LOCK_STORY("$7", "$8")
+     {{" SELECT * FROM old UNION ALL SELECT * FROM ins",
+       ", u AS (SELECT * FROM old UNION ALL SELECT * FROM ins)" LOCK_STORY("$7", "$8")
        " SELECT * FROM u"}},
      2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_DELETE_LOG_STORY, STMT_CLAIM_DELETE_LOG, NULL, NULL,

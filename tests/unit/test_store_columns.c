@@ -3,7 +3,9 @@
  * property written through them (store_config_apply's upserts, built from the
  * tables, with store_columns_params) reads back equal through them
  * (store_sql_select + store_columns_read), unlimited durations and unset
- * texts included; the entities view's table reads what the cache expects. */
+ * texts included; the entities view's table reads what the cache expects.
+ * And the times claims hand out as timestamptz read back (col_ts_ms) as the
+ * milliseconds sbemu_ms makes of them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include "ent_cache.h"
 #include "ent_config.h"
 #include "ent_duration.h"
+#include "store_binary.h"
 #include "store_columns.h"
 #include "store_config.h"
 #include "store_fixture.h"
@@ -245,12 +248,40 @@ static void test_params_encode_unset_as_null(void **state)
     assert_int_equal(store_columns_param(&store_queue_columns, "no_such_column", 1), -1);
 }
 
+/* col_ts_ms reads a binary timestamptz as sbemu_ms reads it in SQL: times
+ * made from milliseconds (sbemu_ts, as the store writes them), times between
+ * two milliseconds (written with SQL), before 1970 and before 2000 (negative
+ * in the binary form); NULL reads as 0, as the claims' coalesce did. */
+static void test_times_read_as_sbemu_ms(void **state)
+{
+    (void)state;
+    PGresult *r = select_binary("SELECT t, sbemu_ms(t) FROM (VALUES (sbemu_ts(1764300000123)), (sbemu_ts(0)),"
+                                " (sbemu_ts(-1)), (sbemu_ts(946684800001)), (sbemu_ts(946684799999)),"
+                                " ('2026-11-28 15:01:02.123999+00'::timestamptz), ('1969-12-31 23:59:59.9995+00'),"
+                                " ('1999-12-31 23:59:59.999001+00'), ('2000-01-01 00:00:00.000999+00'),"
+                                " (sbemu_ts(4102444800000))) v(t)",
+                                NULL);
+    assert_int_equal(PQntuples(r), 10);
+    for (int i = 0; i < PQntuples(r); i++) {
+        int64_t want = col_i64(r, i, 1);
+        if (col_ts_ms(r, i, 0) != want)
+            fail_msg("row %d: col_ts_ms %lld, sbemu_ms %lld", i, (long long)col_ts_ms(r, i, 0), (long long)want);
+    }
+    assert_int_equal(col_ts_ms(r, 0, 0), INT64_C(1764300000123));
+    assert_int_equal(col_ts_ms(r, 2, 0), -1);
+    PQclear(r);
+    r = select_binary("SELECT NULL::timestamptz", NULL);
+    assert_int_equal(col_ts_ms(r, 0, 0), 0);
+    PQclear(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_column_exists),
         cmocka_unit_test(test_properties_round_trip),
         cmocka_unit_test(test_params_encode_unset_as_null),
+        cmocka_unit_test(test_times_read_as_sbemu_ms),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
