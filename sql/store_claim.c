@@ -8,6 +8,7 @@
 
 #include "ent_alloc.h"
 #include "store_binary.h"
+#include "store_claim_sql.h"
 #include "store_log.h"
 #include "store_session.h"
 #include "store_statements.h"
@@ -118,7 +119,8 @@ void store_claim(store *s, int64_t entity_id, int subqueue, bool from_log, store
     store_op *op = claim_op(entity_id, now_ms, is_activity, &i, &rc, cb, ctx);
     if (!op)
         return;
-    int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms), lim = be_int8(max),
+    int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms),
+               lim = be_int8(max < STORE_CLAIM_MAX ? max : STORE_CLAIM_MAX),
                until = be_int8(locked_until_ms), from = be_int8(from_seq),
                conn = be_int8(peer ? (int64_t)peer->connection : 0);
     bool story = told(peer);
@@ -151,7 +153,8 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
     store_op *op = claim_op(entity_id, now_ms, is_activity, &i, &rc, cb, ctx);
     if (!op)
         return;
-    int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms), lim = be_int8(max),
+    int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms),
+               lim = be_int8(max < STORE_CLAIM_MAX ? max : STORE_CLAIM_MAX),
                from = be_int8(from_seq), conn = be_int8(peer ? (int64_t)peer->connection : 0);
     if (mode == STORE_CLAIM_LOCK)
         store_op_set_lazy(op);

@@ -46,6 +46,14 @@
     " lb AS (INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"                    \
     " SELECT $1, " session ", " until ", array_agg(seq) FROM (SELECT seq, row_number() OVER () - 1 AS i FROM "    \
     rows ") r GROUP BY i / " STORE_STRINGIFY(STORE_LOCK_BATCH_SPAN) ")"
+/* The most messages one claim takes (store_claim and store_claim_session
+ * take no more, whatever they are asked for), so that a claim's locks are one
+ * lock_batches row: CLAIM_LOCK_BATCH, an aggregate, where LOCK_BATCH numbers
+ * the rows and groups them (0.3 us a message against 0.1). */
+#define STORE_CLAIM_MAX STORE_LOCK_BATCH_SPAN
+#define CLAIM_LOCK_BATCH(rows, session, until)                                                                    \
+    " lb AS (INSERT INTO lock_batches (entity_id, session_id, locked_until, sequence_numbers)"                    \
+    " SELECT $1, " session ", " until ", array_agg(seq) FROM " rows " HAVING count(*) > 0)"
 
 /* The subqueue q, written as a range of one value, with the claim ordered by
  * subqueue first: an order only messages_ready gives without a sort (with

@@ -77,7 +77,7 @@ static const stmt_def log_stmt_defs[] = {
      " lk AS (INSERT INTO messages (" LOG_LOCKED_COLUMNS ") SELECT " LOG_LOCKED_VALUES " FROM lg l),"
      " ins" CLAIM_NAMES " AS (SELECT " LOG_LOCKED_CLAIMED " FROM lg l WHERE l.live),"
      " k AS (SELECT seq FROM old UNION ALL SELECT sequence_number FROM lg WHERE live),"
-     LOCK_BATCH("k", "NULL", "sbemu_ts($5)")
+     CLAIM_LOCK_BATCH("k", "NULL", "sbemu_ts($5)")
      " SELECT * FROM old UNION ALL SELECT * FROM ins",
      6, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8}},
     /* A receive-and-delete claim of a subscription (STMT_CLAIM_DELETE's

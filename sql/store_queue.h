@@ -76,7 +76,8 @@ typedef struct store_claimed {
 typedef enum store_claim_mode { STORE_CLAIM_LOCK, STORE_CLAIM_DELETE } store_claim_mode;
 struct store_peer;
 typedef void (*store_claim_cb)(void *ctx, sb_status st, const store_claimed *msgs, size_t n);
-/* Takes up to max receivable messages of (queue, subqueue) in sequence order:
+/* Takes up to max receivable messages (and never more than STORE_CLAIM_MAX,
+ * store_claim_sql.h) of (queue, subqueue) in sequence order:
  * locks them until locked_until_ms, or deletes them. is_activity: a receive
  * the client asked for (not a waiting receiver's re-poll), which keeps the
  * queue from AutoDeleteOnIdle. from_seq: the lowest sequence number to look

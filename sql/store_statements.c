@@ -238,7 +238,7 @@ static stmt_def stmt_defs[] = {
      2, {STORE_OID_INT8, STORE_OID_INT8}},
     /* $5 locked-until, $6 from */
     {STMT_CLAIM_LOCK,
-     "WITH " CLAIM_LOCKING(CLAIM_WHERE("$6")) "," LOCK_BATCH("c", "NULL", "sbemu_ts($5)")
+     "WITH " CLAIM_LOCKING(CLAIM_WHERE("$6")) "," CLAIM_LOCK_BATCH("c", "NULL", "sbemu_ts($5)")
      " UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
      " locked_until = sbemu_ts($5), delivery_count = m.delivery_count + 1 WHERE " CLAIM_LOCKED
      " RETURNING" CLAIM_COLUMNS,
@@ -259,7 +259,7 @@ static stmt_def stmt_defs[] = {
      * row it locked: 3 buffers a message.) */
     {STMT_CLAIM_SESSION_LOCK,
      "WITH " CLAIM_LOCKING(CLAIM_SESSION_WHERE("$6")) ","
-     LOCK_BATCH("c", "$7", SESSION_LOCKED_UNTIL)
+     CLAIM_LOCK_BATCH("c", "$7", SESSION_LOCKED_UNTIL)
      " UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
      " locked_until = " SESSION_LOCKED_UNTIL ", delivery_count = m.delivery_count + 1 WHERE " CLAIM_LOCKED
      " RETURNING" CLAIM_COLUMNS,
