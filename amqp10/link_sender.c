@@ -111,8 +111,17 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     } else {
         if (lk->session && !lk->receive_and_delete)
             lk->session_unsettled += (int64_t)n; /* locked under its session until settled (on_settled) */
-        if (!(n && c->srv->faults->n && amqp_fault_receive(lk, msgs, n, req->asked, rewound, deliver_claimed)))
-            deliver_claimed(lk, msgs, n, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
+        /* A drain answered while this claim was in the store (amqp_link_pump)
+         * took the credit back: what no longer fits is given back at once. */
+        size_t fits = n;
+        int credit = pn_link_credit(lk->pn);
+        if (!lk->receive_and_delete && !lk->session && (size_t)(credit > 0 ? credit : 0) < n) {
+            fits = credit > 0 ? (size_t)credit : 0;
+            for (size_t i = fits; i < n; i++)
+                release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
+        }
+        if (!(fits && c->srv->faults->n && amqp_fault_receive(lk, msgs, fits, req->asked, rewound, deliver_claimed)))
+            deliver_claimed(lk, msgs, fits, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
     }
     pass_turn(lk); /* after the hint moved (deliver_claimed): the next claim starts past these */
     amqp_conn_pump(c);
@@ -150,6 +159,20 @@ static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, 
 
 void amqp_link_pump(amqp_link *lk)
 {
+    /* A drain is answered at once, even with a peek-lock claim in the store
+     * or in line for its turn (what that claim locks beyond the credit left
+     * is given back when it answers: on_claimed). The JS SDK waits 200 ms for
+     * the answer, then closes the link, and the messages it received on it
+     * can no longer be completed there (claim_turns.test.js on a busy
+     * machine). A receive-and-delete claim's messages are gone from the store,
+     * so its drain waits for them. */
+    if (lk->open && !lk->closed && lk->conn->wsi && pn_link_get_drain(lk->pn) && pn_link_credit(lk->pn) > 0 &&
+        !lk->receive_and_delete && !lk->session && (lk->claiming || lk->turn_waiting)) {
+        amqp_claim_turn_forget(lk);
+        lk->parked = true;
+        pn_link_drained(lk->pn);
+        return;
+    }
     if (!lk->open || lk->closed || lk->claiming || !lk->conn->wsi)
         return;
     int credit = pn_link_credit(lk->pn);
@@ -178,8 +201,15 @@ void amqp_link_pump(amqp_link *lk)
         asked = AMQP_CLAIM_FIRST_MAX;
     else if (lk->msg_bytes && (size_t)asked > room / lk->msg_bytes)
         asked = room / lk->msg_bytes > 0 ? (int)(room / lk->msg_bytes) : 1;
-    if (!lk->session && !lk->subqueue && !amqp_claim_turn_take(lk))
-        return; /* in line behind another claim of the entity: pumped when it answers */
+    if (!lk->session && !lk->subqueue && !amqp_claim_turn_take(lk)) {
+        /* in line behind another claim of the entity: pumped when it answers */
+        if (pn_link_get_drain(lk->pn) && !lk->receive_and_delete) {
+            amqp_claim_turn_forget(lk); /* a drain is answered at once (above) */
+            lk->parked = true;
+            pn_link_drained(lk->pn);
+        }
+        return;
+    }
     claim_req *req = ent_malloc(sizeof *req);
     if (!req) {
         pass_turn(lk);
