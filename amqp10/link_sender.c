@@ -157,22 +157,28 @@ static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, 
     }
 }
 
+/* A drain is answered at once, even with a peek-lock claim in the store or
+ * in line for its turn (what that claim locks beyond the credit left is
+ * given back when it answers: on_claimed). The JS SDK waits 200 ms for the
+ * answer, then closes the link, and the messages it received on it can no
+ * longer be completed there (claim_turns.test.js on a busy machine). A
+ * receive-and-delete claim's messages are gone from the store, so its drain
+ * waits for them. True when it answered. */
+static bool drain_now(amqp_link *lk)
+{
+    if (!pn_link_get_drain(lk->pn) || lk->receive_and_delete || lk->session)
+        return false;
+    amqp_claim_turn_forget(lk);
+    lk->parked = true;
+    pn_link_drained(lk->pn);
+    return true;
+}
+
 void amqp_link_pump(amqp_link *lk)
 {
-    /* A drain is answered at once, even with a peek-lock claim in the store
-     * or in line for its turn (what that claim locks beyond the credit left
-     * is given back when it answers: on_claimed). The JS SDK waits 200 ms for
-     * the answer, then closes the link, and the messages it received on it
-     * can no longer be completed there (claim_turns.test.js on a busy
-     * machine). A receive-and-delete claim's messages are gone from the store,
-     * so its drain waits for them. */
-    if (lk->open && !lk->closed && lk->conn->wsi && pn_link_get_drain(lk->pn) && pn_link_credit(lk->pn) > 0 &&
-        !lk->receive_and_delete && !lk->session && (lk->claiming || lk->turn_waiting)) {
-        amqp_claim_turn_forget(lk);
-        lk->parked = true;
-        pn_link_drained(lk->pn);
+    if (lk->open && !lk->closed && lk->conn->wsi && pn_link_credit(lk->pn) > 0 &&
+        (lk->claiming || lk->turn_waiting) && drain_now(lk))
         return;
-    }
     if (!lk->open || lk->closed || lk->claiming || !lk->conn->wsi)
         return;
     int credit = pn_link_credit(lk->pn);
@@ -202,12 +208,7 @@ void amqp_link_pump(amqp_link *lk)
     else if (lk->msg_bytes && (size_t)asked > room / lk->msg_bytes)
         asked = room / lk->msg_bytes > 0 ? (int)(room / lk->msg_bytes) : 1;
     if (!lk->session && !lk->subqueue && !amqp_claim_turn_take(lk)) {
-        /* in line behind another claim of the entity: pumped when it answers */
-        if (pn_link_get_drain(lk->pn) && !lk->receive_and_delete) {
-            amqp_claim_turn_forget(lk); /* a drain is answered at once (above) */
-            lk->parked = true;
-            pn_link_drained(lk->pn);
-        }
+        drain_now(lk); /* in line behind another claim of the entity: pumped when it answers */
         return;
     }
     claim_req *req = ent_malloc(sizeof *req);

@@ -100,6 +100,9 @@ static store_op *claim_op(int64_t entity_id, int64_t now_ms, bool is_activity, i
     return op;
 }
 
+/* What a claim asked for max takes at most (STORE_CLAIM_MAX: its locks are one lock_batches row). */
+static int claim_limit(int max) { return max < STORE_CLAIM_MAX ? max : STORE_CLAIM_MAX; }
+
 /* Who claims, as the story twins' last two parameters: the story is told of
  * a client's claims only (peer), and only while it is recorded. */
 static bool told(const store_peer *peer) { return peer && store_story_on(); }
@@ -120,8 +123,7 @@ void store_claim(store *s, int64_t entity_id, int subqueue, bool from_log, store
     if (!op)
         return;
     int8_param q = be_int8(entity_id), sq = be_int8(subqueue), now = be_int8(now_ms),
-               lim = be_int8(max < STORE_CLAIM_MAX ? max : STORE_CLAIM_MAX),
-               until = be_int8(locked_until_ms), from = be_int8(from_seq),
+               lim = be_int8(claim_limit(max)), until = be_int8(locked_until_ms), from = be_int8(from_seq),
                conn = be_int8(peer ? (int64_t)peer->connection : 0);
     bool story = told(peer);
     const char *lock = from_log ? (story ? STMT_CLAIM_LOCK_LOG_STORY : STMT_CLAIM_LOCK_LOG)
@@ -154,8 +156,8 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
     if (!op)
         return;
     int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms),
-               lim = be_int8(max < STORE_CLAIM_MAX ? max : STORE_CLAIM_MAX),
-               from = be_int8(from_seq), conn = be_int8(peer ? (int64_t)peer->connection : 0);
+               lim = be_int8(claim_limit(max)), from = be_int8(from_seq),
+               conn = be_int8(peer ? (int64_t)peer->connection : 0);
     if (mode == STORE_CLAIM_LOCK)
         store_op_set_lazy(op);
     bool story = told(peer);
