@@ -110,18 +110,37 @@ static void hook_on_reset(void *ud, int64_t generation, int64_t offset_ms, int32
 static lws_sorted_usec_list_t recover_sul;
 static emu_loop *recover_loop;
 
-static int adopt_pg_socket(emu_loop *L, int pg_fd)
+static struct lws *adopt_socket(emu_loop *L, int pg_fd)
 {
     struct lws_vhost *internal = lws_get_vhost_by_name(L->ctx, "internal");
     /* lws closes what it adopts; the connection keeps its own descriptor */
     int fd = pg_fd >= 0 ? dup(pg_fd) : -1;
     lws_sock_file_fd_type desc = {.filefd = fd};
-    L->pg_wsi = internal && fd >= 0 ? lws_adopt_descriptor_vhost(internal, LWS_ADOPT_RAW_FILE_DESC, desc,
+    struct lws *wsi = internal && fd >= 0 ? lws_adopt_descriptor_vhost(internal, LWS_ADOPT_RAW_FILE_DESC, desc,
                                                                  "sbemu-pg", NULL)
                                     : NULL;
-    if (!L->pg_wsi && fd >= 0)
+    if (!wsi && fd >= 0)
         close(fd);
-    return L->pg_wsi ? 0 : -1;
+    return wsi;
+}
+
+static void unwatch(struct lws **wsi)
+{
+    if (*wsi)
+        lws_set_timeout(*wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
+    *wsi = NULL;
+}
+
+/* The store's socket and its flusher's (a store without one has -1). */
+static int adopt_pg_sockets(emu_loop *L, int pg_fd, int flush_fd)
+{
+    L->pg_wsi = adopt_socket(L, pg_fd);
+    L->flush_wsi = flush_fd >= 0 ? adopt_socket(L, flush_fd) : NULL;
+    if (L->pg_wsi && (flush_fd < 0 || L->flush_wsi))
+        return 0;
+    unwatch(&L->pg_wsi);
+    unwatch(&L->flush_wsi);
+    return -1;
 }
 
 static void recover_poll(lws_sorted_usec_list_t *sul)
@@ -132,8 +151,9 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
     int attempts = 0;
     char why[EMU_RECOVER_WHY_MAX] = "no thread could be started to look for it";
     /* (begin is a no-op while the thread runs; it starts one again if none could be) */
+    struct pg_conn *flusher = NULL;
     struct pg_conn *conn = emu_recover_begin(L->recover) == 0
-                               ? emu_recover_take(L->recover, &offset, &attempts, why, sizeof why)
+                               ? emu_recover_take(L->recover, &flusher, &offset, &attempts, why, sizeof why)
                                : NULL;
     if (!conn) {
         /* the first failure seen, then once per EMU_LOOP_RECOVER_LOG_EVERY (a poll may see several at once) */
@@ -148,13 +168,14 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
         return;
     }
     /* watched before the store takes it: a store nobody watches would stall */
-    if (adopt_pg_socket(L, store_connection_socket(conn))) {
+    if (adopt_pg_sockets(L, store_connection_socket(conn), store_connection_socket(flusher))) {
         LOG_ERROR("cannot watch the new PostgreSQL connection's socket; trying again");
         store_connection_free(conn);
+        store_connection_free(flusher);
         lws_sul_schedule(L->ctx, 0, &recover_sul, recover_poll, EMU_RECOVER_POLL_MS * LWS_US_PER_MS);
         return;
     }
-    store_resume(L->store, conn);
+    store_resume(L->store, conn, flusher);
     LOG_INFO("PostgreSQL is back after %.1f s (%d failed attempts); serving again",
              (double)(ent_clock_wall_ms() - L->lost_at_ms) / 1000.0, attempts);
     /* What was announced while we were away is lost: look again at
@@ -173,10 +194,8 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
 static void hook_on_lost(void *ud)
 {
     emu_loop *L = ud;
-    if (L->pg_wsi) {
-        lws_set_timeout(L->pg_wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
-        L->pg_wsi = NULL;
-    }
+    unwatch(&L->pg_wsi);
+    unwatch(&L->flush_wsi);
     if (!L->recover || !L->ctx)
         return;
     L->lost_at_ms = ent_clock_wall_ms();
@@ -206,7 +225,10 @@ static int pg_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     (void)len;
     switch (reason) {
     case LWS_CALLBACK_RAW_RX_FILE:
-        store_on_readable(loop_of(wsi)->store);
+        if (wsi == loop_of(wsi)->flush_wsi)
+            store_on_flush_readable(loop_of(wsi)->store);
+        else
+            store_on_readable(loop_of(wsi)->store);
         break;
     case LWS_CALLBACK_RAW_WRITEABLE_FILE:
         loop_of(wsi)->in_pg_writeable = true;
@@ -216,6 +238,8 @@ static int pg_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_RAW_CLOSE_FILE:
         if (loop_of(wsi)->pg_wsi == wsi)
             loop_of(wsi)->pg_wsi = NULL;
+        if (loop_of(wsi)->flush_wsi == wsi)
+            loop_of(wsi)->flush_wsi = NULL;
         break;
     default:
         break;
@@ -268,7 +292,7 @@ int emu_loop_start(emu_loop *L, const emu_options *o, const char *tls_cert, cons
     vi.port = CONTEXT_PORT_NO_LISTEN_SERVER;
     vi.protocols = L->pg_protocols;
     vi.user = L;
-    if (!lws_create_vhost(L->ctx, &vi) || adopt_pg_socket(L, store_socket(st))) {
+    if (!lws_create_vhost(L->ctx, &vi) || adopt_pg_sockets(L, store_socket(st), store_flush_socket(st))) {
         snprintf(err, errlen, "cannot watch the PostgreSQL socket");
         return -1;
     }

@@ -24,6 +24,7 @@ typedef struct emu_loop {
     struct lws_context *ctx;
     store *store;
     struct lws *pg_wsi;          /* the adopted dup() of the store's socket; NULL while it is lost */
+    struct lws *flush_wsi;       /* the same of its flusher's (store_flusher.h) */
     emu_recover *recover;        /* finds PostgreSQL again after a loss; set before start */
     int64_t lost_at_ms;          /* wall clock when the store lost PostgreSQL */
     int recover_logged;          /* failed attempts last logged, this outage */

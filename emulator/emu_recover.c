@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "store.h"
+#include "store_flusher.h"
 
 void emu_recover_init(emu_recover *r, const char *conninfo, emu_pgembed *pg)
 {
@@ -46,12 +47,17 @@ static void *recover_main(void *arg)
         pthread_mutex_unlock(&r->mu);
         char err[EMU_RECOVER_WHY_MAX] = "";
         int64_t offset = 0;
-        struct pg_conn *conn = NULL;
+        struct pg_conn *conn = NULL, *flusher = NULL;
         if (!r->pg || emu_pgembed_revive(r->pg, err, sizeof err) == 0)
             conn = store_connect(r->conninfo, &offset, err, sizeof err);
+        if (conn && !(flusher = store_flusher_connect(r->conninfo, err, sizeof err))) {
+            store_connection_free(conn);
+            conn = NULL;
+        }
         pthread_mutex_lock(&r->mu);
         if (conn) {
             r->conn = conn;
+            r->flusher = flusher;
             r->clock_offset_ms = offset;
             break;
         }
@@ -71,7 +77,7 @@ int emu_recover_begin(emu_recover *r)
         return 0;
     pthread_mutex_lock(&r->mu);
     r->stop = false;
-    r->conn = NULL;
+    r->conn = r->flusher = NULL;
     r->attempts = 0;
     r->why[0] = 0;
     pthread_mutex_unlock(&r->mu);
@@ -81,11 +87,13 @@ int emu_recover_begin(emu_recover *r)
     return 0;
 }
 
-struct pg_conn *emu_recover_take(emu_recover *r, int64_t *clock_offset_ms, int *attempts, char *why, size_t whylen)
+struct pg_conn *emu_recover_take(emu_recover *r, struct pg_conn **flusher, int64_t *clock_offset_ms, int *attempts,
+                                 char *why, size_t whylen)
 {
     pthread_mutex_lock(&r->mu);
     struct pg_conn *conn = r->conn;
-    r->conn = NULL;
+    *flusher = r->flusher;
+    r->conn = r->flusher = NULL;
     *clock_offset_ms = r->clock_offset_ms;
     *attempts = r->attempts;
     snprintf(why, whylen, "%s", r->why);
@@ -109,5 +117,7 @@ void emu_recover_stop(emu_recover *r)
     }
     if (r->conn)
         store_connection_free(r->conn);
-    r->conn = NULL;
+    if (r->flusher)
+        store_connection_free(r->flusher);
+    r->conn = r->flusher = NULL;
 }

@@ -47,7 +47,8 @@ typedef struct emu_recover {
     pthread_mutex_t mu;
     pthread_cond_t wake; /* the thread's sleep between attempts; signalled to stop */
     bool stop;
-    struct pg_conn *conn; /* the thread's result, until taken */
+    struct pg_conn *conn;    /* the thread's result, until taken */
+    struct pg_conn *flusher; /* made with it (store_flusher.h) */
     int64_t clock_offset_ms;
     int attempts;                 /* failed so far, this outage */
     char why[EMU_RECOVER_WHY_MAX]; /* the last failure */
@@ -57,9 +58,11 @@ void emu_recover_init(emu_recover *r, const char *conninfo, emu_pgembed *pg);
 /* Loop thread: starts looking (no-op while a thread runs). 0, or -1 if no
  * thread could be started (then call again later). */
 int emu_recover_begin(emu_recover *r);
-/* Loop thread: the new connection once there is one (the thread has then
- * ended and is joined), else NULL; attempts and the last failure either way. */
-struct pg_conn *emu_recover_take(emu_recover *r, int64_t *clock_offset_ms, int *attempts, char *why, size_t whylen);
+/* Loop thread: the new connection and its flusher (*flusher) once there are
+ * both (the thread has then ended and is joined), else NULL; attempts and the
+ * last failure either way. */
+struct pg_conn *emu_recover_take(emu_recover *r, struct pg_conn **flusher, int64_t *clock_offset_ms, int *attempts,
+                                 char *why, size_t whylen);
 /* Stops and joins the thread; a connection it made and nobody took is closed. */
 void emu_recover_stop(emu_recover *r);
 

@@ -10,6 +10,7 @@
 #include "ent_alloc.h"
 #include "ent_log.h"
 #include "store_figures.h"
+#include "store_flusher.h"
 #include "store_log.h"
 #include "store_setup.h"
 #include "store_statements.h"
@@ -57,6 +58,7 @@ struct store_op {
     size_t bytes;     /* parameter bytes it carries (batch sizing, store_pending_bytes) */
     bool solo;        /* retried alone after its batch failed */
     bool lazy;        /* store_op_set_lazy */
+    int64_t ticket;   /* committed: the flush it waits for (store_flusher.h) */
     sb_status status; /* SB_OK unless parse decided otherwise */
     int64_t notify_entity; /* 0, or an entity this op adds messages to */
     int64_t catch_up;      /* 0, or a subscription caught up with its topic's log first */
@@ -88,6 +90,7 @@ typedef struct store_slot {
     store_op **group;
     int ngroup;
     bool guard;
+    bool mark; /* STMT_BATCH_MARK_LAZY: it says whether the batch wrote */
 } store_slot;
 
 /* One transaction in flight: its ops, what each of its queries answers for,
@@ -102,12 +105,16 @@ typedef struct store_batch {
     bool failed;
     bool guard_failed;  /* it went out behind a batch that failed (its guard said so) */
     struct timespec sent; /* when its Sync went out */
+    bool durable;         /* an op of it is not lazy: answered once its commit is on disk */
+    bool wrote;           /* it took a transaction id (its mark says; true when unknown) */
     size_t size;          /* its operations, a merged op's rows each */
 } store_batch;
 
 /* Owned by the emulator; owns the connection (NULL while lost) and every queued op. */
 struct store {
     PGconn *conn;
+    store_flusher *flusher; /* NULL: every durable commit waits for its own fsync */
+    store_op *committed, *committed_tail; /* committed, waiting for their flush, in commit order */
     store_hooks hooks;
     bool broken;
     bool closing; /* store_close is failing what is left: take nothing new */
@@ -271,19 +278,26 @@ int store_op_answered(const store_op *op) { return op->merge ? op->merge->answer
 void store_connection_free(PGconn *conn) { PQfinish(conn); }
 int store_connection_socket(const PGconn *conn) { return PQsocket(conn); }
 
-store *store_new(PGconn *conn, const store_hooks *hooks)
+store *store_new(PGconn *conn, PGconn *flusher, const store_hooks *hooks)
 {
     store *s = ent_calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    if (flusher && !(s->flusher = store_flusher_new(flusher))) {
+        ent_free(s);
+        return NULL;
+    }
     s->hooks = *hooks;
     s->conn = conn;
     return s;
 }
 
-void store_resume(store *s, PGconn *conn)
+void store_resume(store *s, PGconn *conn, PGconn *flusher)
 {
     s->conn = conn;
+    s->flusher = flusher ? store_flusher_new(flusher) : NULL;
+    if (flusher && !s->flusher)
+        PQfinish(flusher); /* out of memory: durable commits wait for their own fsync */
     s->broken = false;
     s->last_error[0] = 0;
     if (s->pending && s->hooks.want_flush)
@@ -325,14 +339,16 @@ void store_close(store *s)
     /* Callbacks of failed ops may submit again (a sweep that finishes asks
      * for the next one): those fail at once instead of joining a dead list. */
     s->closing = true;
-    while (s->inflight || s->pending) {
-        store_op *inflight = take_inflight(s), *pending = s->pending;
-        s->pending = s->pending_tail = NULL;
+    while (s->inflight || s->pending || s->committed) {
+        store_op *committed = s->committed, *inflight = take_inflight(s), *pending = s->pending;
+        s->pending = s->pending_tail = s->committed = s->committed_tail = NULL;
+        fail_list(s, committed, SB_ERR_INTERNAL);
         fail_list(s, inflight, SB_ERR_INTERNAL);
         fail_list(s, pending, SB_ERR_INTERNAL);
     }
     if (s->conn)
         PQfinish(s->conn);
+    store_flusher_free(s->flusher);
     for (int i = 0; i < STORE_INFLIGHT_MAX; i++) {
         ent_free(s->batches[i].slots);
         ent_free(s->batches[i].merged);
@@ -343,7 +359,8 @@ void store_close(store *s)
 int store_socket(const store *s) { return s->conn ? PQsocket(s->conn) : -1; }
 store_stats store_get_stats(const store *s) { return s->stats; }
 size_t store_pending_bytes(const store *s) { return s->held_bytes; }
-bool store_idle(const store *s) { return !s->pending && !s->inflight; }
+bool store_idle(const store *s) { return !s->pending && !s->inflight && !s->committed; }
+int store_flush_socket(const store *s) { return s->flusher ? store_flusher_socket(s->flusher) : -1; }
 bool store_healthy(const store *s) { return !s->broken && s->conn && PQstatus(s->conn) == CONNECTION_OK; }
 
 /* The connection is gone: it is closed (its socket, always readable at EOF,
@@ -360,9 +377,13 @@ static void store_break(store *s, const char *why)
     s->broken = true;
     PQfinish(s->conn);
     s->conn = NULL;
+    store_flusher_free(s->flusher);
+    s->flusher = NULL;
     s->figures.commit_failures += (uint64_t)s->inflight; /* their fate is unknown: their clients retry them */
-    store_op *inflight = take_inflight(s), *pending = s->pending;
-    s->pending = s->pending_tail = NULL;
+    /* committed, but not known to be on disk: as unknown as those in flight */
+    store_op *committed = s->committed, *inflight = take_inflight(s), *pending = s->pending;
+    s->pending = s->pending_tail = s->committed = s->committed_tail = NULL;
+    fail_list(s, committed, SB_ERR_SERVER_BUSY);
     fail_list(s, inflight, SB_ERR_SERVER_BUSY);
     fail_list(s, pending, SB_ERR_SERVER_BUSY);
     if (s->hooks.on_lost)
@@ -400,7 +421,7 @@ static int add_slot(store_batch *b, store_op *op, int stmt)
         b->slots = n;
         b->slot_cap = cap;
     }
-    b->slots[b->nslots++] = (store_slot){op, stmt, NULL, 0, false};
+    b->slots[b->nslots++] = (store_slot){op, stmt, NULL, 0, false, false};
     return 0;
 }
 
@@ -689,6 +710,7 @@ static bool send_batch(store *s)
     b->nslots = 0;
     b->next_slot = 0;
     b->failed = b->guard_failed = false;
+    b->wrote = true;
     b->id = first->solo ? 0 : ++s->next_batch_id;
 
     /* No BEGIN/COMMIT: everything up to the Sync is one implicit transaction,
@@ -702,7 +724,10 @@ static bool send_batch(store *s)
         if (ok)
             b->slots[b->nslots - 1].guard = true;
     }
-    bool lazy = all_lazy(first);
+    /* With a flusher, every batch commits without waiting for the disk:
+     * the flusher waits for it (settle) */
+    b->durable = !all_lazy(first);
+    bool lazy = s->flusher || !b->durable;
     if (lazy && !b->id)
         ok = ok && send_own(s, b, STMT_BATCH_LAZY, NULL);
     ok = ok && send_merged(s, b, first);
@@ -725,6 +750,8 @@ static bool send_batch(store *s)
     if (ok && b->id) {
         snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)b->id);
         ok = send_own(s, b, lazy ? STMT_BATCH_MARK_LAZY : STMT_BATCH_MARK, id_text);
+        if (ok)
+            b->slots[b->nslots - 1].mark = lazy;
     }
     ok = ok && PQpipelineSync(s->conn) == 1;
     if (!ok) {
@@ -797,6 +824,8 @@ void store_get_figures(const store *s, store_figures *out)
     for (int i = 0; i < s->inflight; i++)
         for (const store_op *op = s->batches[(s->head + i) % STORE_INFLIGHT_MAX].ops; op; op = op->next)
             out->inflight_ops++;
+    for (const store_op *op = s->committed; op; op = op->next)
+        out->inflight_ops++;
     out->held_bytes = s->held_bytes;
     out->up = store_healthy(s);
 }
@@ -826,6 +855,68 @@ static void requeue(store *s, store_op *ops, bool solo)
     s->requeued_tail = s->inflight ? tail : NULL;
 }
 
+static void answer_ok(store *s, store_op *ops)
+{
+    for (store_op *op = ops; op; op = op->next)
+        s->stats.ops++;
+    fail_list(s, ops, SB_OK);
+}
+
+/* A committed batch's ops: answered now, or once the flush that covers them
+ * has come back (store_flusher.h). Answers keep the order of the commits: a
+ * lazy batch's ops wait behind a durable one's still waiting for its flush. */
+static void settle(store *s, store_op *ops, bool durable)
+{
+    if (!ops)
+        return;
+    int64_t ticket;
+    if (durable && s->flusher)
+        ticket = store_flusher_ask(s->flusher);
+    else if (s->committed)
+        ticket = s->committed_tail->ticket;
+    else {
+        answer_ok(s, ops);
+        return;
+    }
+    store_op *tail = ops;
+    for (store_op *op = ops; op; op = op->next) {
+        op->ticket = ticket;
+        tail = op;
+    }
+    if (s->committed_tail)
+        s->committed_tail->next = ops;
+    else
+        s->committed = ops;
+    s->committed_tail = tail;
+    if (ticket < 0)
+        store_break(s, "flush"); /* fails them with the rest: not known to be on disk */
+}
+
+void store_on_flush_readable(store *s)
+{
+    if (s->broken || !s->flusher)
+        return;
+    int64_t done = 0;
+    if (store_flusher_on_readable(s->flusher, &done)) {
+        /* store_break names the main connection's error: keep the flusher's */
+        char why[STORE_LAST_ERROR_MAX / 2];
+        snprintf(why, sizeof why, "flush: %s", store_flusher_error(s->flusher));
+        why[strcspn(why, "\n")] = 0;
+        store_break(s, why);
+        return;
+    }
+    store_op *ops = s->committed, *last = NULL;
+    for (store_op *op = ops; op && op->ticket <= done; op = op->next)
+        last = op;
+    if (!last)
+        return;
+    s->committed = last->next;
+    if (!s->committed)
+        s->committed_tail = NULL;
+    last->next = NULL;
+    answer_ok(s, ops);
+}
+
 /* The oldest batch in flight is over: settle every op, or requeue them if it failed. */
 static void batch_complete(store *s)
 {
@@ -839,9 +930,7 @@ static void batch_complete(store *s)
     if (!b->failed || !ops) {
         if (!s->inflight)
             s->requeued_tail = NULL;
-        for (store_op *op = ops; op; op = op->next)
-            s->stats.ops++;
-        fail_list(s, ops, SB_OK);
+        settle(s, ops, b->durable && b->wrote);
     } else if (b->guard_failed || ops->next) {
         requeue(s, ops, !b->guard_failed);
     } else {
@@ -946,6 +1035,8 @@ static void handle_result(store *s, PGresult *r)
         b->failed = true;
     } else if (st == PGRES_PIPELINE_ABORTED) {
         b->failed = true;
+    } else if (slot->mark) {
+        b->wrote = !(PQntuples(r) == 1 && PQnfields(r) == 3 && PQgetlength(r, 0, 2) == 1 && !PQgetvalue(r, 0, 2)[0]);
     } else if (slot->group && !b->failed) {
         dispatch_rows(slot, r);
     } else if (slot->op && slot->op->parse && slot->stmt >= 0 && !b->failed) {

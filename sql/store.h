@@ -6,8 +6,10 @@
  * pending goes out as the next transaction: each operation's statements and a
  * Sync (one implicit transaction). Under load, a full batch goes out behind
  * the one in flight (two at most), guarded so that it commits only if the one
- * before it did. Callbacks run only after the commit is known, so a caller can
- * acknowledge its client the moment its callback says SB_OK.
+ * before it did. Callbacks run only after the commit is known to be on disk,
+ * so a caller can acknowledge its client the moment its callback says SB_OK.
+ * The store's backend does not wait for the disk itself: a second connection
+ * does (store_flusher.h), while the backend goes on with the next batch.
  *
  * If a transaction fails, each of its operations is retried alone, so one bad
  * request cannot fail its neighbours; a batch sent behind it fails its guard
@@ -66,9 +68,10 @@ typedef struct store_hooks {
  * pipeline mode. NULL with a message in err on failure. */
 struct pg_conn;
 store *store_open(const char *conninfo, const store_hooks *hooks, char *err, size_t errlen);
-/* The store over a connection store_connect made (store_open does both;
- * store_connect.c). NULL when out of memory (conn is then the caller's). */
-store *store_new(struct pg_conn *conn, const store_hooks *hooks);
+/* The store over a connection store_connect made and, unless NULL, a flusher
+ * store_flusher_connect made (store_open does all three; store_connect.c).
+ * NULL when out of memory (both are then the caller's). */
+store *store_new(struct pg_conn *conn, struct pg_conn *flusher, const store_hooks *hooks);
 void store_close(store *s); /* fails what is still pending with SB_ERR_INTERNAL */
 
 /* The planner settings of every store connection (store_connect.c says
@@ -82,8 +85,9 @@ void store_close(store *s); /* fails what is still pending with SB_ERR_INTERNAL 
  * disconnected are lost). NULL with a message in err on failure. */
 struct pg_conn;
 struct pg_conn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen);
-/* Takes conn (from store_connect) after on_lost: the store works again. */
-void store_resume(store *s, struct pg_conn *conn);
+/* Takes conn (from store_connect) and flusher (store_flusher_connect, or
+ * NULL) after on_lost: the store works again. */
+void store_resume(store *s, struct pg_conn *conn, struct pg_conn *flusher);
 void store_connection_free(struct pg_conn *conn); /* one store_resume did not take */
 int store_connection_socket(const struct pg_conn *conn); /* its socket, to watch before store_resume */
 /* Why the last commit or the connection failed ("" if none since the last
@@ -93,6 +97,8 @@ const char *store_last_error(const store *s);
 
 int store_socket(const store *s); /* -1 while disconnected */
 void store_on_readable(store *s);
+int store_flush_socket(const store *s); /* the flusher's; -1 while disconnected or without one */
+void store_on_flush_readable(store *s);
 void store_on_writable(store *s);
 void store_flush(store *s);        /* sends the pending batch if none is in flight */
 bool store_idle(const store *s);   /* nothing pending, nothing in flight */

@@ -10,16 +10,13 @@
 #include "store.h"
 #include "store_dash.h"
 #include "store_faults.h"
+#include "store_flusher.h"
 #include "store_log.h"
 #include "store_setup.h"
 #include "store_reset.h"
 #include "store_namespace.h"
 #include "store_statements.h"
 #include "store_story.h"
-
-/* How long a (re)connect may wait for an unreachable server, unless the
- * conninfo says otherwise: libpq's keyword takes seconds, as text. */
-#define STORE_CONNECT_TIMEOUT_S "5"
 
 /* PostgreSQL's notices and asynchronous errors (a server shutting down says
  * so before it hangs up) go to our log, not raw to stderr. */
@@ -98,9 +95,15 @@ store *store_open(const char *conninfo, const store_hooks *hooks, char *err, siz
     PGconn *conn = store_connect(conninfo, NULL, err, errlen);
     if (!conn)
         return NULL;
-    store *s = store_new(conn, hooks);
+    PGconn *flusher = store_flusher_connect(conninfo, err, errlen);
+    if (!flusher) {
+        PQfinish(conn);
+        return NULL;
+    }
+    store *s = store_new(conn, flusher, hooks);
     if (!s) {
         PQfinish(conn);
+        PQfinish(flusher);
         snprintf(err, errlen, "out of memory");
     }
     return s;

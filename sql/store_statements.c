@@ -483,8 +483,11 @@ static stmt_def stmt_defs[] = {
     /* $1 the entities that got messages, comma-separated */
     {STMT_BATCH_NOTIFY, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, {STORE_OID_TEXT}},
     {STMT_BATCH_MARK, "SELECT " BATCH_MARK_SQL, 1, {STORE_OID_TEXT}},
-    /* both: a lazy batch's mark sets its commit lazy too (one statement less) */
-    {STMT_BATCH_MARK_LAZY, "SELECT " BATCH_MARK_SQL ", " BATCH_LAZY_SQL, 1, {STORE_OID_TEXT}},
+    /* both: a lazy batch's mark sets its commit lazy too (one statement less);
+     * and whether the batch wrote (took a transaction id): a batch that only
+     * read has nothing on its way to disk, and needs no flush (store_flusher.h) */
+    {STMT_BATCH_MARK_LAZY, "SELECT " BATCH_MARK_SQL ", " BATCH_LAZY_SQL ", pg_current_xact_id_if_assigned() IS NOT NULL",
+     1, {STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"

@@ -74,15 +74,19 @@ static void turn(bool read)
         store_flush(fx.s);
         return;
     }
-    struct pollfd p = {.fd = store_socket(fx.s), .events = (read ? POLLIN : 0) | (fx.want_write ? POLLOUT : 0)};
-    if (!p.events || poll(&p, 1, POLL_SLICE_MS) <= 0)
+    /* the flusher's socket too: a write is answered once its flush is back */
+    struct pollfd p[2] = {{.fd = store_socket(fx.s), .events = (read ? POLLIN : 0) | (fx.want_write ? POLLOUT : 0)},
+                          {.fd = store_flush_socket(fx.s), .events = read ? POLLIN : 0}};
+    if (!p[0].events || poll(p, 2, POLL_SLICE_MS) <= 0)
         return;
-    if (read && (p.revents & (POLLIN | POLLERR | POLLHUP)))
+    if (read && (p[0].revents & (POLLIN | POLLERR | POLLHUP)))
         store_on_readable(fx.s);
-    if (p.revents & POLLOUT) {
+    if (p[0].revents & POLLOUT) {
         fx.want_write = false;
         store_on_writable(fx.s);
     }
+    if (read && (p[1].revents & (POLLIN | POLLERR | POLLHUP)))
+        store_on_flush_readable(fx.s);
 }
 
 static void exec_ok(const char *sql)

@@ -1,8 +1,8 @@
 /* The group-commit store (store.h, store_queue.h) against a real PostgreSQL
  * that the test starts itself (store_fixture.h): group commit, merged
  * statements, the retry of a failed batch, batched completes and lost locks,
- * duplicate detection inside one batch, megabytes in flight, and shutdown with
- * work pending.
+ * duplicate detection inside one batch, megabytes in flight, shutdown with
+ * work pending, and answers that wait for the WAL flusher (store_flusher.h).
  *
  * The test is its own event loop: poll() on store_socket, POLLOUT only when
  * the store asked for it (want_write), store_flush at the next turn when it
@@ -75,6 +75,7 @@ static struct {
     bool want_flush;
     int want_write_calls;
     int64_t watch_queue; /* on_messages: notifications naming this queue */
+    bool flusher_unread; /* run_until leaves the flusher's socket alone */
     int watch_hits;
 } fx;
 
@@ -138,16 +139,20 @@ static bool run_until(bool (*pred)(void), long timeout_ms)
             store_flush(fx.s);
             continue;
         }
-        struct pollfd p = {.fd = store_socket(fx.s), .events = POLLIN | (fx.want_write ? POLLOUT : 0)};
-        int r = poll(&p, 1, left < POLL_SLICE_MS ? (int)left : POLL_SLICE_MS);
+        /* the flusher's socket too: a write is answered once its flush is back */
+        struct pollfd p[2] = {{.fd = store_socket(fx.s), .events = POLLIN | (fx.want_write ? POLLOUT : 0)},
+                              {.fd = fx.flusher_unread ? -1 : store_flush_socket(fx.s), .events = POLLIN}};
+        int r = poll(p, 2, left < POLL_SLICE_MS ? (int)left : POLL_SLICE_MS);
         if (r <= 0)
             continue;
-        if (p.revents & (POLLIN | POLLERR | POLLHUP))
+        if (p[0].revents & (POLLIN | POLLERR | POLLHUP))
             store_on_readable(fx.s);
-        if (p.revents & POLLOUT) {
+        if (p[0].revents & POLLOUT) {
             fx.want_write = false; /* the store asks again if libpq still holds output */
             store_on_writable(fx.s);
         }
+        if (p[1].revents & (POLLIN | POLLERR | POLLHUP))
+            store_on_flush_readable(fx.s);
     }
 }
 
@@ -840,6 +845,45 @@ static void test_shutdown_with_work_pending(void **state)
     assert_answered_once(&after, 1, SB_OK);
 }
 
+/* ---- 11. answers wait for the disk -------------------------------------- */
+
+static int64_t flushed_queue;
+static bool flushed_row_committed(void) { return !strcmp(seq_range(flushed_queue), "1-1/1"); }
+static bool never(void) { return false; }
+/* How long the store is served, its flusher unread, after its commit is visible. */
+#define UNFLUSHED_SERVE_MS 300
+
+/* A send's commit is visible at once, but its answer waits for the flusher's
+ * flush; a flusher lost fails what waits for it with server-busy (its fate
+ * unknown, as a commit cut off), and the store says it is unhealthy. */
+static void test_answered_once_on_disk(void **state)
+{
+    (void)state;
+    flushed_queue = create_queue("flushed", "", "");
+    answer a = {0};
+    fx.flusher_unread = true;
+    send_one(flushed_queue, "on-disk", "x", 1, &a);
+    bool committed = run_until(flushed_row_committed, ANSWER_TIMEOUT_MS);
+    run_until(never, UNFLUSHED_SERVE_MS); /* the store reads its commit's answer meanwhile */
+    fx.flusher_unread = false;
+    assert_true(committed);
+    assert_int_equal(a.calls, 0);
+    wait_answers(ANSWER_TIMEOUT_MS);
+    assert_answered_once(&a, 1, SB_OK);
+
+    /* the flusher's backend goes away: the next write is not known to be on disk */
+    assert_string_equal(q1("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                           " WHERE application_name = 'sbemu flusher'"),
+                        "1");
+    answer lost = {0};
+    send_one(flushed_queue, "lost", "y", 1, &lost);
+    wait_answers(ANSWER_TIMEOUT_MS);
+    assert_answered_once(&lost, 1, SB_ERR_SERVER_BUSY);
+    assert_false(store_healthy(fx.s));
+    close_store();
+    assert_int_equal(open_store(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -853,6 +897,7 @@ int main(void)
         cmocka_unit_test_setup(test_full_batch_goes_out_behind_one_in_flight, setup),
         cmocka_unit_test_setup(test_batch_behind_a_failed_one_waits_for_its_retries, setup),
         cmocka_unit_test_setup(test_shutdown_with_work_pending, setup),
+        cmocka_unit_test_setup(test_answered_once_on_disk, setup),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -64,15 +64,19 @@ static void wait_answers(void)
             store_flush(st);
             continue;
         }
-        struct pollfd p = {.fd = store_socket(st), .events = POLLIN | (want_write ? POLLOUT : 0)};
-        if (poll(&p, 1, left < POLL_SLICE_MS ? (int)left : POLL_SLICE_MS) <= 0)
+        /* the flusher's socket too: a write is answered once its flush is back */
+        struct pollfd p[2] = {{.fd = store_socket(st), .events = POLLIN | (want_write ? POLLOUT : 0)},
+                              {.fd = store_flush_socket(st), .events = POLLIN}};
+        if (poll(p, 2, left < POLL_SLICE_MS ? (int)left : POLL_SLICE_MS) <= 0)
             continue;
-        if (p.revents & (POLLIN | POLLERR | POLLHUP))
+        if (p[0].revents & (POLLIN | POLLERR | POLLHUP))
             store_on_readable(st);
-        if (p.revents & POLLOUT) {
+        if (p[0].revents & POLLOUT) {
             want_write = false;
             store_on_writable(st);
         }
+        if (p[1].revents & (POLLIN | POLLERR | POLLHUP))
+            store_on_flush_readable(st);
     }
 }
 
