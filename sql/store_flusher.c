@@ -8,10 +8,14 @@
 #include "ent_alloc.h"
 #include "store_setup.h"
 
-/* Takes a transaction id, so that its commit writes a commit record and, with
- * synchronous_commit on, flushes the WAL up to it. One xid per flush, not
- * per message: a flush covers every commit answered before it went. */
-#define FLUSH_QUERY "SELECT pg_current_xact_id()"
+/* A commit flushes the WAL only if its transaction took an id AND wrote WAL
+ * before its commit record (xact.c, RecordTransactionCommit): a transaction
+ * that only takes an id (pg_current_xact_id) commits asynchronously, and
+ * tests/faults/run.sh lost acknowledged sends to postmaster kills with it. A
+ * transactional logical message does both: it takes an id and writes one
+ * small WAL record (no table, no row; any role may call it). One per flush,
+ * not per message: a flush covers every commit answered before it went. */
+#define FLUSH_QUERY "SELECT pg_logical_emit_message(true, 'sbemu', '')"
 
 /* Owned by its store; owns conn. */
 struct store_flusher {

@@ -7,8 +7,8 @@
  * taken eight at once, the backend spent 9 % of its CPU in that fsync and
  * idled through its latency. Now the store's batches all commit without
  * waiting (synchronous_commit off, set per transaction), and the store asks
- * this connection for a flush: a transaction that takes a transaction id
- * (pg_current_xact_id) commits with synchronous_commit on, so PostgreSQL
+ * this connection for a flush: a transaction that writes (a transactional
+ * logical message, store_flusher.c) commits with synchronous_commit on, so PostgreSQL
  * writes and syncs the WAL up to its own commit record, and so past every
  * commit the store saw answered before the flush was sent. Only then does
  * the store tell its callers (store.c keeps their ops in order until then).
