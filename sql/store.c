@@ -106,6 +106,7 @@ typedef struct store_batch {
     bool guard_failed;  /* it went out behind a batch that failed (its guard said so) */
     struct timespec sent; /* when its Sync went out */
     bool durable;         /* an op of it is not lazy: answered once its commit is on disk */
+    bool by_flusher;      /* durable, committed lazily: the flusher makes it so */
     bool wrote;           /* it took a transaction id (its mark says; true when unknown) */
     size_t size;          /* its operations, a merged op's rows each */
 } store_batch;
@@ -727,7 +728,10 @@ static bool send_batch(store *s)
     /* With a flusher, every batch commits without waiting for the disk:
      * the flusher waits for it (settle) */
     b->durable = !all_lazy(first);
-    bool lazy = s->flusher || !b->durable;
+    /* (a batch without a mark cannot say whether it wrote: its commit is
+     * then no flush of what came before, and the flusher makes it durable) */
+    b->by_flusher = b->durable && s->flusher && (bytes >= STORE_FLUSHER_MIN_BYTES || !b->id);
+    bool lazy = b->by_flusher || !b->durable;
     if (lazy && !b->id)
         ok = ok && send_own(s, b, STMT_BATCH_LAZY, NULL);
     ok = ok && send_merged(s, b, first);
@@ -751,7 +755,7 @@ static bool send_batch(store *s)
         snprintf(id_text, sizeof id_text, "%llu", (unsigned long long)b->id);
         ok = send_own(s, b, lazy ? STMT_BATCH_MARK_LAZY : STMT_BATCH_MARK, id_text);
         if (ok)
-            b->slots[b->nslots - 1].mark = lazy;
+            b->slots[b->nslots - 1].mark = true;
     }
     ok = ok && PQpipelineSync(s->conn) == 1;
     if (!ok) {
@@ -865,12 +869,21 @@ static void answer_ok(store *s, store_op *ops)
 /* A committed batch's ops: answered now, or once the flush that covers them
  * has come back (store_flusher.h). Answers keep the order of the commits: a
  * lazy batch's ops wait behind a durable one's still waiting for its flush. */
-static void settle(store *s, store_op *ops, bool durable)
+static void settle(store *s, store_op *ops, const store_batch *b)
 {
     if (!ops)
         return;
+    bool durable = b->durable && b->wrote;
+    if (durable && !b->by_flusher) {
+        /* its own commit flushed the WAL past every commit before it */
+        store_op *before = s->committed;
+        s->committed = s->committed_tail = NULL;
+        answer_ok(s, before);
+        answer_ok(s, ops);
+        return;
+    }
     int64_t ticket;
-    if (durable && s->flusher)
+    if (durable)
         ticket = store_flusher_ask(s->flusher);
     else if (s->committed)
         ticket = s->committed_tail->ticket;
@@ -930,7 +943,7 @@ static void batch_complete(store *s)
     if (!b->failed || !ops) {
         if (!s->inflight)
             s->requeued_tail = NULL;
-        settle(s, ops, b->durable && b->wrote);
+        settle(s, ops, b);
     } else if (b->guard_failed || ops->next) {
         requeue(s, ops, !b->guard_failed);
     } else {
@@ -1036,7 +1049,8 @@ static void handle_result(store *s, PGresult *r)
     } else if (st == PGRES_PIPELINE_ABORTED) {
         b->failed = true;
     } else if (slot->mark) {
-        b->wrote = !(PQntuples(r) == 1 && PQnfields(r) == 3 && PQgetlength(r, 0, 2) == 1 && !PQgetvalue(r, 0, 2)[0]);
+        int last = PQnfields(r) - 1; /* the marks' last column says it */
+        b->wrote = !(PQntuples(r) == 1 && last > 0 && PQgetlength(r, 0, last) == 1 && !PQgetvalue(r, 0, last)[0]);
     } else if (slot->group && !b->failed) {
         dispatch_rows(slot, r);
     } else if (slot->op && slot->op->parse && slot->stmt >= 0 && !b->failed) {

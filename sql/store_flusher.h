@@ -1,12 +1,12 @@
 /* The WAL flusher: a second connection whose only job is to wait for the
- * disk, so that the store's own backend never does.
+ * disk, so that the store's own backend need not.
  *
- * Why. Every durable commit used to end in its backend's fsync of the WAL
- * (synchronous_commit = on). The store has one backend, and while it waited
- * on the disk, the batch queued behind it waited too: with 1,000 sessions
- * taken eight at once, the backend spent 9 % of its CPU in that fsync and
- * idled through its latency. Now the store's batches all commit without
- * waiting (synchronous_commit off, set per transaction), and the store asks
+ * Why. Every durable commit used to end in its backend's write and fsync of
+ * the WAL (synchronous_commit = on). The store has one backend, and while it
+ * wrote and waited, the batch queued behind it waited too: a batch of 64 KiB
+ * sends is megabytes of WAL. Now a large batch (STORE_FLUSHER_MIN_BYTES,
+ * store.h) commits without waiting (synchronous_commit off, set per
+ * transaction), and the store asks
  * this connection for a flush: a transaction that writes (a transactional
  * logical message, store_flusher.c) commits with synchronous_commit on, so PostgreSQL
  * writes and syncs the WAL up to its own commit record, and so past every

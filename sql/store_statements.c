@@ -29,6 +29,10 @@
  * mark: $1 the batch's id, lasting past the transaction only if it commits. */
 #define BATCH_LAZY_SQL "set_config('synchronous_commit', 'off', true)"
 #define BATCH_MARK_SQL "set_config('" STORE_BATCH_SETTING "', $1, false)"
+/* whether the batch wrote (took a transaction id), last in both marks: a
+ * batch that only read has nothing on its way to disk, so it needs no flush
+ * and flushes nothing (store_flusher.h) */
+#define BATCH_WROTE_SQL "pg_current_xact_id_if_assigned() IS NOT NULL"
 
 static stmt_def stmt_defs[] = {
     /* Every queue, topic and subscription, for the in-process entity cache
@@ -482,12 +486,9 @@ static stmt_def stmt_defs[] = {
     {STMT_BATCH_LAZY, "SELECT " BATCH_LAZY_SQL, 0, {0}},
     /* $1 the entities that got messages, comma-separated */
     {STMT_BATCH_NOTIFY, "SELECT pg_notify('" STORE_NOTIFY_CHANNEL "', $1)", 1, {STORE_OID_TEXT}},
-    {STMT_BATCH_MARK, "SELECT " BATCH_MARK_SQL, 1, {STORE_OID_TEXT}},
-    /* both: a lazy batch's mark sets its commit lazy too (one statement less);
-     * and whether the batch wrote (took a transaction id): a batch that only
-     * read has nothing on its way to disk, and needs no flush (store_flusher.h) */
-    {STMT_BATCH_MARK_LAZY, "SELECT " BATCH_MARK_SQL ", " BATCH_LAZY_SQL ", pg_current_xact_id_if_assigned() IS NOT NULL",
-     1, {STORE_OID_TEXT}},
+    {STMT_BATCH_MARK, "SELECT " BATCH_MARK_SQL ", " BATCH_WROTE_SQL, 1, {STORE_OID_TEXT}},
+    /* both: a lazy batch's mark sets its commit lazy too (one statement less) */
+    {STMT_BATCH_MARK_LAZY, "SELECT " BATCH_MARK_SQL ", " BATCH_LAZY_SQL ", " BATCH_WROTE_SQL, 1, {STORE_OID_TEXT}},
     /* Forget MessageIds older than their queue's duplicate detection window. */
     {STMT_SWEEP_DUPLICATES,
      "DELETE FROM duplicate_detection WHERE ctid IN (SELECT d.ctid FROM duplicate_detection d"

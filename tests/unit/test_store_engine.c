@@ -849,34 +849,50 @@ static void test_shutdown_with_work_pending(void **state)
 
 static int64_t flushed_queue;
 static bool flushed_row_committed(void) { return !strcmp(seq_range(flushed_queue), "1-1/1"); }
+static answer flushed_small;
+static bool small_answered(void) { return flushed_small.calls > 0; }
 static bool never(void) { return false; }
 /* How long the store is served, its flusher unread, after its commit is visible. */
 #define UNFLUSHED_SERVE_MS 300
 
-/* A send's commit is visible at once, but its answer waits for the flusher's
- * flush; a flusher lost fails what waits for it with server-busy (its fate
- * unknown, as a commit cut off), and the store says it is unhealthy. */
+/* A large send's commit is visible at once, but its answer waits for a
+ * flush: the flusher's, or the next small batch's own commit, which flushes
+ * everything before it. A flusher lost fails what waits for it with
+ * server-busy (its fate unknown, as a commit cut off), and the store says it
+ * is unhealthy. */
 static void test_answered_once_on_disk(void **state)
 {
     (void)state;
     flushed_queue = create_queue("flushed", "", "");
+    char *big = calloc(1, STORE_FLUSHER_MIN_BYTES);
+    assert_non_null(big);
     answer a = {0};
     fx.flusher_unread = true;
-    send_one(flushed_queue, "on-disk", "x", 1, &a);
+    send_one(flushed_queue, "on-disk", big, STORE_FLUSHER_MIN_BYTES, &a);
     bool committed = run_until(flushed_row_committed, ANSWER_TIMEOUT_MS);
     run_until(never, UNFLUSHED_SERVE_MS); /* the store reads its commit's answer meanwhile */
-    fx.flusher_unread = false;
     assert_true(committed);
     assert_int_equal(a.calls, 0);
-    wait_answers(ANSWER_TIMEOUT_MS);
+    /* a small send commits waiting for the disk: both are answered, the large one first */
+    memset(&flushed_small, 0, sizeof flushed_small);
+    send_one(flushed_queue, "small", "s", 1, &flushed_small);
+    assert_true(run_until(small_answered, ANSWER_TIMEOUT_MS));
+    fx.flusher_unread = false;
     assert_answered_once(&a, 1, SB_OK);
+    assert_answered_once(&flushed_small, 1, SB_OK);
+    /* and with the flusher read, a large send alone is answered by its flush */
+    answer b = {0};
+    send_one(flushed_queue, "flushed", big, STORE_FLUSHER_MIN_BYTES, &b);
+    wait_answers(ANSWER_TIMEOUT_MS);
+    assert_answered_once(&b, 1, SB_OK);
 
     /* the flusher's backend goes away: the next write is not known to be on disk */
     assert_string_equal(q1("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                            " WHERE application_name = 'sbemu flusher'"),
                         "1");
     answer lost = {0};
-    send_one(flushed_queue, "lost", "y", 1, &lost);
+    send_one(flushed_queue, "lost", big, STORE_FLUSHER_MIN_BYTES, &lost);
+    free(big);
     wait_answers(ANSWER_TIMEOUT_MS);
     assert_answered_once(&lost, 1, SB_ERR_SERVER_BUSY);
     assert_false(store_healthy(fx.s));
