@@ -1,8 +1,9 @@
 /* Opening the store: a connection made ready (the session settings, LISTEN
  * on the channels, the clock read, every statement of sql/ prepared, pipeline
- * mode), then the store over it. Above store.c and the statement files, so
+ * mode), its WAL flusher's (store_flusher.h), then the store over them. Above store.c and the statement files, so
  * that the engine calls no statement file by name. */
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,10 @@
 #include "store_statements.h"
 #include "store_story.h"
 
+/* How long a (re)connect may wait for an unreachable server, unless the
+ * conninfo says otherwise: libpq's keyword takes seconds, as text. */
+#define STORE_CONNECT_TIMEOUT_S "5"
+
 /* PostgreSQL's notices and asynchronous errors (a server shutting down says
  * so before it hangs up) go to our log, not raw to stderr. */
 static void notice_to_log(void *arg, const char *message)
@@ -27,20 +32,49 @@ static void notice_to_log(void *arg, const char *message)
     LOG_WARN("PostgreSQL: %.*s", n, message);
 }
 
-PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen)
+/* A plain connection; what names it in err (NULL for the store's own) and in
+ * pg_stat_activity. */
+static PGconn *open_conn(const char *conninfo, const char *who, char *err, size_t errlen)
 {
     /* Our connect_timeout comes first, so one in the user's conninfo wins: a
      * reconnect to an unreachable host must not wait forever. */
-    const char *keys[] = {"connect_timeout", "dbname", NULL};
-    const char *values[] = {STORE_CONNECT_TIMEOUT_S, conninfo, NULL};
+    const char *keys[] = {"connect_timeout", "dbname", who ? "application_name" : NULL, NULL};
+    const char *values[] = {STORE_CONNECT_TIMEOUT_S, conninfo, who, NULL};
     PGconn *conn = PQconnectdbParams(keys, values, 1);
     if (PQstatus(conn) != CONNECTION_OK) {
-        snprintf(err, errlen, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
+        snprintf(err, errlen, "cannot connect to PostgreSQL%s%s%s: %s", who ? " (" : "", who ? who : "",
+                 who ? ")" : "", PQerrorMessage(conn));
         err[strcspn(err, "\n")] = 0;
         PQfinish(conn);
         return NULL;
     }
     PQsetNoticeProcessor(conn, notice_to_log, NULL);
+    return conn;
+}
+
+PGconn *store_flusher_connect(const char *conninfo, char *err, size_t errlen)
+{
+    PGconn *conn = open_conn(conninfo, "sbemu flusher", err, errlen);
+    if (!conn)
+        return NULL;
+    /* whatever the server's or the user's default: this connection's commits are the ones that wait */
+    PGresult *r = PQexec(conn, "SET synchronous_commit = on");
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+        snprintf(err, errlen, "the WAL flusher's settings: %s", PQerrorMessage(conn));
+        err[strcspn(err, "\n")] = 0;
+        PQfinish(conn);
+        return NULL;
+    }
+    return conn;
+}
+
+PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen)
+{
+    PGconn *conn = open_conn(conninfo, NULL, err, errlen);
+    if (!conn)
+        return NULL;
     /* The plans test_store_plans checks, and no planning per execution: a
      * custom plan would be re-planned from statistics that may be missing or
      * stale (right after a bulk send), which is what made drains slow. */

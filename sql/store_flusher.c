@@ -2,11 +2,8 @@
 #include "store_flusher.h"
 
 #include <libpq-fe.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "ent_alloc.h"
-#include "store_setup.h"
 
 /* A commit flushes the WAL only if its transaction took an id AND wrote WAL
  * before its commit record (xact.c, RecordTransactionCommit): a transaction
@@ -91,28 +88,4 @@ int store_flusher_on_readable(store_flusher *f, int64_t *done)
     }
     *done = f->done;
     return rc;
-}
-
-PGconn *store_flusher_connect(const char *conninfo, char *err, size_t errlen)
-{
-    const char *keys[] = {"connect_timeout", "dbname", "application_name", NULL};
-    const char *values[] = {STORE_CONNECT_TIMEOUT_S, conninfo, "sbemu flusher", NULL};
-    PGconn *conn = PQconnectdbParams(keys, values, 1);
-    if (PQstatus(conn) != CONNECTION_OK) {
-        snprintf(err, errlen, "cannot connect to PostgreSQL (the WAL flusher): %s", PQerrorMessage(conn));
-        err[strcspn(err, "\n")] = 0;
-        PQfinish(conn);
-        return NULL;
-    }
-    /* whatever the server's or the user's default: this connection's commits are the ones that wait */
-    PGresult *r = PQexec(conn, "SET synchronous_commit = on");
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
-    if (!ok) {
-        snprintf(err, errlen, "the WAL flusher's settings: %s", PQerrorMessage(conn));
-        err[strcspn(err, "\n")] = 0;
-        PQfinish(conn);
-        return NULL;
-    }
-    return conn;
 }

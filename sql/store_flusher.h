@@ -52,8 +52,9 @@ int store_flusher_on_readable(store_flusher *f, int64_t *done);
 /* Why the last call failed (PostgreSQL's message). */
 const char *store_flusher_error(const store_flusher *f);
 
-/* A connection for store_flusher_new: blocking, touches no store (any thread
- * may call it). NULL with a message in err on failure. */
+/* A connection for store_flusher_new (store_connect.c opens it, beside the
+ * store's): blocking, touches no store (any thread may call it). NULL with a
+ * message in err on failure. */
 struct pg_conn *store_flusher_connect(const char *conninfo, char *err, size_t errlen);
 
 #endif

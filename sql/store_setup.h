@@ -27,11 +27,6 @@
 
 struct pg_conn;
 
-/* How long a (re)connect of the store's connections may wait for an
- * unreachable server, unless the conninfo says otherwise: libpq's keyword
- * takes seconds, as text. */
-#define STORE_CONNECT_TIMEOUT_S "5"
-
 /* While waiting for PostgreSQL at start, say so every this many tries (one a second). */
 #define STORE_SETUP_WAIT_LOG_EVERY 5
 
