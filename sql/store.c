@@ -90,7 +90,7 @@ typedef struct store_slot {
     store_op **group;
     int ngroup;
     bool guard;
-    bool mark; /* STMT_BATCH_MARK_LAZY: it says whether the batch wrote */
+    bool mark; /* STMT_BATCH_MARK or _LAZY: its last column says whether the batch wrote */
 } store_slot;
 
 /* One transaction in flight: its ops, what each of its queries answers for,
@@ -725,8 +725,8 @@ static bool send_batch(store *s)
         if (ok)
             b->slots[b->nslots - 1].guard = true;
     }
-    /* With a flusher, every batch commits without waiting for the disk:
-     * the flusher waits for it (settle) */
+    /* A large durable batch commits without waiting for the disk, and the
+     * flusher waits for it (settle, STORE_FLUSHER_MIN_BYTES) */
     b->durable = !all_lazy(first);
     /* (a batch without a mark cannot say whether it wrote: its commit is
      * then no flush of what came before, and the flusher makes it durable) */
