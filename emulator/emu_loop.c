@@ -176,6 +176,10 @@ static void recover_poll(lws_sorted_usec_list_t *sul)
         return;
     }
     store_resume(L->store, conn, flusher);
+    /* a flusher the store could not take (out of memory) is closed: its
+     * watched dup() would hold its connection open */
+    if (store_flush_socket(L->store) < 0)
+        unwatch(&L->flush_wsi);
     LOG_INFO("PostgreSQL is back after %.1f s (%d failed attempts); serving again",
              (double)(ent_clock_wall_ms() - L->lost_at_ms) / 1000.0, attempts);
     /* What was announced while we were away is lost: look again at

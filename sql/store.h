@@ -113,7 +113,7 @@ int store_flush_socket(const store *s); /* the flusher's; -1 while disconnected 
 void store_on_flush_readable(store *s);
 void store_on_writable(store *s);
 void store_flush(store *s);        /* sends the pending batch if none is in flight */
-bool store_idle(const store *s);   /* nothing pending, nothing in flight */
+bool store_idle(const store *s);   /* nothing pending, in flight or waiting for its flush */
 bool store_healthy(const store *s); /* connected */
 
 /* What the store has done since it opened: for tests and the benchmark, which
