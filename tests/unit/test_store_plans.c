@@ -886,89 +886,6 @@ static void test_listing_sessions_reads_sessions_not_messages(void **state)
     prepare_all();
 }
 
-/* A subscription's rows without a body (migration 028) are found by a walk of
- * messages_ready from the subscription's first active row (migration 029):
- * never through its dead letters, deferred messages or anything else it
- * holds. 150,000 of those and 5 rows without a body: finding the lowest one
- * and giving all five their bodies back (a catch-up) read a few buffers each;
- * walked by primary key, the same read thousands. */
-static long function_buffers(const char *call)
-{
-    char sql[256];
-    snprintf(sql, sizeof sql, "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) SELECT %s", call);
-    char *plan = plan_text(conn, sql);
-    long n = statement_buffers(plan);
-    if (getenv("SBEMU_SHOW_PLANS"))
-        printf("---- %s: %ld buffers\n%s", call, n, plan);
-    free(plan);
-    return n;
-}
-
-static long scalar(const char *sql)
-{
-    PGresult *r = PQexec(conn, sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
-    long v = PQgetisnull(r, 0, 0) ? -1 : atol(PQgetvalue(r, 0, 0));
-    PQclear(r);
-    return v;
-}
-
-static void test_rows_without_a_body_are_found_without_the_backlog(void **state)
-{
-    (void)state;
-    char sql[1024], call[64];
-    exec_ok("BEGIN");
-    exec_ok("INSERT INTO topics (name) VALUES ('held')");
-    exec_ok("INSERT INTO subscriptions (topic_id, name) SELECT id, 'h' FROM topics WHERE name = 'held'");
-    long sub = scalar("SELECT s.id FROM subscriptions s JOIN topics t ON t.id = s.topic_id WHERE t.name = 'held'");
-    snprintf(sql, sizeof sql,
-             "INSERT INTO topic_log (topic_id, sequence_number, subs, enqueued_at, available_at, message)"
-             " SELECT t.id, g, ARRAY[%ld], now(), now(), '\\x0102'::bytea FROM topics t,"
-             " generate_series(150001, 150005) g WHERE t.name = 'held'",
-             sub);
-    exec_ok(sql);
-    /* dead letters, then deferred messages, then five locked from the log */
-    snprintf(sql, sizeof sql,
-             "INSERT INTO messages (entity_id, sequence_number, subqueue, state, enqueued_at, available_at,"
-             " lock_token, locked_until, body_bytes, message)"
-             " SELECT %ld, g, CASE WHEN g <= 100000 THEN 1 ELSE 0 END,"
-             "  CASE WHEN g <= 100000 OR g > 150000 THEN 0 ELSE 1 END, now(), now(),"
-             "  CASE WHEN g > 150000 THEN gen_random_uuid() END,"
-             "  CASE WHEN g > 150000 THEN now() + interval '1 minute' END,"
-             "  CASE WHEN g > 150000 THEN 2 END,"
-             "  CASE WHEN g <= 150000 THEN '\\x01'::bytea END FROM generate_series(1, 150005) g",
-             sub);
-    exec_ok(sql);
-    snprintf(sql, sizeof sql, "UPDATE sbemu_cursors SET position = 150005 WHERE entity_id = %ld", sub);
-    exec_ok(sql);
-    exec_ok("ANALYZE messages");
-
-    /* each function once first, undone: the backend's catalog caches
-     * filled, so that only the walk itself is counted */
-    snprintf(sql, sizeof sql, "SAVEPOINT warm; SELECT sbemu_catch_up(%ld); ROLLBACK TO SAVEPOINT warm", sub);
-    exec_ok(sql);
-    snprintf(call, sizeof call, "sbemu_log_held(%ld)", sub);
-    long n = function_buffers(call);
-    if (n > 20)
-        fail_msg("finding the lowest row without a body read %ld buffers", n);
-    snprintf(sql, sizeof sql, "SELECT %s", call);
-    assert_int_equal(scalar(sql), 150001);
-
-    snprintf(call, sizeof call, "sbemu_catch_up(%ld)", sub);
-    n = function_buffers(call);
-    if (n > 200)
-        fail_msg("giving 5 rows their bodies read %ld buffers", n);
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM messages WHERE entity_id = %ld AND message IS NULL", sub);
-    assert_int_equal(scalar(sql), 0);
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM messages WHERE entity_id = %ld AND sequence_number > 150000"
-             " AND message = '\\x0102'::bytea AND body_bytes IS NULL",
-             sub);
-    assert_int_equal(scalar(sql), 5);
-    exec_ok("ROLLBACK");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -984,7 +901,6 @@ int main(void)
         cmocka_unit_test(test_only_messages_session_orders_a_session),
         cmocka_unit_test(test_only_the_sweep_finds_lock_batches_by_time),
         cmocka_unit_test(test_listing_sessions_reads_sessions_not_messages),
-        cmocka_unit_test(test_rows_without_a_body_are_found_without_the_backlog),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
