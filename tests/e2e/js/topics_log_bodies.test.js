@@ -141,10 +141,17 @@ function suite(title, args) {
       assert.equal(bodiless(ctx.emu, sub("t-held", "only")), 3);
       await sleep(SWEEP_GRACE_MS + 1000); // a sweep or two: the cursor is past all three
       assert.equal(logEntries(ctx.emu, "t-held"), 3, "the log still holds the locked messages' bodies");
+      // the first row given its body back, the cut passes it and stops at
+      // the next that still takes its body from the log
+      got.sort((a, b) => a.sequenceNumber.toNumber() - b.sequenceNumber.toNumber());
       await r.abandonMessage(got[0]);
-      const [back] = await receiveExact(r, 1);
-      assert.equal(back.body, got[0].body);
-      for (const m of [back, got[1], got[2]]) await r.completeMessage(m);
+      await sleep(SWEEP_GRACE_MS + 1000);
+      assert.equal(bodiless(ctx.emu, sub("t-held", "only")), 2);
+      assert.equal(logEntries(ctx.emu, "t-held"), 2, "cut below the first row still without its body");
+      await r.abandonMessage(got[1]);
+      const back = await receiveExact(r, 2);
+      assert.deepEqual(back.map((m) => m.body).sort(), [got[0].body, got[1].body].sort());
+      for (const m of [...back, got[2]]) await r.completeMessage(m);
       await r.close();
       await waitFor("t-held's log cut once nothing takes a body from it", () => logEntries(ctx.emu, "t-held") === 0);
       assert.equal(sizeOf(ctx.emu, sub("t-held", "only")), 0);
