@@ -886,14 +886,7 @@ static void test_listing_sessions_reads_sessions_not_messages(void **state)
     prepare_all();
 }
 
-/* A subscription's rows without a body (migration 028) are found through
- * messages_bodiless, whatever else it holds: 150,000 dead letters and
- * deferred messages beside 5 such rows, or 150,000 active rows and none (a
- * session subscription's backlog, or one a peek caught up). A catch-up, which
- * gives such rows their bodies back, and the lookup the log's cut makes for
- * each subscription at every sweep, read a few buffers each. (A walk of
- * messages_ready from the subscription's first active row instead, tried as
- * migration 029 and reverted, read 3,705 for the first.) */
+/* The shared buffers `SELECT call` read, from its EXPLAIN (ANALYZE, BUFFERS). */
 static long function_buffers(const char *call)
 {
     char sql[256];
@@ -906,6 +899,7 @@ static long function_buffers(const char *call)
     return n;
 }
 
+/* The one value sql answers, as a number (-1 for NULL). */
 static long scalar(const char *sql)
 {
     PGresult *r = PQexec(conn, sql);
@@ -916,6 +910,14 @@ static long scalar(const char *sql)
     return v;
 }
 
+/* A subscription's rows without a body (migration 028) are found through
+ * messages_bodiless, whatever else it holds: 150,000 dead letters and
+ * deferred messages beside 5 such rows, or 150,000 active rows and none (a
+ * session subscription's backlog, or one a peek caught up). A catch-up, which
+ * gives such rows their bodies back, and the lookup the log's cut makes for
+ * each subscription at every sweep, read a few buffers each. (A walk of
+ * messages_ready from the subscription's first active row instead, tried as
+ * migration 029 and reverted, read 3,705 for the first.) */
 static void test_rows_without_a_body_are_found_without_the_backlog(void **state)
 {
     (void)state;
