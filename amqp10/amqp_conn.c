@@ -87,6 +87,7 @@ static void conn_destroy(amqp_conn *c)
         ent_free(lk);
     }
     LOG_DEBUG("conn %llu: freed", (unsigned long long)c->id);
+    ent_free(c->lingering); /* their Proton links went with the driver */
     ent_free(c->grants);
     ent_free(c);
 }
@@ -101,6 +102,8 @@ void amqp_conn_unref(amqp_conn *c)
 
 amqp_link *amqp_link_of(pn_link_t *l) { return pn_link_get_context(l); }
 
+static bool linger(amqp_conn *c, pn_link_t *l);
+
 /* Unlinks and frees a finished link nobody refers to, and lets Proton free its
  * own (events still queued for it find no context). */
 static void link_free(amqp_link *lk)
@@ -114,8 +117,49 @@ static void link_free(amqp_link *lk)
     lws_sul_cancel(&lk->session_timer);
     amqp_link_uncount(lk);
     pn_link_set_context(lk->pn, NULL);
-    pn_link_free(lk->pn);
+    if (!(c->wsi && pn_link_is_sender(lk->pn) && pn_link_unsettled(lk->pn) > 0 && linger(c, lk->pn)))
+        pn_link_free(lk->pn);
     ent_free(lk);
+}
+
+/* Proton settles what a freed link still has unsettled, and while the link's
+ * session lives it says so to the client: rhea then takes the messages for
+ * settled, and the JS SDK refuses to complete them through $management (a
+ * receiver closed before its messages were settled, or one the SDK closed
+ * when its drain took over 200 ms). In Service Bus a lock outlives its link.
+ * So such a link stays unfreed until its session's end is written, after
+ * which Proton settles without a word (free_lingering). False when the
+ * connection keeps AMQP_LINGERING_LINKS_MAX already (or is out of memory):
+ * the link is freed at once. */
+static bool linger(amqp_conn *c, pn_link_t *l)
+{
+    if (c->nlingering == c->lingering_cap) {
+        int cap = c->lingering_cap ? 2 * c->lingering_cap : 4;
+        if (cap > AMQP_LINGERING_LINKS_MAX)
+            return false;
+        pn_link_t **grown = ent_realloc(c->lingering, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return false;
+        c->lingering = grown;
+        c->lingering_cap = cap;
+    }
+    c->lingering[c->nlingering++] = l;
+    return true;
+}
+
+/* Frees the lingering links whose sessions have ended on our side: called
+ * once Proton has written its output, which carries those sessions' ends. */
+static void free_lingering(amqp_conn *c)
+{
+    int kept = 0;
+    for (int i = 0; i < c->nlingering; i++) {
+        pn_link_t *l = c->lingering[i];
+        if (pn_session_state(pn_link_session(l)) & PN_LOCAL_CLOSED)
+            pn_link_free(l);
+        else
+            c->lingering[kept++] = l;
+    }
+    c->nlingering = kept;
 }
 
 void amqp_link_hold(amqp_link *lk)
@@ -246,6 +290,8 @@ void amqp_conn_pump(amqp_conn *c)
     if (!c->wsi)
         return;
     pn_bytes_t wb = pn_connection_driver_write_buffer(&c->driver);
+    if (c->nlingering)
+        free_lingering(c); /* after the write buffer: it holds their sessions' ends */
     if (c->out_written > wb.size)
         c->out_written = 0; /* Proton dropped its output (its head closed) */
     c->out_ahead = wb.size - c->out_written;

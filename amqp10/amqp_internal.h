@@ -70,6 +70,10 @@
 #define AMQP_CLAIM_FIRST_MAX 32
 /* Bytes read at a time when dropping a refused message's remainder. */
 #define AMQP_DISCARD_CHUNK 16384
+/* Detached links a connection keeps unfreed until their sessions end, so
+ * that the messages still locked on them are not reported settled
+ * (amqp_conn.c, link_free); past this many, one is freed at once. */
+#define AMQP_LINGERING_LINKS_MAX 64
 
 typedef enum amqp_link_role {
     LINK_CBS_REQUESTS,   /* client -> $cbs */
@@ -106,10 +110,11 @@ typedef struct amqp_conn_events {
 extern const amqp_conn_events amqp_events;
 
 /* One per Proton link; owned by its connection's list. It is freed (with its
- * Proton link) once both ends have detached and no store operation refers to
- * it (refs == 0), or with its connection: a connection that attaches and
- * detaches receivers all day (a session receiver per session) must not keep
- * them all. A store callback holds it with amqp_link_hold. */
+ * Proton link, or handing that to the connection's lingering list) once both
+ * ends have detached and no store operation refers to it (refs == 0), or
+ * with its connection: a connection that attaches and detaches receivers all
+ * day (a session receiver per session) must not keep them all. A store
+ * callback holds it with amqp_link_hold. */
 struct amqp_link {
     struct amqp_link *next;
     amqp_conn *conn;
@@ -230,6 +235,11 @@ struct amqp_conn {
     struct amqp_txn *txns;  /* transactions declared and not discharged (amqp_txn.c) */
     int ntxns;
     uint32_t txn_counter;
+    /* Proton links detached with deliveries the client has not settled,
+     * owned here until their sessions' ends are written (link_free); grown
+     * as needed up to AMQP_LINGERING_LINKS_MAX. */
+    pn_link_t **lingering;
+    int nlingering, lingering_cap;
 };
 
 /* amqp_conn.c: what a binding tells its connection. The binding keeps the

@@ -16,6 +16,7 @@ const queues = [
   "rnd",
   "compete",
   "modify",
+  "closed-first",
 ];
 
 emulatorSuite("js settlement", { queues }, (ctx) => {
@@ -159,6 +160,30 @@ emulatorSuite("js settlement", { queues }, (ctx) => {
       `deadLetterErrorDescription: ${d.deadLetterErrorDescription}`);
     await dlq.completeMessage(d);
     await dlq.close();
+  });
+
+  // A lock outlives the link that took it: the SDK settles such a message through
+  // $management. Proton settles what a freed link still holds and, with its session
+  // alive, tells the client so; rhea then took the messages for settled and the SDK
+  // refused them ("already settled"): the JS SDK closes a link itself whenever a
+  // drain goes unanswered for 200 ms, so a loaded machine lost its completions.
+  ctx.test("messages received on a receiver closed before they were settled are completed and abandoned afterwards", async () => {
+    const sb = ctx.client();
+    await sb.createSender("closed-first").sendMessages([0, 1, 2].map((i) => ({ messageId: `cf-${i}`, body: i })));
+    const first = sb.createReceiver("closed-first", PEEK_LOCK);
+    const got = await receiveExact(first, 3);
+    await first.close();
+    const second = sb.createReceiver("closed-first", PEEK_LOCK);
+    for (const m of got) assert.equal(m.delivery.remote_settled, false, `${m.messageId} was reported settled when its link closed`);
+    await second.completeMessage(got[0]);
+    await second.completeMessage(got[1]);
+    await second.abandonMessage(got[2]);
+    const [again] = await receiveExact(second, 1);
+    assert.equal(again.messageId, "cf-2");
+    assert.equal(again.deliveryCount, 1, "the abandon through $management counted a delivery");
+    await second.completeMessage(again);
+    await second.close();
+    await expectMarkerNext(sb, "closed-first");
   });
 
   ctx.test("receiveAndDelete: messages are gone once received", async () => {
