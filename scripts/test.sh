@@ -35,7 +35,9 @@ digest() {
   for entry in "${failed_logs[@]}"; do
     name=${entry%%|*} log=${entry#*|}
     echo "--- $name ($log)"
-    grep -E -m 60 'FAIL|not ok|ERROR|SUMMARY|Assertion|Timeout|timed out|out-of-memory|reproducer|^ +#[0-9]+ 0x' "$log" | cut -c1-11000 # a reproducer of 8 KiB is ~11,000 characters of base64
+    # node --test marks a failed test with ✖ and prints its error as 'Name: text'
+    # (an SDK's ServiceBusError or a plain Error matches nothing else here)
+    grep -E -m 60 'FAIL|not ok|ERROR|SUMMARY|Assertion|Timeout|timed out|out-of-memory|reproducer|^ +#[0-9]+ 0x|✖|^ +[A-Za-z]*Error( \[[A-Z_]+\])?: ' "$log" | cut -c1-11000 # a reproducer of 8 KiB is ~11,000 characters of base64
   done
 }
 finish() {
