@@ -17,7 +17,13 @@ const queues = [
   "compete",
   "modify",
   "closed-first",
+  "closed-raw",
 ];
+
+/** A delivery tag (the lock token in .NET's Guid byte order) as the lock token's RFC bytes. */
+const tagToLockToken = (tag) =>
+  Buffer.concat([Buffer.from(tag.subarray(0, 4)).reverse(), Buffer.from(tag.subarray(4, 6)).reverse(),
+    Buffer.from(tag.subarray(6, 8)).reverse(), tag.subarray(8, 16)]);
 
 emulatorSuite("js settlement", { queues }, (ctx) => {
   ctx.test("complete removes the message", async () => {
@@ -184,6 +190,48 @@ emulatorSuite("js settlement", { queues }, (ctx) => {
     await second.completeMessage(again);
     await second.close();
     await expectMarkerNext(sb, "closed-first");
+  });
+
+  // The same when the session stays open (the Java SDK's receivers of one entity share
+  // one): the link detaches, nothing is said of its deliveries, and the next link on the
+  // session and $management work on.
+  ctx.test("a link detached from a session that stays open leaves its messages locked, not settled", async () => {
+    const sb = ctx.client();
+    await sb.createSender("closed-raw").sendMessages([0, 1].map((i) => ({ messageId: `cr-${i}`, body: i })));
+    const { conn } = await connect(ctx.emu.amqpPort);
+    try {
+      const session = conn.create_session();
+      session.begin();
+      const taken = await new Promise((resolve, reject) => {
+        const got = [];
+        const t = setTimeout(() => reject(new Error(`received ${got.length} of 2 on closed-raw`)), 10000);
+        const link = session.attach_receiver({ source: { address: "closed-raw" }, autoaccept: false, credit_window: 0, rcv_settle_mode: 1 });
+        link.once("receiver_open", () => link.add_credit(2));
+        link.on("message", (c) => {
+          got.push(c.delivery);
+          if (got.length === 2) {
+            clearTimeout(t);
+            link.once("receiver_close", () => resolve(got));
+            link.close();
+          }
+        });
+      });
+      // a second link on the same session: its attach and answer come after anything the
+      // emulator would have said of the first link's deliveries
+      await new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error("no attach answer for the second link")), 10000);
+        const again = session.attach_receiver({ source: { address: "closed-raw" }, autoaccept: false, credit_window: 0 });
+        again.once("receiver_open", () => { clearTimeout(t); resolve(); });
+      });
+      for (const d of taken) assert.equal(d.remote_settled, false, "a delivery of the detached link was reported settled");
+      await rawManagementRequest(sb, "closed-raw", "com.microsoft:update-disposition", {
+        "lock-tokens": require("rhea-promise").types.wrap_array(taken.map((d) => tagToLockToken(d.tag)), 0x98, undefined),
+        "disposition-status": "completed",
+      });
+    } finally {
+      conn.close();
+    }
+    await expectMarkerNext(sb, "closed-raw");
   });
 
   ctx.test("receiveAndDelete: messages are gone once received", async () => {
