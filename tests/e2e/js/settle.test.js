@@ -4,7 +4,7 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, rawManagementRequest, lockTokenBytes } = require("./util");
+const { PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, rawManagementRequest, lockTokenBytes, lockTokenArray } = require("./util");
 const { connect, completeTwiceRaw } = require("./raw_amqp");
 
 const queues = [
@@ -38,7 +38,7 @@ emulatorSuite("js settlement", { queues }, (ctx) => {
     // The emulator's side: a complete of the same lock token through $management (what
     // .NET does once the receive link is gone) answers MessageLockLost.
     const err = await rawManagementRequest(sb, "complete", "com.microsoft:update-disposition", {
-      "lock-tokens": require("rhea-promise").types.wrap_array([lockTokenBytes(m.lockToken)], 0x98, undefined),
+      "lock-tokens": lockTokenArray([lockTokenBytes(m.lockToken)]),
       "disposition-status": "completed",
     }).then(() => null, (e) => e);
     assert.ok(err, "a second complete through $management was accepted");
@@ -225,7 +225,7 @@ emulatorSuite("js settlement", { queues }, (ctx) => {
       });
       for (const d of taken) assert.equal(d.remote_settled, false, "a delivery of the detached link was reported settled");
       await rawManagementRequest(sb, "closed-raw", "com.microsoft:update-disposition", {
-        "lock-tokens": require("rhea-promise").types.wrap_array(taken.map((d) => tagToLockToken(d.tag)), 0x98, undefined),
+        "lock-tokens": lockTokenArray(taken.map((d) => tagToLockToken(d.tag))),
         "disposition-status": "completed",
       });
     } finally {

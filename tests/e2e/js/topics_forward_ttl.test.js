@@ -6,7 +6,7 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectCode, rawManagementRequest, lockTokenBytes } = require("./util");
+const { PEEK_LOCK, receiveExact, expectCode, rawManagementRequest, lockTokenBytes, lockTokenArray } = require("./util");
 const { SWEEP_GRACE_MS, sleep, advance, pollReceive, psql } = require("./qs_util");
 const { targeted, drainSub, storedCounts, brief } = require("./topics_util");
 
@@ -104,7 +104,7 @@ emulatorSuite("js topics: forwarding, TTL, expiry, auto-delete", { queues, topic
       const r = sb.createReceiver("dl-to-topic", PEEK_LOCK);
       const [m] = await receiveExact(r, 1);
       await rawManagementRequest(sb, "dl-to-topic", "com.microsoft:update-disposition", {
-        "lock-tokens": require("rhea-promise").types.wrap_array([lockTokenBytes(m.lockToken)], 0x98, undefined),
+        "lock-tokens": lockTokenArray([lockTokenBytes(m.lockToken)]),
         "disposition-status": "suspended", "deadletter-reason": "ByManagement",
       });
       const t0 = Date.now();

@@ -6,7 +6,7 @@
 
 const assert = require("node:assert/strict");
 const { emulatorSuite } = require("../harness");
-const { PEEK_LOCK, receiveExact, expectCode, rawManagementRequest, lockTokenBytes } = require("./util");
+const { PEEK_LOCK, receiveExact, expectCode, rawManagementRequest, lockTokenBytes, lockTokenArray } = require("./util");
 const { advance, expectNothing, pollReceive, psql } = require("./qs_util");
 const { targeted, DLQ, drainSub, storedCounts } = require("./topics_util");
 
@@ -41,7 +41,7 @@ emulatorSuite("js topics: subscriptions as receivers", { topics }, (ctx) => {
     // through $management (a complete of a lock token whose message is gone)
     await assert.rejects(r.completeMessage(got[0]), (e) => /deleted or already settled/i.test(e.message), "the SDK's own refusal");
     const again = await rawManagementRequest(sb, `${T}/Subscriptions/pl`, "com.microsoft:update-disposition", {
-      "lock-tokens": require("rhea-promise").types.wrap_array([lockTokenBytes(got[0].lockToken)], 0x98, undefined),
+      "lock-tokens": lockTokenArray([lockTokenBytes(got[0].lockToken)]),
       "disposition-status": "completed",
     }).then(() => null, (e) => e);
     assert.ok(again, "a second complete through $management was accepted");

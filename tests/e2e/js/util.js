@@ -82,6 +82,11 @@ function lockTokenBytes(lockToken) {
   return Buffer.from(lockToken.replace(/-/g, ""), "hex");
 }
 
+/** Lock tokens (16-byte Buffers, RFC order) as the AMQP array of uuid that `lock-tokens` is. */
+function lockTokenArray(tokens) {
+  return require("rhea-promise").types.wrap_array(tokens, 0x98, undefined);
+}
+
 /**
  * Waits until this emulator's entity cache has been refilled after whatever SQL ran before:
  * a lookup of a name it does not know refills the cache from the database before answering
@@ -97,5 +102,5 @@ async function entitiesReloaded(sb) {
 }
 
 module.exports = {
-  PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, uniqueId, rawManagementRequest, lockTokenBytes, entitiesReloaded,
+  PEEK_LOCK, receiveExact, expectMarkerNext, expectCode, uniqueId, rawManagementRequest, lockTokenBytes, lockTokenArray, entitiesReloaded,
 };
