@@ -84,6 +84,7 @@ static void conn_destroy(amqp_conn *c)
          * walks freed memory (a client gone mid-wait crashed sbemu) */
         lws_sul_cancel(&lk->session_timer);
         amqp_link_uncount(lk);
+        ent_free(lk->held);
         ent_free(lk);
     }
     LOG_DEBUG("conn %llu: freed", (unsigned long long)c->id);
@@ -119,6 +120,7 @@ static void link_free(amqp_link *lk)
     pn_link_set_context(lk->pn, NULL);
     if (!(c->wsi && pn_link_is_sender(lk->pn) && pn_link_unsettled(lk->pn) > 0 && linger(c, lk->pn)))
         pn_link_free(lk->pn);
+    ent_free(lk->held);
     ent_free(lk);
 }
 

@@ -68,6 +68,12 @@
  * how large its messages are (a later claim takes what fits in the room
  * AMQP_OUTPUT_AHEAD_MAX leaves). */
 #define AMQP_CLAIM_FIRST_MAX 32
+/* How long (wall clock) a session receiver's first messages, locked with its
+ * session, wait on the link for the client's first credit before they go back
+ * to the store (link_sender.c): the SDKs give it within a round trip of the
+ * attach, and a message that waits while the lock lapses would count a
+ * delivery it never had. */
+#define AMQP_SESSION_HELD_MAX_MS 1000
 /* Bytes read at a time when dropping a refused message's remainder. */
 #define AMQP_DISCARD_CHUNK 16384
 /* Detached links a connection keeps unfreed until their sessions end, so
@@ -167,6 +173,9 @@ struct amqp_link {
      * settlement has freed yet (on_settled). At 0, with no claim in the
      * store, its release need not look for locked messages (link_session.c). */
     int64_t session_unsettled;
+    /* The messages its lock took with it, waiting for the client's first
+     * credit (link_sender.c, amqp_link_take_first). Owned by the link. */
+    struct amqp_held *held;
     /* Answers a waiting next-available attach at its deadline itself: the poll's 500 ms is too
      * coarse for the Go SDK, which sends a com.microsoft:timeout only just short of its own
      * context deadline and expects com.microsoft:timeout back before that passes. */
@@ -210,6 +219,10 @@ struct amqp_conn {
     amqp_link *links;
     amqp_grant *grants; /* grown as tokens come (most connections hold one or two): an idle connection stays small */
     int ngrants, grants_cap;
+    /* The credit its last session receiver first gave (0: none yet): how
+     * many messages the next one's lock takes with it (link_session.c). A
+     * client gives its session receivers the same credit each time. */
+    int session_first_credit;
     /* The namespace it is in (ent_namespace.h), chosen by its first put-token
      * (the open's hostname or the token's audience host, else the token's key
      * name) and kept for its life: a token for another namespace is refused.
@@ -393,6 +406,20 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d);
 
 /* link_sender.c */
 void amqp_link_pump(amqp_link *lk);
+/* Sends one claimed message on lk (its lock token the delivery tag). */
+void amqp_link_deliver(amqp_link *lk, const store_claimed *m);
+/* Gives back a lock nobody will settle: a release, then the entity's receivers are woken. */
+void amqp_release_for_others(amqp_server *srv, int32_t ns, int64_t entity_id, const uint8_t token[16]);
+
+/* link_held.c: a session receiver's first messages, claimed with its
+ * session's lock (asked: how many that claim asked for), wait for its first
+ * credit. */
+void amqp_link_take_first(amqp_link *lk, const store_claimed *msgs, size_t n, int asked);
+/* The credit came (credit > 0): true when the link should claim nothing more now. */
+bool amqp_link_deliver_held(amqp_link *lk, int credit);
+/* Those still waiting go back to the store if the credit has not come for
+ * AMQP_SESSION_HELD_MAX_MS (the poll calls it). */
+void amqp_link_held_tick(amqp_link *lk);
 /* amqp_link.c: what to do once messages of an entity were given back (a
  * release, a fault rule's claim): rewind and wake its receivers; or a
  * session let go (picked_seq: the message it was picked by, 0 if named):

@@ -29,7 +29,7 @@ typedef struct claim_req {
     int asked;
 } claim_req;
 
-static void deliver(amqp_link *lk, const store_claimed *m)
+void amqp_link_deliver(amqp_link *lk, const store_claimed *m)
 {
     amqp_delivery_info info = {
         .sequence_number = m->sequence_number,
@@ -85,7 +85,7 @@ static void pass_turn(amqp_link *lk)
 }
 
 /* Gives back a lock nobody will settle (its receiver left while it claimed). */
-static void release_for_others(amqp_server *srv, int32_t ns, int64_t entity_id, const uint8_t token[16])
+void amqp_release_for_others(amqp_server *srv, int32_t ns, int64_t entity_id, const uint8_t token[16])
 {
     amqp_after_release then = amqp_after_release_of(srv, entity_id);
     store_settle(srv->store, entity_id, token, STORE_SETTLE_RELEASE, NULL, NULL, 0, ent_clock_now_ms_in(ns), then.cb,
@@ -103,7 +103,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     if (lk->closed || !c->wsi) {
         /* the receiver left while we claimed: give the locks back at once */
         for (size_t i = 0; st == SB_OK && !lk->receive_and_delete && i < n; i++)
-            release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
+            amqp_release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
     } else if (st != SB_OK) {
         lk->parked = true; /* retried by the poll timer */
         if (lk->session && !lk->receive_and_delete)
@@ -118,7 +118,7 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
         if (!lk->receive_and_delete && !lk->session && (size_t)(credit > 0 ? credit : 0) < n) {
             fits = credit > 0 ? (size_t)credit : 0;
             for (size_t i = fits; i < n; i++)
-                release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
+                amqp_release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
         }
         if (!(fits && c->srv->faults->n && amqp_fault_receive(lk, msgs, fits, req->asked, rewound, deliver_claimed)))
             deliver_claimed(lk, msgs, fits, req->asked, rewound); /* (else a fault rule has them: it goes on, if it may) */
@@ -133,7 +133,7 @@ static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, 
 {
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        deliver(lk, &msgs[i]);
+        amqp_link_deliver(lk, &msgs[i]);
         bytes += msgs[i].len;
     }
     if (n)
@@ -199,6 +199,9 @@ void amqp_link_pump(amqp_link *lk)
             pn_link_drained(lk->pn);
         return;
     }
+    if (lk->held && amqp_link_deliver_held(lk, credit))
+        return;
+    credit = pn_link_credit(lk->pn); /* (less what the held ones took) */
     size_t room;
     if (amqp_conn_output_full(lk->conn, lk, &room))
         return; /* claimed again once the socket has taken some (output_drained) */

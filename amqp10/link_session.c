@@ -24,6 +24,7 @@
 #include "ent_message_rules.h"
 #include "mgmt_map.h"
 #include "store_session.h"
+#include "store_story.h"
 
 #define SESSION_FILTER "com.microsoft:session-filter"
 #define LINK_TIMEOUT "com.microsoft:timeout"
@@ -160,13 +161,15 @@ typedef struct lock_req {
     amqp_link *lk;
     int64_t until_ms;
     amqp_hint_mark pick; /* a next available session: the hint it started from */
+    int asked;           /* a peek-lock receiver's: the messages its first claim asked for */
 } lock_req;
 
 static void try_lock(amqp_link *lk);
 
-static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_seq)
+/* The lock answered: claimed, the messages locked with it. True when the
+ * link now holds the session and was answered (its messages go out next). */
+static bool locked(lock_req *req, sb_status st, const char *sid, int64_t picked_seq, size_t claimed)
 {
-    lock_req *req = ctx;
     amqp_link *lk = req->lk;
     amqp_conn *c = lk->conn;
     lk->session_locking = false;
@@ -175,11 +178,10 @@ static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_s
     lk->session_picked_seq = st == SB_OK ? picked_seq : 0;
     char desc[ENT_SESSION_ID_SIZE + 256];
     if (st == SB_OK && (lk->closed || !c->wsi)) {
-        /* the receiver left while we locked */
+        /* the receiver left while we locked: what the lock took goes back */
         snprintf(lk->session_id, sizeof lk->session_id, "%s", sid);
         store_session_release(c->srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                              ent_clock_now_ms_in(lk->entity.namespace_id), true /* it claimed nothing */, NULL,
-                              NULL);
+                              ent_clock_now_ms_in(lk->entity.namespace_id), claimed == 0, NULL, NULL);
     } else if (lk->closed) {
         /* nothing to answer */
     } else if (st == SB_OK) {
@@ -188,7 +190,7 @@ static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_s
         lk->session_held = true;
         lk->session_until_ms = req->until_ms;
         answer(lk);
-        amqp_link_pump(lk);
+        return true;
     } else if (st == SB_ERR_SESSION_CANNOT_BE_LOCKED && lk->session_named) {
         snprintf(desc, sizeof desc,
                  "The requested session '%s' cannot be accepted. It may be locked by another receiver.",
@@ -199,9 +201,50 @@ static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_s
     } else {
         refuse(lk, st, "The emulator's store could not lock the session; retry.");
     }
-    amqp_conn_pump(c);
+    return false;
+}
+
+static void lock_answered(lock_req *req)
+{
+    amqp_link *lk = req->lk;
+    amqp_conn_pump(lk->conn);
     amqp_link_drop(lk);
     ent_free(req);
+}
+
+/* A receive-and-delete receiver's lock: its claims wait for its credit
+ * (what they take is gone from the store, and would be lost with a link
+ * closed before the credit came). */
+static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_seq)
+{
+    lock_req *req = ctx;
+    if (locked(req, st, sid, picked_seq, 0))
+        amqp_link_pump(req->lk);
+    lock_answered(req);
+}
+
+static void on_lock_claimed(void *ctx, sb_status st, const char *sid, int64_t picked_seq, const store_claimed *msgs,
+                            size_t n)
+{
+    lock_req *req = ctx;
+    req->lk->claiming = false;
+    if (locked(req, st, sid, picked_seq, n))
+        amqp_link_take_first(req->lk, msgs, n, req->asked);
+    lock_answered(req);
+}
+
+/* How many messages a peek-lock receiver's lock takes with it: the credit
+ * it gave, if any came with its attach; else what the last session receiver
+ * of its connection first gave (the SDKs give credit once the attach is
+ * answered, the same each time), or as many as a first claim takes. A
+ * session's messages are its holder's alone: those the credit does not
+ * cover go back (amqp_link_take_first). */
+static int first_claim(const amqp_link *lk)
+{
+    int credit = pn_link_credit(lk->pn);
+    if (credit <= 0)
+        credit = lk->conn->session_first_credit;
+    return credit > 0 && credit < AMQP_CLAIM_FIRST_MAX ? credit : AMQP_CLAIM_FIRST_MAX;
 }
 
 static void try_lock(amqp_link *lk)
@@ -211,6 +254,7 @@ static void try_lock(amqp_link *lk)
         refuse(lk, SB_ERR_INTERNAL, "out of memory");
         return;
     }
+    amqp_server *srv = lk->conn->srv;
     int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
     req->lk = lk;
     req->until_ms = ent_lock_until_ms(now, lk->entity.lock_duration_ms);
@@ -224,10 +268,19 @@ static void try_lock(amqp_link *lk)
     lk->session_token[8] = (uint8_t)((lk->session_token[8] & 0x3f) | 0x80);
     lk->session_locking = true;
     amqp_link_hold(lk);
-    int64_t from =
-        lk->session_named ? 0 : amqp_hint_from(&lk->conn->srv->session_picks, lk->entity.id, &req->pick);
-    store_session_lock(lk->conn->srv->store, lk->entity.id, lk->session_named ? lk->session_id : NULL,
-                       lk->session_token, now, req->until_ms, from, on_locked, req);
+    int64_t from = lk->session_named ? 0 : amqp_hint_from(&srv->session_picks, lk->entity.id, &req->pick);
+    const char *named = lk->session_named ? lk->session_id : NULL;
+    if (lk->receive_and_delete) {
+        store_session_lock(srv->store, lk->entity.id, named, lk->session_token, now, req->until_ms, from, on_locked,
+                           req);
+        return;
+    }
+    req->asked = first_claim(lk);
+    lk->claiming = true; /* a rewind meanwhile must not move claim_from past it (rewind_link) */
+    store_peer peer = {lk->conn->id, pn_link_name(lk->pn)}; /* who claims, for the story */
+    store_session_lock_claim(srv->store, lk->entity.id, named, lk->session_token, now, req->until_ms, from,
+                             req->asked, amqp_hint_stamp_due(&srv->claim_hints, lk->entity.id, now), &peer,
+                             on_lock_claimed, req);
 }
 
 static void on_session_deadline(lws_sorted_usec_list_t *sul)
@@ -260,6 +313,8 @@ void amqp_session_tick(amqp_link *lk)
 {
     if (lk->closed)
         return;
+    if (lk->held)
+        amqp_link_held_tick(lk);
     if (lk->session_waiting && !lk->session_locking && ent_clock_wall_ms() >= lk->session_deadline_ms) {
         lk->session_waiting = false;
         refuse(lk, SB_ERR_TIMEOUT,

@@ -18,6 +18,11 @@ typedef struct claim_result {
     size_t n;
     store_claimed *msgs;
     void *pgresult; /* the rows the claimed messages point into */
+    /* a session's lock and claim (store_session_lock_claim): whether it
+     * locked the session, which one, and the message it was picked by */
+    bool locked;
+    const char *session_id;
+    int64_t picked_seq;
 } claim_result;
 
 static void claim_free(void *p)
@@ -34,11 +39,11 @@ static int by_sequence(const void *a, const void *b)
     return x->sequence_number < y->sequence_number ? -1 : x->sequence_number > y->sequence_number;
 }
 
-static void claim_parse(store_op *op, int stmt, const void *res)
+/* Keeps r as op's result: the messages of its rows, in sequence order, their
+ * CLAIM_COLUMNS from column col0 on (a row whose first is NULL holds none).
+ * NULL when out of memory (op then failed). */
+static claim_result *keep_claimed(store_op *op, const PGresult *r, int col0)
 {
-    const PGresult *r = res;
-    if (stmt != store_op_nstmt(op) - 1)
-        return; /* the touch before the claim */
     int rows = PQntuples(r);
     claim_result *c = ent_calloc(1, sizeof *c);
     /* the messages stay in the result they came in (not copied again) */
@@ -46,30 +51,38 @@ static void claim_parse(store_op *op, int stmt, const void *res)
     if (!c || (rows && !(c->msgs = ent_calloc((size_t)rows, sizeof *c->msgs)))) {
         ent_free(c);
         store_op_set_status(op, SB_ERR_INTERNAL);
-        return;
+        return NULL;
     }
     store_op_take_result(op);
     c->pgresult = copy;
-    c->n = (size_t)rows;
     for (int i = 0; i < rows; i++) {
-        store_claimed *m = &c->msgs[i];
-        m->sequence_number = col_i64(copy, i, 0);
-        m->enqueued_ms = col_ts_ms(copy, i, 1);
-        m->locked_until_ms = col_ts_ms(copy, i, 2);
-        memcpy(m->lock_token, PQgetvalue(copy, i, 3), 16);
-        m->delivery_count = (int32_t)col_i64(copy, i, 4);
-        m->ttl_ms = col_i64(copy, i, 5);
-        m->dead_letter_reason = PQgetisnull(copy, i, 6) ? NULL : PQgetvalue(copy, i, 6);
-        m->dead_letter_description = PQgetisnull(copy, i, 7) ? NULL : PQgetvalue(copy, i, 7);
-        m->bytes = (const uint8_t *)PQgetvalue(copy, i, 8);
-        m->len = (size_t)PQgetlength(copy, i, 8);
-        m->message_id = PQgetisnull(copy, i, 9) ? NULL : PQgetvalue(copy, i, 9);
-        m->dead_letter_source = PQgetisnull(copy, i, 10) ? NULL : PQgetvalue(copy, i, 10);
-        m->expires_ms = col_ts_ms(copy, i, 11);
+        if (PQgetisnull(copy, i, col0))
+            continue;
+        store_claimed *m = &c->msgs[c->n++];
+        m->sequence_number = col_i64(copy, i, col0);
+        m->enqueued_ms = col_ts_ms(copy, i, col0 + 1);
+        m->locked_until_ms = col_ts_ms(copy, i, col0 + 2);
+        memcpy(m->lock_token, PQgetvalue(copy, i, col0 + 3), 16);
+        m->delivery_count = (int32_t)col_i64(copy, i, col0 + 4);
+        m->ttl_ms = col_i64(copy, i, col0 + 5);
+        m->dead_letter_reason = PQgetisnull(copy, i, col0 + 6) ? NULL : PQgetvalue(copy, i, col0 + 6);
+        m->dead_letter_description = PQgetisnull(copy, i, col0 + 7) ? NULL : PQgetvalue(copy, i, col0 + 7);
+        m->bytes = (const uint8_t *)PQgetvalue(copy, i, col0 + 8);
+        m->len = (size_t)PQgetlength(copy, i, col0 + 8);
+        m->message_id = PQgetisnull(copy, i, col0 + 9) ? NULL : PQgetvalue(copy, i, col0 + 9);
+        m->dead_letter_source = PQgetisnull(copy, i, col0 + 10) ? NULL : PQgetvalue(copy, i, col0 + 10);
+        m->expires_ms = col_ts_ms(copy, i, col0 + 11);
     }
     if (c->n)
         qsort(c->msgs, c->n, sizeof *c->msgs, by_sequence);
     store_op_set_result(op, c, claim_free);
+    return c;
+}
+
+static void claim_parse(store_op *op, int stmt, const void *res)
+{
+    if (stmt == store_op_nstmt(op) - 1) /* (else the touch before the claim) */
+        keep_claimed(op, res, 0);
 }
 
 static void claim_done(store_op *op, sb_status st)
@@ -168,6 +181,63 @@ void store_claim_session(store *s, int64_t entity_id, const char *session_id, co
                                         P_TEXT(session_id), P_UUID(session_token), P_INT8(conn),
                                         story ? link_param(peer) : (store_param){0}},
                         story ? 10 : 8);
+    if (rc)
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    store_submit(s, op);
+}
+
+/* ---- a session's lock with its first claim ---- */
+
+static void lock_claim_parse(store_op *op, int stmt, const void *res)
+{
+    if (stmt != store_op_nstmt(op) - 1)
+        return; /* the touch before it */
+    const PGresult *r = res;
+    claim_result *c = keep_claimed(op, r, 2);
+    if (c && PQntuples(r) > 0) {
+        c->locked = true;
+        c->session_id = PQgetvalue(r, 0, 0);
+        c->picked_seq = col_i64(r, 0, 1);
+    }
+}
+
+static void lock_claim_done(store_op *op, sb_status st)
+{
+    user_cb *u = store_op_ctx(op);
+    claim_result *c = store_op_result(op);
+    store_session_lock_claim_cb cb = (store_session_lock_claim_cb)u->fn;
+    if (st != SB_OK || !c)
+        cb(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0, NULL, 0);
+    else if (!c->locked)
+        cb(u->ctx, SB_ERR_SESSION_CANNOT_BE_LOCKED, NULL, 0, NULL, 0);
+    else
+        cb(u->ctx, SB_OK, c->session_id, c->picked_seq, c->msgs, c->n);
+    ent_free(u);
+}
+
+void store_session_lock_claim(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
+                              int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, int max, bool is_activity,
+                              const struct store_peer *peer, store_session_lock_claim_cb cb, void *ctx)
+{
+    user_cb *u = user_new((void (*)(void))cb, ctx);
+    store_op *op = u ? store_op_new(1 + is_activity, lock_claim_parse, lock_claim_done, u) : NULL;
+    if (!op) {
+        ent_free(u);
+        cb(ctx, SB_ERR_INTERNAL, NULL, 0, NULL, 0);
+        return;
+    }
+    int i = 0;
+    int rc = is_activity ? store_touch_stmt(op, i++, entity_id, now_ms) : 0;
+    int8_param q = be_int8(entity_id), sq = be_int8(0), now = be_int8(now_ms), lim = be_int8(claim_limit(max)),
+               until = be_int8(locked_until_ms), from = be_int8(0), pick = be_int8(pick_from),
+               conn = be_int8(peer ? (int64_t)peer->connection : 0);
+    bool story = told(peer);
+    store_op_set_lazy(op); /* it only locks: forgotten in a crash of PostgreSQL, the session is free */
+    rc |= store_op_stmt(op, i, story ? STMT_SESSION_LOCK_CLAIM_STORY : STMT_SESSION_LOCK_CLAIM,
+                        (store_param[]){P_INT8(q), P_INT8(sq), P_INT8(now), P_INT8(lim), P_INT8(until), P_INT8(from),
+                                        P_TEXT(session_id), P_UUID(token),
+                                        P_INT8(pick), P_INT8(conn), story ? link_param(peer) : (store_param){0}},
+                        story ? 11 : 9);
     if (rc)
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);

@@ -101,8 +101,10 @@
  * only when identical: deterministic collations break ties bytewise.) */
 #define ONE_SESSION(p) " session_id >= " p " AND session_id <= " p
 
-/* A session receiver's candidates: $7 its session, $8 its session lock
- * token. Walks messages_session (that session's messages only), and takes
+/* The candidates of session `sid` (an expression), taken only while `held`
+ * (a condition) says the receiver holds the session's lock; for a session
+ * receiver's claim (CLAIM_SESSION_WHERE), $7 its session and $8 its session
+ * lock token. Walks messages_session (that session's messages only), and takes
  * nothing unless the receiver still holds the session's lock, nor while a
  * message of the session still carries a lock that lapsed (a previous
  * holder's, until the sweep returns it): taking the messages after it first
@@ -118,17 +120,48 @@
  * per claim of 20, 1,000 sessions at a third of their rate). `IS TRUE` hides
  * `state = 0` from the ready indexes' predicates, and the order by session
  * first is one only messages_session gives without a sort (ONE_SESSION). */
-#define CLAIM_SESSION_WHERE(from)                                                                                 \
-    " WHERE entity_id = $1 AND" ONE_SESSION("$7") " AND subqueue = $2::smallint AND (state = 0) IS TRUE"         \
+#define SESSION_CLAIMABLE(from, sid, held)                                                                        \
+    " WHERE entity_id = $1 AND" ONE_SESSION(sid) " AND subqueue = $2::smallint AND (state = 0) IS TRUE"          \
     " AND lock_token IS NULL AND sequence_number >= " from                                                     \
     " AND (expires_at IS NULL OR expires_at > sbemu_ts($3))"                                                   \
-    " AND EXISTS (SELECT 1 FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7"                       \
-    " AND s.lock_token = $8 AND s.locked_until > sbemu_ts($3))"                                                \
+    " AND " held                                                                                              \
     " AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.ctid = ANY(ARRAY(SELECT " MESSAGE_TID("$1", "k.seq")      \
     " FROM lock_batches b CROSS JOIN LATERAL unnest(b.sequence_numbers) AS k(seq) WHERE b.entity_id = $1"      \
-    " AND b.session_id = $7 AND (b.locked_until <= sbemu_ts($3)) IS TRUE))"                                    \
+    " AND b.session_id = " sid " AND (b.locked_until <= sbemu_ts($3)) IS TRUE))"                               \
     " AND x.lock_token IS NOT NULL AND (x.locked_until <= sbemu_ts($3)) IS TRUE)"                              \
     " ORDER BY session_id, sequence_number LIMIT $4 FOR UPDATE SKIP LOCKED"
+#define CLAIM_SESSION_WHERE(from)                                                                                 \
+    SESSION_CLAIMABLE(from, "$7",                                                                               \
+                      "EXISTS (SELECT 1 FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7"            \
+                      " AND s.lock_token = $8 AND s.locked_until > sbemu_ts($3))")
+/* Takes a session's lock, as the CTEs found, pick and held: sid the
+ * session asked for (NULL: the next available: the session of the oldest
+ * claimable message whose session nobody holds, from sequence number
+ * pick_from on), token the receiver's lock token, until its locked-until;
+ * $1 entity, $3 now. Locks it if it is free or its lock lapsed; held is its
+ * row (session_id, locked_until), or nothing (held by another receiver, or
+ * none available). Two emulators picking the same session meet on its row:
+ * one locks it. pick_from: the entries of messages completed before it stay
+ * in messages_session_ready until vacuum, and a pick that walked them all
+ * again would cost what the entity has seen since (the wire keeps where the
+ * last pick found its message, amqp_hint.h). MATERIALIZED: found and pick
+ * are each read twice, and an inlined pick ran its search twice (two
+ * InitPlans). */
+#define SESSION_TAKE(sid, token, until, pick_from)                                                                \
+    "found AS MATERIALIZED (SELECT m.session_id, m.sequence_number FROM messages m"                             \
+    "  WHERE " sid "::text IS NULL AND m.entity_id = $1 AND m.subqueue = 0 AND m.state = 0"                      \
+    "  AND m.lock_token IS NULL AND m.session_id IS NOT NULL AND m.sequence_number >= " pick_from                 \
+    "  AND (m.expires_at IS NULL OR m.expires_at > sbemu_ts($3))"                                              \
+    "  AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.entity_id = $1 AND x.session_id = m.session_id"         \
+    "  AND x.locked_until > sbemu_ts($3))"                                                                     \
+    "  ORDER BY m.sequence_number LIMIT 1),"                                                                   \
+    " pick AS MATERIALIZED (SELECT coalesce(" sid ", (SELECT f.session_id FROM found f)) AS sid),"              \
+    " held AS (INSERT INTO sessions AS s (entity_id, session_id, lock_token, locked_until, updated_at)"         \
+    " SELECT $1, sid, " token ", sbemu_ts(" until "), sbemu_ts($3) FROM pick WHERE sid IS NOT NULL"              \
+    " ON CONFLICT (entity_id, session_id) DO UPDATE SET lock_token = EXCLUDED.lock_token,"                      \
+    " locked_until = EXCLUDED.locked_until WHERE s.locked_until IS NULL OR s.locked_until <= EXCLUDED.updated_at" \
+    " RETURNING s.session_id, s.locked_until)"
+
 /* The locked-until of session $7's lock, held by its receiver ($8). */
 #define SESSION_LOCKED_UNTIL                                                                                     \
     "(SELECT s.locked_until FROM sessions s WHERE s.entity_id = $1 AND s.session_id = $7 AND s.lock_token = $8)"

@@ -156,33 +156,16 @@ static const stmt_def mgmt_stmt_defs[] = {
      " RETURNING 1",
      4, {STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_BYTEA}},
     /* ---- sessions (store_session.c); a lock is a token and a time ---- */
-    /* $1 entity, $2 session id (NULL: the next available: the session of the
-     * oldest claimable message whose session nobody holds, from sequence
-     * number $6 on), $3 now, $4 token, $5 locked-until. Locks it if it is
-     * free or its lock lapsed; answers the session id and, for the next
-     * available, the sequence number of the message it was picked by; or
-     * nothing (held by another receiver, or none available). Two emulators
-     * picking the same session meet on its row: one locks it.
-     * $6: the entries of messages completed before it stay in
-     * messages_session_ready until vacuum, and a pick that walked them all
-     * again would cost what the entity has seen since (the wire keeps where
-     * the last pick found its message, amqp_hint.h). */
+    /* $1 entity, $2 session id (NULL: the next available), $3 now, $4 token,
+     * $5 locked-until, $6 where a pick starts (SESSION_TAKE). Answers the
+     * session id and, for the next available, the sequence number of the
+     * message it was picked by; or nothing (held by another receiver, or
+     * none available). A peek-lock receiver's lock takes its first messages
+     * too (STMT_SESSION_LOCK_CLAIM); this one is a receive-and-delete
+     * receiver's. */
     {STMT_SESSION_LOCK,
-     /* MATERIALIZED: each is read twice below, and an inlined pick ran its
-      * search twice (two InitPlans) */
-     "WITH found AS MATERIALIZED (SELECT m.session_id, m.sequence_number FROM messages m"
-     "  WHERE $2::text IS NULL AND m.entity_id = $1 AND m.subqueue = 0 AND m.state = 0 AND m.lock_token IS NULL"
-     "  AND m.session_id IS NOT NULL AND m.sequence_number >= $6"
-     "  AND (m.expires_at IS NULL OR m.expires_at > sbemu_ts($3))"
-     "  AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.entity_id = $1 AND x.session_id = m.session_id"
-     "  AND x.locked_until > sbemu_ts($3))"
-     "  ORDER BY m.sequence_number LIMIT 1),"
-     " pick AS MATERIALIZED (SELECT coalesce($2, (SELECT f.session_id FROM found f)) AS sid)"
-     " INSERT INTO sessions AS s (entity_id, session_id, lock_token, locked_until, updated_at)"
-     " SELECT $1, sid, $4, sbemu_ts($5), sbemu_ts($3) FROM pick WHERE sid IS NOT NULL"
-     " ON CONFLICT (entity_id, session_id) DO UPDATE SET lock_token = EXCLUDED.lock_token,"
-     " locked_until = EXCLUDED.locked_until WHERE s.locked_until IS NULL OR s.locked_until <= EXCLUDED.updated_at"
-     " RETURNING s.session_id, coalesce((SELECT f.sequence_number FROM found f), 0)",
+     "WITH " SESSION_TAKE("$2", "$4", "$5", "$6")
+     " SELECT h.session_id, coalesce((SELECT f.sequence_number FROM found f), 0) FROM held h",
      6, {STORE_OID_INT8, STORE_OID_TEXT, STORE_OID_INT8, STORE_OID_UUID, STORE_OID_INT8, STORE_OID_INT8}},
     /* The receiver let go ($1 entity, $2 session, $3 its token, $4 now): the
      * session is free, and the messages it held unsettled are claimable again

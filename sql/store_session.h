@@ -39,6 +39,18 @@ void store_session_lock(store *s, int64_t entity_id, const char *session_id, con
                         int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, store_session_lock_cb cb,
                         void *ctx);
 
+/* The same for a peek-lock receiver, with its first claim in the same
+ * statement: once the session is locked, up to max of its messages are
+ * locked under it (from its first, as store_claim_session does with
+ * from_seq 0). cb gets the session and the messages (memory owned by the
+ * store until cb returns; n may be 0); SB_ERR_SESSION_CANNOT_BE_LOCKED as
+ * store_session_lock. is_activity and peer: as store_claim_session. */
+typedef void (*store_session_lock_claim_cb)(void *ctx, sb_status st, const char *session_id, int64_t picked_seq,
+                                            const store_claimed *msgs, size_t n);
+void store_session_lock_claim(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
+                              int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, int max, bool is_activity,
+                              const struct store_peer *peer, store_session_lock_claim_cb cb, void *ctx);
+
 /* The holder lets go; its unsettled messages become claimable again. cb may
  * be NULL. all_settled: the holder knows it holds no message locked (every
  * one it received was settled), so none is looked for: a session's release

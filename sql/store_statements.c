@@ -269,6 +269,28 @@ static stmt_def stmt_defs[] = {
      " RETURNING" CLAIM_COLUMNS,
      8, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
          STORE_OID_TEXT, STORE_OID_UUID}},
+    /* A peek-lock session receiver's lock and its first claim, as one
+     * statement (store_session_lock_claim): $1 entity, $2 subqueue (0), $3
+     * now, $4 max, $5 locked-until of the session's lock, $6 where the claim
+     * starts, $7 session id (NULL: the next available), $8 the receiver's
+     * token, $9 where a pick starts (SESSION_TAKE). One row per message
+     * claimed, each with the session id and the picked sequence number first;
+     * one row with no message when the session has none to give; none when
+     * no session was locked. The messages wait on the link for the client's
+     * credit (Proton holds them): nobody else may take a locked session's
+     * messages, and the session switch saves a statement and a round trip
+     * through the store (a lock, then a claim once the credit came). */
+    {STMT_SESSION_LOCK_CLAIM,
+     "WITH " SESSION_TAKE("$7", "$8", "$5", "$9") ","
+     " c AS MATERIALIZED (SELECT ctid, sequence_number AS seq FROM messages"
+     SESSION_CLAIMABLE("$6", "(SELECT h.session_id FROM held h)", "EXISTS (SELECT 1 FROM held)") "),"
+     CLAIM_LOCK_BATCH("c", "(SELECT h.session_id FROM held h)", "(SELECT h.locked_until FROM held h)") ","
+     " u" CLAIM_NAMES " AS (UPDATE messages m SET lock_token = sbemu_lock_token(m.sequence_number),"
+     " locked_until = (SELECT h.locked_until FROM held h), delivery_count = m.delivery_count + 1"
+     " WHERE " CLAIM_LOCKED " RETURNING" CLAIM_COLUMNS ")"
+     " SELECT h.session_id, coalesce((SELECT f.sequence_number FROM found f), 0), u.* FROM held h LEFT JOIN u ON true",
+     9, {STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8, STORE_OID_INT8,
+         STORE_OID_TEXT, STORE_OID_UUID, STORE_OID_INT8}},
     {STMT_CLAIM_SESSION_DELETE,
      "WITH d AS (DELETE FROM messages m WHERE " CLAIM_SESSION_CANDIDATES("$6")
      " RETURNING m.*),"

@@ -56,6 +56,7 @@
 #define STMT_CLAIM_DELETE "sb_claim_delete"
 #define STMT_CLAIM_SESSION_LOCK "sb_claim_session_lock"
 #define STMT_CLAIM_SESSION_DELETE "sb_claim_session_delete"
+#define STMT_SESSION_LOCK_CLAIM "sb_session_lock_claim"
 #define STMT_COMPLETE_SET "sb_complete_set"
 #define STMT_SETTLE_SET "sb_settle_set"
 #define STMT_TOUCH "sb_touch"

@@ -44,6 +44,7 @@ const char *store_story_twin(const char *prepared);
 #define STMT_CLAIM_DELETE_LOG_STORY "sb_claim_delete_log_story"
 #define STMT_CLAIM_SESSION_LOCK_STORY "sb_claim_session_lock_story"
 #define STMT_CLAIM_SESSION_DELETE_STORY "sb_claim_session_delete_story"
+#define STMT_SESSION_LOCK_CLAIM_STORY "sb_session_lock_claim_story"
 /* The merged twins, defined beside their bases (store_send.c,
  * store_topic.c, store_settle.c): the send's takes four columns more
  * (connection, link, traceparent, the entity the client sent to when ForwardTo

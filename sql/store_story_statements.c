@@ -276,6 +276,8 @@ static const twin_def twins[] = {
      {{") UPDATE messages m SET", "), u" CLAIM_NAMES " AS (UPDATE messages m SET"}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_LOCK, NULL, ")" LOCK_STORY("$9", "$10") " SELECT * FROM u",
      {{") UPDATE messages m SET", "), u" CLAIM_NAMES " AS (UPDATE messages m SET"}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
+    {STMT_SESSION_LOCK_CLAIM_STORY, STMT_SESSION_LOCK_CLAIM, NULL, NULL,
+     {{" SELECT h.session_id,", LOCK_STORY("$10", "$11") " SELECT h.session_id,"}}, 2, {STORE_OID_INT8, STORE_OID_TEXT}},
     {STMT_CLAIM_DELETE_STORY, STMT_CLAIM_DELETE, NULL, NULL,
      {{"AND EXISTS (SELECT 1 FROM d)) SELECT", "AND EXISTS (SELECT 1 FROM d)), " RECEIVED_STORY("$3", "$6", "$7")
                                                " SELECT"}},

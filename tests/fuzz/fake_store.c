@@ -53,6 +53,7 @@ struct fop {
         store_claim_cb claim;
         store_sweep_cb sweep;
         store_session_lock_cb lock;
+        store_session_lock_claim_cb lock_claim;
         store_session_renew_cb renew;
         store_session_state_cb state;
         store_session_list_cb list;
@@ -362,10 +363,10 @@ size_t store_pending_bytes(const store *s) { return s->pending_bytes; }
 
 const char *store_last_error(const store *s) { return s->last_error; }
 
-static void finish_claim(store *s, fop *op, sb_status st)
+/* The messages a claim of op gives (none unless st is SB_OK), into msgs, their ids in ids. */
+static size_t make_claimed(store *s, fop *op, sb_status st, store_claimed msgs[FAKE_RESULTS_MAX],
+                           char ids[FAKE_RESULTS_MAX][24])
 {
-    store_claimed msgs[FAKE_RESULTS_MAX];
-    char ids[FAKE_RESULTS_MAX][24];
     size_t n = st == SB_OK ? how_many(s, op->max < s->claim_budget ? op->max : s->claim_budget) : 0;
     s->claim_budget -= (int)n;
     const uint8_t *bytes;
@@ -392,6 +393,14 @@ static void finish_claim(store *s, fop *op, sb_status st)
         m->bytes = bytes;
         m->len = len;
     }
+    return n;
+}
+
+static void finish_claim(store *s, fop *op, sb_status st)
+{
+    store_claimed msgs[FAKE_RESULTS_MAX];
+    char ids[FAKE_RESULTS_MAX][24];
+    size_t n = make_claimed(s, op, st, msgs, ids);
     op->cb.claim(op->ctx, st, n ? msgs : NULL, n);
 }
 
@@ -471,6 +480,25 @@ void store_session_lock(store *s, int64_t entity_id, const char *session_id, con
 {
     (void)token, (void)now_ms, (void)locked_until_ms, (void)pick_from;
     session_op(s, finish_lock, entity_id, session_id, ctx)->cb.lock = cb;
+}
+
+static void finish_lock_claim(store *s, fop *op, sb_status st)
+{
+    store_claimed msgs[FAKE_RESULTS_MAX];
+    char ids[FAKE_RESULTS_MAX][24];
+    size_t n = make_claimed(s, op, st, msgs, ids);
+    op->cb.lock_claim(op->ctx, st, st == SB_OK ? op->session_id : NULL, 0, n ? msgs : NULL, n);
+}
+
+void store_session_lock_claim(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],
+                              int64_t now_ms, int64_t locked_until_ms, int64_t pick_from, int max, bool is_activity,
+                              const struct store_peer *peer, store_session_lock_claim_cb cb, void *ctx)
+{
+    (void)token, (void)locked_until_ms, (void)pick_from, (void)is_activity, (void)peer;
+    fop *op = session_op(s, finish_lock_claim, entity_id, session_id, ctx);
+    op->cb.lock_claim = cb;
+    op->max = max;
+    op->now_ms = now_ms;
 }
 
 void store_session_release(store *s, int64_t entity_id, const char *session_id, const uint8_t token[16],

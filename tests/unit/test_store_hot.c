@@ -187,11 +187,27 @@ static void test_session_claim_is_hot(void **state)
     claim_is_hot(STMT_CLAIM_SESSION_LOCK, 8, params, "session_id = 's'"); /* its release and renewal find them */
 }
 
+/* A peek-lock session receiver's lock takes its first messages with it
+ * (STMT_SESSION_LOCK_CLAIM): HOT too, and in the session's lock batch. */
+static void test_session_lock_claim_is_hot(void **state)
+{
+    (void)state;
+    send_fresh(true);
+    exec_ok("BEGIN");
+    char limit[16];
+    snprintf(limit, sizeof limit, "%d", HOT_CLAIMED);
+    /* $5 the session's locked-until, $6 claim from, $7 session, $8 token, $9 pick from */
+    const char *const params[] = {queue_id, "0", "1000", limit, "60000000000000", "0", "s",
+                                  "00000000-0000-0000-0000-000000000001", "0"};
+    claim_is_hot(STMT_SESSION_LOCK_CLAIM, 9, params, "session_id = 's'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_claim_is_hot),
         cmocka_unit_test(test_session_claim_is_hot),
+        cmocka_unit_test(test_session_lock_claim_is_hot),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -153,6 +153,9 @@ static const struct {
     {STMT_CLAIM_SESSION_DELETE, "messages_session"},
     {STMT_CLAIM_SESSION_DELETE, "lock_batches_session"}, /* the lapsed-lock guard, by session (migration 025) */
     {STMT_SESSION_LOCK, "messages_session_ready"}, /* next available: the oldest claimable session message */
+    {STMT_SESSION_LOCK_CLAIM, "messages_session_ready"}, /* the same, with its first claim */
+    {STMT_SESSION_LOCK_CLAIM, "messages_session"},
+    {STMT_SESSION_LOCK_CLAIM, "lock_batches_session"},
     {STMT_SESSION_RENEW, "lock_batches_session"}, /* the session's locked messages, by its batches (migration 025) */
     {STMT_SESSION_RENEW, "messages_pkey"},
     {STMT_SESSION_RELEASE, "lock_batches_session"},
@@ -169,6 +172,8 @@ static const struct {
     {STMT_CLAIM_SESSION_LOCK_STORY, "messages_session"},
     {STMT_CLAIM_SESSION_LOCK_STORY, "lock_batches_session"},
     {STMT_CLAIM_SESSION_DELETE_STORY, "messages_session"},
+    {STMT_SESSION_LOCK_CLAIM_STORY, "messages_session"},
+    {STMT_SESSION_LOCK_CLAIM_STORY, "lock_batches_session"},
     {STMT_CLAIM_SESSION_DELETE_STORY, "lock_batches_session"},
     {STMT_COMPLETE_SET_STORY, "messages_pkey"}, /* by the sequence number its lock token names (migration 024) */
     {"sb_sweep_lapsed_story", "lock_batches_due"},
@@ -550,7 +555,7 @@ static void test_store_connection_never_compiles(void **state)
 
 /* The hot statements, whose plans made on an empty table are checked. */
 static const char *const hot[] = {STMT_CLAIM_LOCK, STMT_CLAIM_DELETE, STMT_COMPLETE_SET, STMT_SETTLE_SET,
-                                  STMT_CLAIM_SESSION_LOCK, STMT_SWEEP_LAPSED};
+                                  STMT_CLAIM_SESSION_LOCK, STMT_SESSION_LOCK_CLAIM, STMT_SWEEP_LAPSED};
 
 /* How many of the hot statements' plans on c scan messages, or the lock
  * batches (a few rows, or thousands under load: migration 025), whole
@@ -758,7 +763,7 @@ static void test_only_messages_session_orders_a_session(void **state)
     (void)state;
     static const char *const names[] = {STMT_CLAIM_SESSION_LOCK, STMT_CLAIM_SESSION_DELETE,
                                         STMT_CLAIM_SESSION_LOCK_STORY, STMT_CLAIM_SESSION_DELETE_STORY,
-                                        STMT_SESSION_PEEK};
+                                        STMT_SESSION_LOCK_CLAIM, STMT_SESSION_LOCK_CLAIM_STORY, STMT_SESSION_PEEK};
     size_t n, m, st, found = 0;
     const stmt_def *defs = store_statement_defs(&n), *mgmt = store_mgmt_statement_defs(&m),
                    *story = store_story_statement_defs(&st);

@@ -27,6 +27,8 @@ const queues = [
   { name: "plain" },
   { name: "s-empty", properties: S },
   { name: "s-restart", properties: S },
+  { name: "s-first", properties: S },
+  { name: "s-first-lapse", properties: { ...S, LockDuration: "PT30S" } },
 ];
 const topics = [{
   name: "s-topic",
@@ -131,6 +133,63 @@ emulatorSuite("js sessions", { queues, topics }, (ctx) => {
     const other = await ctx.client().acceptSession("s-lock", "L", PEEK_LOCK);
     const again = await receiveExact(other, 2);
     assert.deepEqual(again.map((x) => `${x.body}:${x.deliveryCount}`), ["1:1", "2:0"]);
+    for (const x of again) await other.completeMessage(x);
+    await other.close();
+  });
+
+  ctx.test("the lock takes a session's first messages with it: what the credit leaves, what waits past a second and what a closed receiver never asked for go back in order, uncounted", async () => {
+    // link_session.c: a peek-lock receiver's lock claims up to 32 of its messages (or what its
+    // connection's last session receiver first asked for) in the same statement; they wait on the
+    // link for the client's first credit (link_sender.c, amqp_held).
+    const locked = "SELECT count(*) FROM messages m JOIN entities e ON e.id = m.entity_id" +
+      " WHERE e.path = 's-first' AND m.lock_token IS NOT NULL";
+    const sb = ctx.client();
+    const send = (sid, n) => sb.createSender("s-first").sendMessages(
+      Array.from({ length: n }, (_, i) => ({ body: `${sid}${i + 1}`, sessionId: sid })));
+    const shown = (ms) => ms.map((x) => `${x.body}:${x.deliveryCount}`);
+    await send("H", 6);
+    const a = await ctx.client().acceptSession("s-first", "H", PEEK_LOCK); // a fresh connection: it takes 32
+    const two = await receiveExact(a, 2); // credit 2: four go back
+    assert.deepEqual(shown(two), ["H1:0", "H2:0"]);
+    const rest = await receiveExact(a, 4);
+    assert.deepEqual(shown(rest), ["H3:0", "H4:0", "H5:0", "H6:0"], "what the first credit left came next, uncounted");
+    for (const x of [...two, ...rest]) await a.completeMessage(x);
+    await a.close();
+
+    await send("W", 3);
+    const b = await ctx.client().acceptSession("s-first", "W", PEEK_LOCK);
+    let held = psql(ctx.emu, locked);
+    assert.equal(held, "3", "the lock took the session's messages");
+    for (const end = Date.now() + 5000; held !== "0" && Date.now() < end; held = psql(ctx.emu, locked))
+      await new Promise((r) => setTimeout(r, 100));
+    assert.equal(held, "0", "unasked for a second, they went back to the store");
+    const w = await receiveExact(b, 3);
+    assert.deepEqual(shown(w), ["W1:0", "W2:0", "W3:0"]);
+    for (const x of w) await b.completeMessage(x);
+    await b.close();
+
+    await send("C", 2);
+    const c = await ctx.client().acceptSession("s-first", "C", PEEK_LOCK);
+    await c.close(); // before any credit
+    const d = await ctx.client().acceptSession("s-first", "C", PEEK_LOCK);
+    const cs = await receiveExact(d, 2);
+    assert.deepEqual(shown(cs), ["C1:0", "C2:0"], "a closed receiver's untaken messages went back uncounted");
+    for (const x of cs) await d.completeMessage(x);
+    await d.close();
+  });
+
+  ctx.test("a session lock that lapses before the client's first credit still ends the link (SessionLockLost) and frees the session", async () => {
+    // The first messages wait in sbemu, not in Proton: Proton 0.37 sends no detach for a sender
+    // link with deliveries it has not sent yet (pni_process_link_teardown).
+    const sb = ctx.client();
+    await sb.createSender("s-first-lapse").sendMessages([1, 2].map((body) => ({ body, sessionId: "X" })));
+    const r = await ctx.client().acceptSession("s-first-lapse", "X", { ...PEEK_LOCK, maxAutoLockRenewalDurationInMs: 0 });
+    await advance(ctx.emu, "PT45S");
+    await new Promise((res) => setTimeout(res, 1500)); // the lapse detaches the link within a poll
+    await expectCode(r.receiveMessages(1, { maxWaitTimeInMs: 3000 }), "SessionLockLost");
+    const other = await ctx.client().acceptSession("s-first-lapse", "X", PEEK_LOCK);
+    const again = await receiveExact(other, 2);
+    assert.deepEqual(again.map((x) => x.body), [1, 2]);
     for (const x of again) await other.completeMessage(x);
     await other.close();
   });
