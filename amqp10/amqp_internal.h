@@ -70,7 +70,7 @@
 #define AMQP_CLAIM_FIRST_MAX 32
 /* How long (wall clock) a session receiver's first messages, locked with its
  * session, wait on the link for the client's first credit before they go back
- * to the store (link_sender.c): the SDKs give it within a round trip of the
+ * to the store (link_held.c): the SDKs give it within a round trip of the
  * attach, and a message that waits while the lock lapses would count a
  * delivery it never had. */
 #define AMQP_SESSION_HELD_MAX_MS 1000
@@ -174,7 +174,7 @@ struct amqp_link {
      * store, its release need not look for locked messages (link_session.c). */
     int64_t session_unsettled;
     /* The messages its lock took with it, waiting for the client's first
-     * credit (link_sender.c, amqp_link_take_first). Owned by the link. */
+     * credit (link_held.c). Owned by the link. */
     struct amqp_held *held;
     /* Answers a waiting next-available attach at its deadline itself: the poll's 500 ms is too
      * coarse for the Go SDK, which sends a com.microsoft:timeout only just short of its own
@@ -406,20 +406,23 @@ void amqp_link_on_transfer(amqp_link *lk, pn_delivery_t *d);
 
 /* link_sender.c */
 void amqp_link_pump(amqp_link *lk);
-/* Sends one claimed message on lk (its lock token the delivery tag). */
+
+/* link_deliver.c: sends one claimed message on lk (its lock token the delivery tag). */
 void amqp_link_deliver(amqp_link *lk, const store_claimed *m);
 /* Gives back a lock nobody will settle: a release, then the entity's receivers are woken. */
 void amqp_release_for_others(amqp_server *srv, int32_t ns, int64_t entity_id, const uint8_t token[16]);
 
 /* link_held.c: a session receiver's first messages, claimed with its
  * session's lock (asked: how many that claim asked for), wait for its first
- * credit. */
-void amqp_link_take_first(amqp_link *lk, const store_claimed *msgs, size_t n, int asked);
+ * credit. True when the link should be pumped now (amqp_link_pump delivers
+ * them as its credit allows). */
+bool amqp_link_take_first(amqp_link *lk, const store_claimed *msgs, size_t n, int asked);
 /* The credit came (credit > 0): true when the link should claim nothing more now. */
 bool amqp_link_deliver_held(amqp_link *lk, int credit);
 /* Those still waiting go back to the store if the credit has not come for
  * AMQP_SESSION_HELD_MAX_MS (the poll calls it). */
 void amqp_link_held_tick(amqp_link *lk);
+
 /* amqp_link.c: what to do once messages of an entity were given back (a
  * release, a fault rule's claim): rewind and wake its receivers; or a
  * session let go (picked_seq: the message it was picked by, 0 if named):

@@ -1,7 +1,7 @@
 /* A peek-lock session receiver's first messages, locked with its session in
  * one statement (link_session.c, store_session_lock_claim): the SDKs give
  * credit only once the attach is answered, so they wait here for it, then
- * go out as a claim's would (link_sender.c). What the first credit does not
+ * go out as a claim's would (link_sender.c pumps them). What the first credit does not
  * cover, and all of them if it has not come within AMQP_SESSION_HELD_MAX_MS,
  * go back to the store with their DeliveryCount as before, and the link's
  * claims take them again, in order. A session switch so costs a statement
@@ -104,7 +104,7 @@ void amqp_link_held_tick(amqp_link *lk)
         give_back(lk, 0);
 }
 
-void amqp_link_take_first(amqp_link *lk, const store_claimed *msgs, size_t n, int asked)
+bool amqp_link_take_first(amqp_link *lk, const store_claimed *msgs, size_t n, int asked)
 {
     bool rewound = lk->rewound; /* while the lock was in the store */
     lk->rewound = false;
@@ -113,14 +113,13 @@ void amqp_link_take_first(amqp_link *lk, const store_claimed *msgs, size_t n, in
         lk->parked = true;
         if (pn_link_get_drain(lk->pn))
             pn_link_drained(lk->pn);
-        return;
+        return false;
     }
     if (!(lk->held = hold(msgs, n, (int)n < asked))) {
         /* out of memory: they go back, and its claims take them once the credit comes */
         for (size_t i = 0; i < n; i++)
             amqp_release_for_others(lk->conn->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
-        amqp_link_pump(lk);
-        return;
+        return true;
     }
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++)
@@ -128,6 +127,5 @@ void amqp_link_take_first(amqp_link *lk, const store_claimed *msgs, size_t n, in
     lk->msg_bytes = bytes / n > 0 ? bytes / n : 1;
     if (!rewound)
         lk->claim_from = msgs[n - 1].sequence_number + 1;
-    amqp_link_pump(lk);
+    return true;
 }
-

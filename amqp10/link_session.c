@@ -228,8 +228,8 @@ static void on_lock_claimed(void *ctx, sb_status st, const char *sid, int64_t pi
 {
     lock_req *req = ctx;
     req->lk->claiming = false;
-    if (locked(req, st, sid, picked_seq, n))
-        amqp_link_take_first(req->lk, msgs, n, req->asked);
+    if (locked(req, st, sid, picked_seq, n) && amqp_link_take_first(req->lk, msgs, n, req->asked))
+        amqp_link_pump(req->lk);
     lock_answered(req);
 }
 
