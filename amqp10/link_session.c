@@ -227,9 +227,20 @@ static void on_lock_claimed(void *ctx, sb_status st, const char *sid, int64_t pi
                             size_t n)
 {
     lock_req *req = ctx;
-    req->lk->claiming = false;
-    if (locked(req, st, sid, picked_seq, n) && amqp_link_take_first(req->lk, msgs, n, req->asked))
-        amqp_link_pump(req->lk);
+    amqp_link *lk = req->lk;
+    lk->claiming = false;
+    if (st == SB_OK && !n && !lk->session_named) {
+        /* The pick read a snapshot older than its lock: the session may have
+         * been emptied and let go by another receiver (or emulator) since,
+         * and a next-available receiver must not get an empty session (it
+         * would wait on it until the lock lapsed: replicas_sessions_load).
+         * Let it go at once, and pick again. */
+        store_session_release(lk->conn->srv->store, lk->entity.id, sid, lk->session_token,
+                              ent_clock_now_ms_in(lk->entity.namespace_id), true, NULL, NULL);
+        st = SB_ERR_SESSION_CANNOT_BE_LOCKED;
+    }
+    if (locked(req, st, sid, picked_seq, n) && amqp_link_take_first(lk, msgs, n, req->asked))
+        amqp_link_pump(lk);
     lock_answered(req);
 }
 

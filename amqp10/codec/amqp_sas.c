@@ -2,6 +2,7 @@
 #include "amqp_sas.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -54,6 +55,9 @@ static int field(const char *fields, const char *name, const char **val, size_t 
     return -1;
 }
 
+
+/* se (seconds) in milliseconds; a time too far off for that is as good as never (it cannot overflow). */
+static int64_t expiry_ms(long long se_s) { return se_s > LLONG_MAX / 1000 ? LLONG_MAX / 1000 * 1000 : se_s * 1000; }
 sb_status amqp_sas_read(const char *token, amqp_sas_result *out, char *why, size_t whylen)
 {
     static const char prefix[] = "SharedAccessSignature ";
@@ -75,7 +79,7 @@ sb_status amqp_sas_read(const char *token, amqp_sas_result *out, char *why, size
     char sebuf[32], *end;
     snprintf(sebuf, sizeof sebuf, "%.*s", (int)(sel < sizeof sebuf ? sel : 0), se);
     long long expiry = sel && sel < sizeof sebuf ? strtoll(sebuf, &end, 10) : 0;
-    out->expires_ms = expiry > 0 && !*end ? expiry * 1000 : 0;
+    out->expires_ms = expiry > 0 && !*end ? expiry_ms(expiry) : 0;
     return SB_OK;
 }
 
@@ -137,7 +141,7 @@ sb_status amqp_sas_verify(const char *token, const char *key_name, const char *k
         snprintf(why, whylen, "the token's signature does not match the key of '%s'", name);
         return SB_ERR_UNAUTHORIZED;
     }
-    out->expires_ms = expiry * 1000;
+    out->expires_ms = expiry_ms(expiry);
     if (out->expires_ms <= now_ms) {
         snprintf(why, whylen, "the token expired at %lld (unix seconds)", expiry);
         return SB_ERR_UNAUTHORIZED;
