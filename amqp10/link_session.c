@@ -166,40 +166,44 @@ typedef struct lock_req {
 
 static void try_lock(amqp_link *lk);
 
-/* The lock answered: claimed, the messages locked with it. True when the
- * link now holds the session and was answered (its messages go out next). */
-static bool locked(lock_req *req, sb_status st, const char *sid, int64_t picked_seq, size_t claimed)
+/* The lock answered (with_claim: a peek-lock receiver's, which claimed
+ * the session's first messages with it, claimed of them). What the receiver
+ * gets is Service Bus's rule (ent_session_lock_outcome). True when the link
+ * now holds the session and was answered (its messages go out next). */
+static bool locked(lock_req *req, sb_status st, const char *sid, int64_t picked_seq, bool with_claim, size_t claimed)
 {
     amqp_link *lk = req->lk;
     amqp_conn *c = lk->conn;
     lk->session_locking = false;
-    if (st == SB_OK && picked_seq)
-        amqp_hint_found(&c->srv->session_picks, &req->pick, picked_seq);
-    lk->session_picked_seq = st == SB_OK ? picked_seq : 0;
+    sb_status refusal = SB_ERR_INTERNAL;
     char desc[ENT_SESSION_ID_SIZE + 256];
-    if (st == SB_OK && (lk->closed || !c->wsi)) {
+    ent_session_lock_verdict v = ent_session_lock_outcome(st, lk->session_named ? lk->session_id : NULL, with_claim,
+                                                          claimed, &refusal, desc, sizeof desc);
+    if (v == ENT_SESSION_LOCK_GIVEN && picked_seq)
+        amqp_hint_found(&c->srv->session_picks, &req->pick, picked_seq);
+    lk->session_picked_seq = v == ENT_SESSION_LOCK_GIVEN ? picked_seq : 0;
+    int64_t now = ent_clock_now_ms_in(lk->entity.namespace_id);
+    if (v == ENT_SESSION_LOCK_EMPTY) {
+        store_session_release(c->srv->store, lk->entity.id, sid, lk->session_token, now, true, NULL, NULL);
+        lk->session_waiting = !lk->closed; /* tried again when messages come, and by the poll timer */
+    } else if (v == ENT_SESSION_LOCK_GIVEN && (lk->closed || !c->wsi)) {
         /* the receiver left while we locked: what the lock took goes back */
         snprintf(lk->session_id, sizeof lk->session_id, "%s", sid);
-        store_session_release(c->srv->store, lk->entity.id, lk->session_id, lk->session_token,
-                              ent_clock_now_ms_in(lk->entity.namespace_id), claimed == 0, NULL, NULL);
+        store_session_release(c->srv->store, lk->entity.id, lk->session_id, lk->session_token, now, claimed == 0,
+                              NULL, NULL);
     } else if (lk->closed) {
         /* nothing to answer */
-    } else if (st == SB_OK) {
+    } else if (v == ENT_SESSION_LOCK_GIVEN) {
         snprintf(lk->session_id, sizeof lk->session_id, "%s", sid);
         lk->session_waiting = false;
         lk->session_held = true;
         lk->session_until_ms = req->until_ms;
         answer(lk);
         return true;
-    } else if (st == SB_ERR_SESSION_CANNOT_BE_LOCKED && lk->session_named) {
-        snprintf(desc, sizeof desc,
-                 "The requested session '%s' cannot be accepted. It may be locked by another receiver.",
-                 lk->session_id);
-        refuse(lk, st, desc);
-    } else if (st == SB_ERR_SESSION_CANNOT_BE_LOCKED) {
+    } else if (v == ENT_SESSION_LOCK_WAIT) {
         lk->session_waiting = true; /* tried again when messages come, and by the poll timer */
     } else {
-        refuse(lk, st, "The emulator's store could not lock the session; retry.");
+        refuse(lk, refusal, desc);
     }
     return false;
 }
@@ -218,7 +222,7 @@ static void lock_answered(lock_req *req)
 static void on_locked(void *ctx, sb_status st, const char *sid, int64_t picked_seq)
 {
     lock_req *req = ctx;
-    if (locked(req, st, sid, picked_seq, 0))
+    if (locked(req, st, sid, picked_seq, false, 0))
         amqp_link_pump(req->lk);
     lock_answered(req);
 }
@@ -229,17 +233,7 @@ static void on_lock_claimed(void *ctx, sb_status st, const char *sid, int64_t pi
     lock_req *req = ctx;
     amqp_link *lk = req->lk;
     lk->claiming = false;
-    if (st == SB_OK && !n && !lk->session_named) {
-        /* The pick read a snapshot older than its lock: the session may have
-         * been emptied and let go by another receiver (or emulator) since,
-         * and a next-available receiver must not get an empty session (it
-         * would wait on it until the lock lapsed: replicas_sessions_load).
-         * Let it go at once, and pick again. */
-        store_session_release(lk->conn->srv->store, lk->entity.id, sid, lk->session_token,
-                              ent_clock_now_ms_in(lk->entity.namespace_id), true, NULL, NULL);
-        st = SB_ERR_SESSION_CANNOT_BE_LOCKED;
-    }
-    if (locked(req, st, sid, picked_seq, n) && amqp_link_take_first(lk, msgs, n, req->asked))
+    if (locked(req, st, sid, picked_seq, true, n) && amqp_link_take_first(lk, msgs, n, req->asked))
         amqp_link_pump(lk);
     lock_answered(req);
 }

@@ -62,7 +62,6 @@ int64_t ent_session_accept_timeout_ms(int64_t requested_ms)
     return requested_ms > 0 ? requested_ms : ENT_SESSION_ACCEPT_TIMEOUT_DEFAULT_MS;
 }
 
-
 sb_status ent_session_requires_session_fixed(const char *kind, const char *path, bool current, char *err,
                                              size_t errlen)
 {
@@ -71,4 +70,20 @@ sb_status ent_session_requires_session_fixed(const char *kind, const char *path,
              "again to change it.",
              kind, path, kind, current ? "true" : "false", kind);
     return SB_ERR_ARGUMENT;
+}
+
+ent_session_lock_verdict ent_session_lock_outcome(sb_status st, const char *named_sid, bool with_claim, size_t claimed,
+                                                  sb_status *refusal, char *err, size_t errlen)
+{
+    if (st == SB_OK)
+        return !named_sid && with_claim && !claimed ? ENT_SESSION_LOCK_EMPTY : ENT_SESSION_LOCK_GIVEN;
+    if (st == SB_ERR_SESSION_CANNOT_BE_LOCKED && !named_sid)
+        return ENT_SESSION_LOCK_WAIT;
+    *refusal = st;
+    if (st == SB_ERR_SESSION_CANNOT_BE_LOCKED)
+        snprintf(err, errlen, "The requested session '%s' cannot be accepted. It may be locked by another receiver.",
+                 named_sid);
+    else
+        snprintf(err, errlen, "The emulator's store could not lock the session; retry.");
+    return ENT_SESSION_LOCK_REFUSED;
 }

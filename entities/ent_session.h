@@ -41,9 +41,6 @@ sb_status ent_session_receiver_check(const ent_entity *e, bool dead_letter, bool
 sb_status ent_session_send_check(bool requires_session, const char *entity_name, bool has_session_id, char *err,
                                  size_t errlen);
 
-/* Whether a subscription takes a topic's copy of a message with or without a
- * SessionId: one that requires sessions cannot hold a message without one,
- * and does not get it (the topic's other subscriptions still do). */
 /* Service Bus does not change RequiresSession of an existing queue or
  * subscription: an update that would is refused (the store keeps the column
  * and answers SB_ERR_NOT_ALLOWED, atomically with the update). Writes the
@@ -52,7 +49,30 @@ sb_status ent_session_send_check(bool requires_session, const char *entity_name,
 sb_status ent_session_requires_session_fixed(const char *kind, const char *path, bool current, char *err,
                                              size_t errlen);
 
+/* Whether a subscription takes a topic's copy of a message with or without a
+ * SessionId: one that requires sessions cannot hold a message without one,
+ * and does not get it (the topic's other subscriptions still do). */
 bool ent_session_holds(const ent_entity *subscription, bool has_session_id);
+
+/* What a session receiver gets once the store answered its lock. */
+typedef enum ent_session_lock_verdict {
+    ENT_SESSION_LOCK_GIVEN,   /* it holds the session: answer its attach */
+    ENT_SESSION_LOCK_EMPTY,   /* locked, but nothing in it for a next-available receiver: let it go at once,
+                               * then wait and pick again */
+    ENT_SESSION_LOCK_WAIT,    /* next available, and no session free: wait for one (until its timeout) */
+    ENT_SESSION_LOCK_REFUSED, /* refuse the link: the status and text are written */
+} ent_session_lock_verdict;
+
+/* The store answered st to a receiver's session lock. named_sid: the session
+ * it asked for (NULL: the next available). with_claim: the lock also claimed
+ * the session's first messages (peek-lock), claimed of them. A
+ * next-available receiver never gets an empty session: the pick reads a
+ * snapshot older than its lock, so another receiver may have emptied the
+ * session and let it go meanwhile, and it would wait on it until the lock
+ * lapsed. A receive-and-delete lock claims nothing with it, so its
+ * emptiness is not known. REFUSED writes *refusal and err. */
+ent_session_lock_verdict ent_session_lock_outcome(sb_status st, const char *named_sid, bool with_claim, size_t claimed,
+                                                  sb_status *refusal, char *err, size_t errlen);
 
 /* How long a next-available receiver waits: the link's com.microsoft:timeout
  * in ms (<= 0: none given). */

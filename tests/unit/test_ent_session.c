@@ -1,7 +1,8 @@
 /* Session rules (entities/ent_session.h): which receivers may attach with or
  * without a session filter, which sends a session entity takes, which
  * subscriptions hold a topic's copy, how long a next-available receiver waits,
- * and the .NET ticks of a Unix time. */
+ * what a receiver gets once the store answered its session lock, and the .NET
+ * ticks of a Unix time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +195,54 @@ static void test_requires_session_fixed(void **state)
                              "subscription (it is true); delete the subscription and create it again to change it.");
 }
 
+/* ---- ent_session_lock_outcome ---- */
+
+static sb_status refusal;
+static char lock_err[256];
+
+static ent_session_lock_verdict outcome(sb_status st, const char *named_sid, bool with_claim, size_t claimed)
+{
+    return ent_session_lock_outcome(st, named_sid, with_claim, claimed, &refusal, lock_err, sizeof lock_err);
+}
+
+/* A next-available peek-lock receiver whose lock claimed nothing does not
+ * get the session (another receiver emptied it after the pick's snapshot):
+ * it lets it go and waits. A named one, or one whose lock claims nothing
+ * with it (receive-and-delete), gets it, empty or not. */
+static void test_lock_outcome_given_or_empty(void **state)
+{
+    (void)state;
+    refusal = SB_OK;
+    lock_err[0] = '\0';
+    assert_int_equal(outcome(SB_OK, NULL, true, 3), ENT_SESSION_LOCK_GIVEN);
+    assert_int_equal(outcome(SB_OK, NULL, true, 0), ENT_SESSION_LOCK_EMPTY);
+    assert_int_equal(outcome(SB_OK, NULL, false, 0), ENT_SESSION_LOCK_GIVEN);
+    assert_int_equal(outcome(SB_OK, "s1", true, 0), ENT_SESSION_LOCK_GIVEN);
+    assert_int_equal(outcome(SB_OK, "s1", false, 0), ENT_SESSION_LOCK_GIVEN);
+    assert_int_equal(refusal, SB_OK); /* untouched unless refused */
+    assert_string_equal(lock_err, "");
+}
+
+/* No free session: the next-available receiver waits; one that named its
+ * session is refused with Service Bus's text; a store failure refuses
+ * either, with its own status. */
+static void test_lock_outcome_wait_or_refused(void **state)
+{
+    (void)state;
+    refusal = SB_OK;
+    assert_int_equal(outcome(SB_ERR_SESSION_CANNOT_BE_LOCKED, NULL, true, 0), ENT_SESSION_LOCK_WAIT);
+    assert_int_equal(refusal, SB_OK);
+    assert_int_equal(outcome(SB_ERR_SESSION_CANNOT_BE_LOCKED, "s1", true, 0), ENT_SESSION_LOCK_REFUSED);
+    assert_int_equal(refusal, SB_ERR_SESSION_CANNOT_BE_LOCKED);
+    assert_string_equal(lock_err,
+                        "The requested session 's1' cannot be accepted. It may be locked by another receiver.");
+    assert_int_equal(outcome(SB_ERR_INTERNAL, NULL, false, 0), ENT_SESSION_LOCK_REFUSED);
+    assert_int_equal(refusal, SB_ERR_INTERNAL);
+    assert_string_equal(lock_err, "The emulator's store could not lock the session; retry.");
+    assert_int_equal(outcome(SB_ERR_SERVER_BUSY, "s1", true, 0), ENT_SESSION_LOCK_REFUSED);
+    assert_int_equal(refusal, SB_ERR_SERVER_BUSY);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +259,8 @@ int main(void)
         cmocka_unit_test(test_holds),
         cmocka_unit_test(test_accept_timeout),
         cmocka_unit_test(test_requires_session_fixed),
+        cmocka_unit_test(test_lock_outcome_given_or_empty),
+        cmocka_unit_test(test_lock_outcome_wait_or_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
