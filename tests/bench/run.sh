@@ -27,7 +27,7 @@ rounds=${BENCH_ROUNDS:-3}
 # The others keep 20,000: their cases take seconds already, 20 subscriptions
 # of 20,000 fill a topic's 1 GB, and the session cases are 1,000 sessions of 20.
 count_small=${BENCH_COUNT:-50000}        # messages per 1 KiB queue case (send, receive, backlog)
-count_large=${BENCH_COUNT_LARGE:-2000}   # messages per 64 KiB case
+count_large=${BENCH_COUNT_LARGE:-6000}   # messages per 64 KiB case (at 2,000 the fastest took 0.06 s)
 count_other=${BENCH_COUNT_OTHER:-20000}  # messages per topic, session and transaction case
 window_small=${BENCH_WINDOW:-1000}       # unsettled sends / credit per connection, 1 KiB
 window_large=${BENCH_WINDOW_LARGE:-100}  # the same for 64 KiB: 100 x 64 KiB = 6.4 MB in flight per connection
@@ -60,6 +60,11 @@ sample_ms=${BENCH_PG_SAMPLE_MS:-100}
 settle_ms=${BENCH_PG_SETTLE_MS:-2000}    # until pg_stat_* holds all of sbemu's work (pgwatch.sh)
 pg_tables=${BENCH_PG_TABLES:-message%}
 flag_pct=${BENCH_FLAG_PCT:-25}           # a round further than this (%) from its case's median is flagged
+# 1: every send into PostgreSQL (sbemu's and the raw line's, timed or a
+# fill) starts right after a CHECKPOINT, so that the receive after it runs in
+# the same checkpoint cycle, round after round (see pg_checkpoint). 0: where
+# the minutely checkpoints fall.
+checkpoint_each=${BENCH_CHECKPOINT:-1}
 # The soak (soak.sh): BENCH_SOAK minutes of sends and peek-lock receives
 # together on one queue, at BENCH_SOAK_RATE msg/s, or at soak_share % of the
 # best rate a BENCH_SOAK_PROBE-second unthrottled run sustained; a line every
@@ -281,10 +286,24 @@ quiesce() {
 # cases of a run fell to a tenth; without RabbitMQ they did not).
 beam_writes() { awk '/^write_bytes/{print $2}' "/proc/$beam_pid/io" 2>/dev/null || echo 0; }
 
+# Before each send into PostgreSQL (BENCH_CHECKPOINT=1), untimed. The first
+# change to a page after a checkpoint writes the whole page to the WAL (a
+# full-page image); with checkpoints every minute, wherever they fell, a
+# receive that followed one paid an image for every page its completes
+# touched, and one that did not paid none: the 64 KiB rounds flagged in one
+# run were those (receive-and-delete x10: wal 95.8 MB, 11,970 images, 6,232
+# msg/s, against 3.8 MB, 0 images and 8,447-8,730 in its other rounds; the
+# raw line's receive x10, 7,722 against 11,976-12,270, the same way). Now
+# every send begins a cycle and the receive after it pays no images; the
+# send pays them for the pages it reuses, the same in every round. What
+# checkpoints cost under sustained load is the soak's (soak.sh).
+pg_checkpoint() { [ "$checkpoint_each" = 1 ] || return 0; psql_sb -c CHECKPOINT >/dev/null; }
+
 bench_opts=()   # more sbbench options for the next bench (see bench_with)
 bench() {  # broker case address mode count size conns window [timeout]
   local broker=$1 case=$2 address=$3 mode=$4 count=$5 size=$6 conns=$7 window=$8 t=${9:-$timeout}
   quiesce
+  if [ "$broker" = sbemu ] && [ "$mode" = send ]; then pg_checkpoint; fi
   local -a auth url_args
   if [ "$broker" = sbemu ]; then
     url_args=(--url "amqp://127.0.0.1:$amqp" --address "$address"); auth=(--sas-key "$SAS_KEY")
@@ -417,6 +436,7 @@ raw_run() {  # case mode count size conns window ("-" as the case: untimed, not 
   local case=$1 mode=$2 count=$3 size=$4 conns=$5 window=$6 i per
   local -a pids=()
   per=$((count / conns)); rm -f "$work"/raw.*
+  if [ "$mode" = send ]; then pg_checkpoint; fi
   for i in $(seq "$conns"); do
     raw_script "$mode" "$raw_entity_id" "$raw_seq" "$per" "$window" "$size" "$work/raw.copy.$i" > "$work/raw.sql.$i"
     if [ "$mode" = send ]; then raw_seq=$((raw_seq + per)); fi
