@@ -11,37 +11,84 @@
 #include "store_binary.h"
 #include "store_statements.h"
 
-/* ---- message rows ---- */
+/* ---- rows kept with their PGresult ---- */
 
-typedef struct msgs_result {
-    store_dash_msg *msgs;
+/* Rows of one statement, parsed into an array of elements whose texts and
+ * bytes point into the copied PGresult; both freed with the op, after its
+ * callback returned. */
+typedef struct rows_result {
+    void *v;
     size_t n;
     PGresult *pgresult; /* what the rows point into */
-} msgs_result;
+} rows_result;
 
-static void msgs_free(void *p)
+static void rows_free(void *p)
 {
-    msgs_result *m = p;
-    PQclear(m->pgresult);
-    ent_free(m->msgs);
-    ent_free(m);
+    rows_result *x = p;
+    PQclear(x->pgresult);
+    ent_free(x->v);
+    ent_free(x);
 }
+
+/* Keeps a copy of res and room for its rows, elem bytes each: the copy, or
+ * NULL with the op failed. */
+static PGresult *rows_keep(store_op *op, const void *res, size_t elem)
+{
+    rows_result *x = store_op_result(op);
+    PGresult *r = PQcopyResult(res, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
+    int rows = r ? PQntuples(r) : 0;
+    if (!x || !r || (rows && !(x->v = ent_calloc((size_t)rows, elem)))) {
+        PQclear(r);
+        store_op_set_status(op, SB_ERR_INTERNAL);
+        return NULL;
+    }
+    x->pgresult = r;
+    x->n = (size_t)rows;
+    return r;
+}
+
+/* The rows to answer: NULL (with *n 0) unless st is SB_OK and they were
+ * parsed; *st becomes the status to answer. */
+static const void *rows_answer(store_op *op, sb_status *st, size_t *n)
+{
+    rows_result *x = store_op_result(op);
+    *n = 0;
+    if (*st != SB_OK)
+        return NULL;
+    if (!x || (!x->pgresult && x->n)) {
+        *st = SB_ERR_INTERNAL;
+        return NULL;
+    }
+    *n = x->n;
+    return x->v;
+}
+
+/* An op for one statement answering rows; NULL: the op could not be made
+ * (the caller fails its callback). */
+static store_op *rows_op(store_parse_fn parse, store_done_fn done, void (*fn)(void), void *ctx)
+{
+    store_op *op = store_op_or_fail(1, parse, done, user_new(fn, ctx));
+    if (!op)
+        return NULL;
+    rows_result *x = ent_calloc(1, sizeof *x);
+    if (x)
+        store_op_set_result(op, x, rows_free);
+    else
+        store_op_set_status(op, SB_ERR_INTERNAL);
+    return op;
+}
+
+/* ---- message rows ---- */
 
 static void msgs_parse(store_op *op, int stmt, const void *res)
 {
     (void)stmt;
-    msgs_result *m = store_op_result(op);
-    PGresult *r = PQcopyResult(res, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
-    int rows = r ? PQntuples(r) : 0;
-    if (!m || !r || (rows && !(m->msgs = ent_calloc((size_t)rows, sizeof *m->msgs)))) {
-        PQclear(r);
-        store_op_set_status(op, SB_ERR_INTERNAL);
+    PGresult *r = rows_keep(op, res, sizeof(store_dash_msg));
+    if (!r)
         return;
-    }
-    m->pgresult = r;
-    m->n = (size_t)rows;
-    for (int i = 0; i < rows; i++) {
-        store_dash_msg *x = &m->msgs[i];
+    rows_result *m = store_op_result(op);
+    for (size_t i = 0; i < m->n; i++) {
+        store_dash_msg *x = (store_dash_msg *)m->v + i;
         x->sequence_number = col_i64(r, i, 0);
         x->subqueue = (int)col_i64(r, i, 1);
         x->state = (int)col_i64(r, i, 2);
@@ -67,27 +114,18 @@ static void msgs_parse(store_op *op, int stmt, const void *res)
 static void msgs_done(store_op *op, sb_status st)
 {
     user_cb *u = store_op_ctx(op);
-    msgs_result *m = store_op_result(op);
-    if (st == SB_OK && m && (m->pgresult || !m->n))
-        ((store_dash_msgs_cb)u->fn)(u->ctx, SB_OK, m->msgs, m->n);
-    else
-        ((store_dash_msgs_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
+    size_t n;
+    const store_dash_msg *msgs = rows_answer(op, &st, &n);
+    ((store_dash_msgs_cb)u->fn)(u->ctx, st, msgs, n);
     ent_free(u);
 }
 
 /* An op for one statement answering message rows; NULL: cb was failed. */
 static store_op *msgs_op(store_dash_msgs_cb cb, void *ctx)
 {
-    store_op *op = store_op_or_fail(1, msgs_parse, msgs_done, user_new((void (*)(void))cb, ctx));
-    if (!op) {
+    store_op *op = rows_op(msgs_parse, msgs_done, (void (*)(void))cb, ctx);
+    if (!op)
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
-        return NULL;
-    }
-    msgs_result *m = ent_calloc(1, sizeof *m);
-    if (m)
-        store_op_set_result(op, m, msgs_free);
-    else
-        store_op_set_status(op, SB_ERR_INTERNAL);
     return op;
 }
 
@@ -235,35 +273,15 @@ void store_dash_set_status(store *s, ent_kind kind, int64_t id, const char *stat
 
 /* ---- sessions ---- */
 
-typedef struct sessions_result {
-    store_dash_session *v;
-    size_t n;
-    PGresult *pgresult;
-} sessions_result;
-
-static void sessions_free(void *p)
-{
-    sessions_result *x = p;
-    PQclear(x->pgresult);
-    ent_free(x->v);
-    ent_free(x);
-}
-
 static void sessions_parse(store_op *op, int stmt, const void *res)
 {
     (void)stmt;
-    sessions_result *x = store_op_result(op);
-    PGresult *r = PQcopyResult(res, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
-    int rows = r ? PQntuples(r) : 0;
-    if (!x || !r || (rows && !(x->v = ent_calloc((size_t)rows, sizeof *x->v)))) {
-        PQclear(r);
-        store_op_set_status(op, SB_ERR_INTERNAL);
+    PGresult *r = rows_keep(op, res, sizeof(store_dash_session));
+    if (!r)
         return;
-    }
-    x->pgresult = r;
-    x->n = (size_t)rows;
-    for (int i = 0; i < rows; i++) {
-        store_dash_session *v = &x->v[i];
+    rows_result *x = store_op_result(op);
+    for (size_t i = 0; i < x->n; i++) {
+        store_dash_session *v = (store_dash_session *)x->v + i;
         v->session_id = PQgetvalue(r, i, 0);
         v->messages = col_i64(r, i, 1);
         if (!PQgetisnull(r, i, 2)) {
@@ -281,26 +299,21 @@ static void sessions_parse(store_op *op, int stmt, const void *res)
 static void sessions_done(store_op *op, sb_status st)
 {
     user_cb *u = store_op_ctx(op);
-    sessions_result *x = store_op_result(op);
-    if (st == SB_OK && x && (x->pgresult || !x->n))
-        ((store_dash_sessions_cb)u->fn)(u->ctx, SB_OK, x->v, x->n);
-    else
-        ((store_dash_sessions_cb)u->fn)(u->ctx, st == SB_OK ? SB_ERR_INTERNAL : st, NULL, 0);
+    size_t n;
+    const store_dash_session *v = rows_answer(op, &st, &n);
+    ((store_dash_sessions_cb)u->fn)(u->ctx, st, v, n);
     ent_free(u);
 }
 
 void store_dash_sessions(store *s, int64_t entity_id, int max, store_dash_sessions_cb cb, void *ctx)
 {
-    store_op *op = store_op_or_fail(1, sessions_parse, sessions_done, user_new((void (*)(void))cb, ctx));
+    store_op *op = rows_op(sessions_parse, sessions_done, (void (*)(void))cb, ctx);
     if (!op) {
         cb(ctx, SB_ERR_INTERNAL, NULL, 0);
         return;
     }
-    sessions_result *x = ent_calloc(1, sizeof *x);
-    if (x)
-        store_op_set_result(op, x, sessions_free);
     int8_param e = be_int8(entity_id), lim = be_int8(max);
-    if (!x || store_op_stmt(op, 0, STMT_DASH_SESSIONS, (store_param[]){P_INT8(e), P_INT8(lim)}, 2))
+    if (store_op_stmt(op, 0, STMT_DASH_SESSIONS, (store_param[]){P_INT8(e), P_INT8(lim)}, 2))
         store_op_set_status(op, SB_ERR_INTERNAL);
     store_submit(s, op);
 }
