@@ -55,9 +55,9 @@ static int field(const char *fields, const char *name, const char **val, size_t 
     return -1;
 }
 
-
 /* se (seconds) in milliseconds; a time too far off for that is as good as never (it cannot overflow). */
 static int64_t expiry_ms(long long se_s) { return se_s > LLONG_MAX / 1000 ? LLONG_MAX / 1000 * 1000 : se_s * 1000; }
+
 sb_status amqp_sas_read(const char *token, amqp_sas_result *out, char *why, size_t whylen)
 {
     static const char prefix[] = "SharedAccessSignature ";
