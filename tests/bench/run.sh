@@ -65,6 +65,10 @@ flag_pct=${BENCH_FLAG_PCT:-25}           # a round further than this (%) from it
 # the same checkpoint cycle, round after round (see pg_checkpoint). 0: where
 # the minutely checkpoints fall.
 checkpoint_each=${BENCH_CHECKPOINT:-1}
+# Before every case (and the raw line's), up to this many seconds of waiting
+# for sbemu's cluster to finish its vacuums, then the vacuum of what is due
+# (see pg_vacuum_due; 0: neither).
+vacuum_wait_s=${BENCH_VACUUM_WAIT:-120}
 # The soak (soak.sh): BENCH_SOAK minutes of sends and peek-lock receives
 # together on one queue, at BENCH_SOAK_RATE msg/s, or at soak_share % of the
 # best rate a BENCH_SOAK_PROBE-second unthrottled run sustained; a line every
@@ -75,7 +79,7 @@ soak_peer=${BENCH_SOAK_PEER:-0}
 soak_probe_s=${BENCH_SOAK_PROBE:-20}
 soak_every_s=${BENCH_SOAK_REPORT:-60}
 soak_share=80
-for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s warmup sessions_at_once; do
+for v in sample_ms settle_ms flag_pct soak_probe_s soak_every_s warmup sessions_at_once vacuum_wait_s; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "$v: a whole number, not '${!v}'" >&2; exit 64; }
 done
 [[ $story =~ ^(on|off)$ ]] || { echo "BENCH_STORY is on or off, not '$story'" >&2; exit 64; }
@@ -270,6 +274,7 @@ human_size() { [ "$1" -ge 1024 ] && echo "$(($1 / 1024))KiB" || echo "${1}B"; }
 # most 30 s of waiting).
 quiesce() {
   sync
+  pg_vacuum_due
   [ -n "${beam_pid:-}" ] && [ -r "/proc/$beam_pid/stat" ] || return 0
   local a b wa wb i quiet=0
   for i in $(seq 60); do
@@ -279,6 +284,38 @@ quiesce() {
     [ $quiet -ge 3 ] && break
   done
   sync
+}
+# Vacuums before the case what autovacuum would take up under it. A case
+# leaves dead rows, and autovacuum takes them up seconds later, under whichever
+# case runs then: in the run at 3c44cff, the vacuum of the 64 KiB cases' TOAST
+# (~800 MB) ran under round 3's first 1 KiB send (52,713 full-page images,
+# 67,540 against 95,362-100,200 msg/s) and under a 64 KiB send on ten
+# connections (100,515 images, 2,501 against 4,172-4,905). So, untimed: wait
+# (vacuum_wait_s at most) for the vacuums under way in sbemu's cluster, then
+# VACUUM messages (its TOAST with it) if either holds more dead rows than
+# autovacuum's threshold (50 + 20 % of its rows), and say so when it took a
+# second or more. What vacuum costs under sustained load is the soak's to show.
+pg_vacuum_due() {
+  [ "$vacuum_wait_s" -gt 0 ] || return 0
+  pg_settle   # the dead rows of sbemu's last work counted (pgwatch.sh)
+  local t0=$EPOCHREALTIME ran="" due w
+  while w=$(psql_sb -Atc "SELECT string_agg(coalesce(c.relname, p.relid::text) || ' (' || p.phase || ')', ', ')
+                           FROM pg_stat_progress_vacuum p LEFT JOIN pg_class c ON c.oid = p.relid" 2>/dev/null) &&
+        [ -n "$w" ]; do
+    ran=$w
+    awk -v t="$t0" -v now="$EPOCHREALTIME" -v m="$vacuum_wait_s" 'BEGIN{exit !(now - t >= m)}' && break
+    sleep 0.5
+  done
+  due=$(psql_sb -Atc "SELECT string_agg(s.relname || ' ' || s.n_dead_tup, ', ') FROM pg_stat_all_tables s
+                        JOIN pg_class c ON c.oid = s.relid
+                       WHERE c.oid IN (SELECT oid FROM pg_class WHERE relname = 'messages' AND relkind = 'r'
+                                       UNION ALL SELECT reltoastrelid FROM pg_class WHERE relname = 'messages')
+                         AND s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)" 2>/dev/null) || due=""
+  [ -z "$due" ] || psql_sb -c "VACUUM messages" >/dev/null 2>&1 || due="$due (failed)"
+  awk -v t="$t0" -v now="$EPOCHREALTIME" -v r="$ran" -v d="$due" 'BEGIN{
+    s = now - t; if (s < 1) exit
+    m = ""; if (r != "") m = "waited for vacuum of " r; if (d != "") m = m (m != "" ? "; " : "") "vacuumed " d " dead"
+    printf "  (quiet: %.1f s: %s)\n", s, m }'
 }
 # Bytes beam.smp has written so far: RabbitMQ compacts its message store in
 # the background after the 64 KiB cases, writing for tens of seconds with
@@ -436,6 +473,7 @@ raw_run() {  # case mode count size conns window ("-" as the case: untimed, not 
   local case=$1 mode=$2 count=$3 size=$4 conns=$5 window=$6 i per
   local -a pids=()
   per=$((count / conns)); rm -f "$work"/raw.*
+  pg_vacuum_due
   if [ "$mode" = send ]; then pg_checkpoint; fi
   for i in $(seq "$conns"); do
     raw_script "$mode" "$raw_entity_id" "$raw_seq" "$per" "$window" "$size" "$work/raw.copy.$i" > "$work/raw.sql.$i"
