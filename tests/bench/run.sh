@@ -292,13 +292,13 @@ quiesce() {
 # 67,540 against 95,362-100,200 msg/s) and under a 64 KiB send on ten
 # connections (100,515 images, 2,501 against 4,172-4,905). So, untimed: wait
 # (vacuum_wait_s at most) for the vacuums under way in sbemu's cluster, then
-# VACUUM messages (its TOAST with it) if either holds more dead rows than
-# autovacuum's threshold (50 + 20 % of its rows), and say so when it took a
-# second or more. What vacuum costs under sustained load is the soak's to show.
+# VACUUM each of sbemu's tables that holds, itself or in its TOAST, more dead
+# rows than autovacuum's threshold (50 + 20 % of its rows), and say so when it
+# took a second or more. What vacuum costs under sustained load is the soak's to show.
 pg_vacuum_due() {
   [ "$vacuum_wait_s" -gt 0 ] || return 0
   pg_settle   # the dead rows of sbemu's last work counted (pgwatch.sh)
-  local t0=$EPOCHREALTIME ran="" due w
+  local t0=$EPOCHREALTIME ran="" due="" w
   while w=$(psql_sb -Atc "SELECT string_agg(coalesce(c.relname, p.relid::text) || ' (' || p.phase || ')', ', ')
                            FROM pg_stat_progress_vacuum p LEFT JOIN pg_class c ON c.oid = p.relid" 2>/dev/null) &&
         [ -n "$w" ]; do
@@ -306,12 +306,16 @@ pg_vacuum_due() {
     awk -v t="$t0" -v now="$EPOCHREALTIME" -v m="$vacuum_wait_s" 'BEGIN{exit !(now - t >= m)}' && break
     sleep 0.5
   done
-  due=$(psql_sb -Atc "SELECT string_agg(s.relname || ' ' || s.n_dead_tup, ', ') FROM pg_stat_all_tables s
-                        JOIN pg_class c ON c.oid = s.relid
-                       WHERE c.oid IN (SELECT oid FROM pg_class WHERE relname = 'messages' AND relkind = 'r'
-                                       UNION ALL SELECT reltoastrelid FROM pg_class WHERE relname = 'messages')
-                         AND s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)" 2>/dev/null) || due=""
-  [ -z "$due" ] || psql_sb -c "VACUUM messages" >/dev/null 2>&1 || due="$due (failed)"
+  # every table of sbemu's schema, and each TOAST table as its owner's
+  local tables=""
+  IFS='|' read -r tables due < <(psql_sb -At -F'|' -c "
+      SELECT string_agg(DISTINCT quote_ident(coalesce(o.relname, c.relname)), ', '),
+             string_agg(s.relname || ' ' || s.n_dead_tup, ', ')
+        FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
+        LEFT JOIN pg_class o ON o.reltoastrelid = c.oid
+       WHERE coalesce(o.relnamespace, c.relnamespace) = 'public'::regnamespace
+         AND s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)" 2>/dev/null) || tables=""
+  [ -z "$tables" ] || psql_sb -c "VACUUM $tables" >/dev/null 2>&1 || due="$due (failed)"
   awk -v t="$t0" -v now="$EPOCHREALTIME" -v r="$ran" -v d="$due" 'BEGIN{
     s = now - t; if (s < 1) exit
     m = ""; if (r != "") m = "waited for vacuum of " r; if (d != "") m = m (m != "" ? "; " : "") "vacuumed " d " dead"
