@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "ent_log.h"
 #include "store.h"
@@ -70,11 +71,22 @@ PGconn *store_flusher_connect(const char *conninfo, char *err, size_t errlen)
     return conn;
 }
 
+/* SO_SNDBUFFORCE passes net.core.wmem_max where we may (root, or
+ * CAP_NET_ADMIN); otherwise SO_SNDBUF is capped by it. A smaller buffer only
+ * costs speed, so neither failing is an error. */
+static void widen_send_buffer(PGconn *conn)
+{
+    int fd = PQsocket(conn), bytes = STORE_SOCKET_SEND_BUFFER_BYTES;
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
 PGconn *store_connect(const char *conninfo, int64_t *clock_offset_ms, char *err, size_t errlen)
 {
     PGconn *conn = open_conn(conninfo, NULL, err, errlen);
     if (!conn)
         return NULL;
+    widen_send_buffer(conn);
     /* The plans test_store_plans checks, and no planning per execution: a
      * custom plan would be re-planned from statistics that may be missing or
      * stale (right after a bulk send), which is what made drains slow. */

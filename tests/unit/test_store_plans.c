@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -553,6 +554,31 @@ static void test_store_connection_never_compiles(void **state)
     PQfinish(store_conn);
 }
 
+/* The store's connection writes through a wide socket buffer
+ * (STORE_SOCKET_SEND_BUFFER_BYTES): what the kernel grants, which it doubles,
+ * past net.core.wmem_max only for root. */
+static void test_store_connection_sends_through_a_wide_buffer(void **state)
+{
+    (void)state;
+    long granted = 2L * STORE_SOCKET_SEND_BUFFER_BYTES;
+    if (geteuid() != 0) {
+        long wmem_max = 0;
+        FILE *f = fopen("/proc/sys/net/core/wmem_max", "r");
+        assert_non_null(f);
+        assert_int_equal(fscanf(f, "%ld", &wmem_max), 1);
+        fclose(f);
+        if (2 * wmem_max < granted)
+            granted = 2 * wmem_max;
+    }
+    PGconn *store_conn = store_connection();
+    int bytes = 0;
+    socklen_t len = sizeof bytes;
+    assert_int_equal(getsockopt(PQsocket(store_conn), SOL_SOCKET, SO_SNDBUF, &bytes, &len), 0);
+    PQfinish(store_conn);
+    if (bytes < granted)
+        fail_msg("the store's socket send buffer is %d bytes, not the %ld granted", bytes, granted);
+}
+
 /* The hot statements, whose plans made on an empty table are checked. */
 static const char *const hot[] = {STMT_CLAIM_LOCK, STMT_CLAIM_DELETE, STMT_COMPLETE_SET, STMT_SETTLE_SET,
                                   STMT_CLAIM_SESSION_LOCK, STMT_SESSION_LOCK_CLAIM, STMT_SWEEP_LAPSED};
@@ -1002,6 +1028,7 @@ int main(void)
         cmocka_unit_test(test_generic_plans_with_statistics),
         cmocka_unit_test(test_time_conversions_are_inlined),
         cmocka_unit_test(test_store_connection_never_compiles),
+        cmocka_unit_test(test_store_connection_sends_through_a_wide_buffer),
         cmocka_unit_test(test_removing_entities_scans_no_backlog),
         cmocka_unit_test(test_generic_plans_with_statistics_of_a_ready_backlog),
         cmocka_unit_test(test_plans_made_on_an_empty_table),
