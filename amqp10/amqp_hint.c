@@ -26,14 +26,21 @@ static amqp_hint_slot *slot_for(amqp_hints *p, int64_t entity_id)
 int64_t amqp_hint_from(amqp_hints *p, int64_t entity_id, amqp_hint_mark *mark)
 {
     amqp_hint_slot *s = slot_for(p, entity_id);
-    *mark = (amqp_hint_mark){entity_id, s->epoch};
+    *mark = (amqp_hint_mark){entity_id, s->epoch, s->lowers};
     return s->from;
 }
 
 void amqp_hint_found(amqp_hints *p, const amqp_hint_mark *mark, int64_t seq)
 {
     amqp_hint_slot *s = slot_of(p, mark->entity_id);
-    if (s->entity_id == mark->entity_id && s->epoch == mark->epoch && seq > s->from)
+    if (s->entity_id != mark->entity_id || s->epoch != mark->epoch)
+        return;
+    if (s->lowers - mark->lowers > AMQP_HINT_LOWERS_KEPT)
+        return; /* lowerings forgotten: one of them may lie below seq */
+    for (uint64_t i = mark->lowers; i < s->lowers; i++)
+        if (s->lowered[i % AMQP_HINT_LOWERS_KEPT] < seq)
+            seq = s->lowered[i % AMQP_HINT_LOWERS_KEPT];
+    if (seq > s->from)
         s->from = seq;
 }
 
@@ -60,7 +67,9 @@ void amqp_hint_lower(amqp_hints *p, int64_t entity_id, int64_t seq)
         return; /* no hint kept: its next pick starts from 0 */
     if (seq < s->from)
         s->from = seq;
-    s->epoch++; /* a pick in the store may have skipped the session: its answer does not raise the hint */
+    /* a pick in the store may have skipped the session: its answer raises the hint no higher */
+    s->lowered[s->lowers % AMQP_HINT_LOWERS_KEPT] = seq;
+    s->lowers++;
 }
 
 bool amqp_hint_walk_begin(amqp_hints *p, int64_t entity_id)

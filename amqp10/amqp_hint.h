@@ -20,7 +20,14 @@
  * A hint is only ever a lower bound a walk may start from: a slot taken by
  * another entity, or a rewind, starts a walk from 0 again, which is always
  * right. A walk's answer moves the hint only if no rewind came while it was
- * in the store (its mark's epoch).
+ * in the store (its mark's epoch), and no higher than any session let go
+ * meanwhile (the pick may have skipped it while it was held): the slot keeps
+ * the last AMQP_HINT_LOWERS_KEPT lowerings for that, and an answer that
+ * waited through more raises nothing. (Until 2026-11-29 any lowering in
+ * between voided the answer: with eight receivers switching sessions, one
+ * was let go during nearly every pick, and the hint stayed at the entity's
+ * first message while each pick walked the entries of every session
+ * received since.)
  *
  * The claims' set also keeps, per entity, when this process last stamped a
  * receive of it as activity (entities/ent_activity.h: at most once a second).
@@ -35,6 +42,10 @@
 /* Entities whose hint is kept at once (more share slots: a hint lost is a
  * walk from 0). */
 #define AMQP_HINT_SLOTS 256
+/* Lowerings an entity's slot remembers: more during one pick than this, and
+ * its answer raises nothing (as many as the receivers switching sessions at
+ * once, with room to spare). */
+#define AMQP_HINT_LOWERS_KEPT 16
 
 typedef struct amqp_hint_slot {
     int64_t entity_id; /* 0: free */
@@ -42,6 +53,8 @@ typedef struct amqp_hint_slot {
     uint64_t epoch; /* moved by every rewind and by a new entity taking the slot */
     bool walking;   /* a walk from this hint is in the store (amqp_hint_walk_begin) */
     int64_t stamped_ms; /* the last receive stamped as activity (amqp_hint_stamp_due); 0: none */
+    uint64_t lowers;    /* lowerings so far; the last ones' sequence numbers in lowered, by lowers % KEPT */
+    int64_t lowered[AMQP_HINT_LOWERS_KEPT];
 } amqp_hint_slot;
 
 /* Ownership: a member of amqp_server; zeroed is empty. */
@@ -53,13 +66,15 @@ typedef struct amqp_hints {
 typedef struct amqp_hint_mark {
     int64_t entity_id;
     uint64_t epoch;
+    uint64_t lowers; /* the slot's lowerings when the walk began */
 } amqp_hint_mark;
 
 /* The sequence number entity_id's next walk starts from; *mark for the answer. */
 int64_t amqp_hint_from(amqp_hints *p, int64_t entity_id, amqp_hint_mark *mark);
 /* The walk marked so found what it looked for up to sequence number seq (a
  * claim: the last message it took, plus one; a pick: the message whose
- * session it took). */
+ * session it took). Raises the hint to seq, or to the lowest lowering since
+ * the mark if that is below. */
 void amqp_hint_found(amqp_hints *p, const amqp_hint_mark *mark, int64_t seq);
 /* Messages of entity_id (0: of every entity) may be claimable below the hint. */
 void amqp_hint_rewind(amqp_hints *p, int64_t entity_id);

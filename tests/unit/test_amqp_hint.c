@@ -1,7 +1,7 @@
 /* Where a walk of an entity's messages starts (amqp10/amqp_hint.c: the next
  * claim, or the next pick of a next available session): a walk's answer
- * raises the hint unless a rewind or a lowering came while it was in the
- * store; a session let go lowers it; a slot taken by another entity
+ * raises the hint unless a rewind came while it was in the store, and no
+ * higher than a session let go meanwhile; a session let go lowers it; a slot taken by another entity
  * starts that entity from 0; a rewind of every entity; one walk of an
  * entity in the store at a time (the claims' turns); a receive stamped as
  * activity at most once per ENT_ACTIVITY_STAMP_MS of the entity's clock. */
@@ -47,6 +47,40 @@ static void a_session_let_go_lowers(void **state)
     assert_int_equal(amqp_hint_from(&picks, 9, &m), 200);
     amqp_hint_lower(&picks, 9, 0); /* a named session: from the start */
     assert_int_equal(amqp_hint_from(&picks, 9, &m), 0);
+}
+
+/* Eight receivers switching sessions: sessions are let go while nearly every
+ * pick is in the store. An answer still raises the hint, as far as the
+ * lowest session let go meanwhile; one that waited through more lowerings
+ * than the slot keeps raises nothing. */
+static void picks_overlapping_lowerings_still_raise(void **state)
+{
+    (void)state;
+    amqp_hint_mark a, b, c;
+    amqp_hint_rewind(&picks, 0);
+    amqp_hint_from(&picks, 11, &a);
+    amqp_hint_found(&picks, &a, 1000);
+    amqp_hint_from(&picks, 11, &a); /* two picks in the store at once, from 1000 */
+    amqp_hint_from(&picks, 11, &b);
+    amqp_hint_lower(&picks, 11, 1003); /* sessions picked by 1003 and 1001 were let go */
+    amqp_hint_lower(&picks, 11, 1001);
+    amqp_hint_found(&picks, &a, 1008);
+    assert_int_equal(amqp_hint_from(&picks, 11, &c), 1001);
+    amqp_hint_found(&picks, &b, 1009); /* b saw the same lowerings */
+    assert_int_equal(amqp_hint_from(&picks, 11, &c), 1001);
+    amqp_hint_lower(&picks, 11, 1005); /* after b began: c is held below it */
+    amqp_hint_found(&picks, &c, 1010);
+    assert_int_equal(amqp_hint_from(&picks, 11, &a), 1005);
+    amqp_hint_found(&picks, &a, 1012); /* nothing let go since a began */
+    assert_int_equal(amqp_hint_from(&picks, 11, &b), 1012);
+    for (int i = 0; i < AMQP_HINT_LOWERS_KEPT + 1; i++)
+        amqp_hint_lower(&picks, 11, 2000 + i); /* above the hint; more than the slot keeps */
+    amqp_hint_found(&picks, &b, 3000);
+    assert_int_equal(amqp_hint_from(&picks, 11, &a), 1012);
+    for (int i = 0; i < AMQP_HINT_LOWERS_KEPT; i++)
+        amqp_hint_lower(&picks, 11, 2000 + i); /* as many as it keeps: the lowest caps the answer */
+    amqp_hint_found(&picks, &a, 3000);
+    assert_int_equal(amqp_hint_from(&picks, 11, &a), 2000);
 }
 
 static void entities_sharing_a_slot_and_a_rewind_of_all(void **state)
@@ -114,6 +148,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(found_raises_and_a_rewind_in_between_does_not),
         cmocka_unit_test(a_session_let_go_lowers),
+        cmocka_unit_test(picks_overlapping_lowerings_still_raise),
         cmocka_unit_test(entities_sharing_a_slot_and_a_rewind_of_all),
         cmocka_unit_test(one_walk_of_an_entity_at_a_time),
         cmocka_unit_test(a_receive_stamped_once_a_second),
