@@ -1,0 +1,20 @@
+-- sbemu schema, version 29: the TOAST table of messages keeps its pages when
+-- drained, as the heap has since migration 026.
+--
+-- Bodies over ~2 KB live in messages' TOAST table, about 2 KB a row: a 64 KiB
+-- body is 33 of its rows. Vacuum cut a drained TOAST table's empty pages off
+-- its end, so every burst of large sends after a drain grew the file again,
+-- one 8 KiB page per call under the extension lock (PostgreSQL 15): in the
+-- benchmark at 05cec2e, 6,000 x 64 KiB on ten connections, the store's
+-- backend was waiting on IO:DataFileExtend in 60, 20 and 30 % of the samples
+-- of the three rounds, and the first round ran 39 % below the median. After
+-- a fill, a drain, a vacuum and a checkpoint, the same sends ran at
+-- 5,095-8,345 msg/s (median 6,220) with the pages kept against 4,655-7,639
+-- (median 5,072) with them cut off, in nine emulators of each, alternating
+-- in the last eight (2026-11-29; migration 026 had measured fewer and saw
+-- noise).
+--
+-- What a backlog of large bodies grew the file to now stays on disk, and is
+-- reused by the next sends. To give it back by hand:
+-- `VACUUM (TRUNCATE) messages` (the heap and its TOAST table).
+ALTER TABLE messages SET (toast.vacuum_truncate = false);
