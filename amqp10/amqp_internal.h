@@ -58,10 +58,10 @@
  * most its 4 KiB service buffer per send() and copies the rest of every write
  * into a list of its own, sent 4 KiB per poll (sixteen sends for a 64 KiB
  * message). At 64 KiB, a 64 KiB message took a trip through the loop of its
- * own: 256 KiB received 6,000 x 64 KiB on ten connections at 10.1-11.7k
- * msg/s against 9.1-10.1k (three sets of alternating fresh emulators, 2026-11-29;
- * 1 MiB did no better, and leaves lws more to copy when the socket takes
- * less); 1 KiB receives did not move. */
+ * own: 256 KiB received 6,000 x 64 KiB on ten connections at medians of
+ * 10,115-10,873 msg/s against 9,076-10,093 (four sets of alternating fresh
+ * emulators, 2026-11-29; 1 MiB did no better, and leaves lws more to copy
+ * when the socket takes less); 1 KiB receives did not move. */
 #define AMQP_WRITE_CHUNK (256 * 1024)
 /* Bytes of frames a connection may hold for its socket before its receivers
  * claim more: what is claimed waits in Proton's output buffer, so credit of
