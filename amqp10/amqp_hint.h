@@ -79,7 +79,8 @@ void amqp_hint_found(amqp_hints *p, const amqp_hint_mark *mark, int64_t seq);
 /* Messages of entity_id (0: of every entity) may be claimable below the hint. */
 void amqp_hint_rewind(amqp_hints *p, int64_t entity_id);
 /* Messages of entity_id from sequence number seq on (0: all) may be claimable
- * again (a session let go): the hint goes no higher than seq. */
+ * again (a session let go): the hint goes no higher than seq, now or by the
+ * answer of a walk that was in the store meanwhile. */
 void amqp_hint_lower(amqp_hints *p, int64_t entity_id, int64_t seq);
 
 /* One walk of an entity in the store at a time. A walk that starts while
