@@ -34,6 +34,11 @@
  *                   completes each as `receive` does, closes once the last
  *                   complete is confirmed and attaches the next session. The
  *                   first attach is set-up; every later one is measured.
+ *                   A second line (stderr) splits a session's time into its
+ *                   four waits, each a mean over the sessions: the attach's
+ *                   answer (the broker locking a session), its messages, the
+ *                   last complete's confirmation after the last message came,
+ *                   and the detach's answer.
  *   connect         idle connections: opens --connections N (up to --window at
  *                   once, 200 unless given; as each is ready the next starts) and
  *                   measures from the first connect until all are ready. Ready:
@@ -203,6 +208,7 @@ struct conn {
     /* receive-session: the session the work link holds */
     unsigned session_links;    /* links opened so far, to name each apart */
     uint64_t session_granted, session_done;
+    uint64_t session_mark_ns;  /* when the session's current wait began (session_waits) */
     /* send --txn-batch: the transaction under way */
     enum txn_phase txn_phase;
     char txn_id[TXN_ID_MAX];
@@ -225,6 +231,10 @@ static char *msg_buf;     /* the encoded message, its id patched before each sen
 static size_t msg_len, msg_id_offset;
 static size_t msg_group_offset;  /* --sessions: where the group-id digits are */
 static uint64_t per_session;     /* receive-session: messages in each session */
+/* receive-session: where a session's time goes, summed over the sessions
+ * (print_session_waits); a wait ends where the next begins. */
+enum session_wait { WAIT_ATTACH, WAIT_MESSAGES, WAIT_LAST_COMPLETE, WAIT_DETACH, SESSION_WAITS };
+static uint64_t session_wait_ns[SESSION_WAITS], session_wait_n[SESSION_WAITS];
 static uint32_t run_nonce;
 static char recv_scratch[RECV_CHUNK];
 static char broker_addr[2 * HOST_MAX];
@@ -319,6 +329,38 @@ static void print_result(const char *note)
         printf(" %s after %.0f s (wanted %" PRIu64 ")", note, elapsed(&t_launch, &now), opt.count);
     printf("\n");
     fflush(stdout);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Wait w of c's session ended now (and the next one began). */
+static void session_wait_ends(struct conn *c, enum session_wait w)
+{
+    uint64_t now = mono_ns();
+    if (c->session_mark_ns) {
+        session_wait_ns[w] += now - c->session_mark_ns;
+        session_wait_n[w]++;
+    }
+    c->session_mark_ns = now;
+}
+
+static void print_session_waits(void)
+{
+    if (opt.mode != MODE_RECEIVE_SESSION || !session_wait_n[WAIT_ATTACH])
+        return;
+    double us[SESSION_WAITS];
+    for (int w = 0; w < SESSION_WAITS; w++)
+        us[w] = session_wait_n[w] ? session_wait_ns[w] / 1000.0 / session_wait_n[w] : 0.0;
+    fprintf(stderr,
+            "sbbench: %s: a session's waits (mean us): attach answered %.0f, its messages %.0f,"
+            " last complete confirmed %.0f, detach answered %.0f (%" PRIu64 " sessions)\n",
+            opt.label, us[WAIT_ATTACH], us[WAIT_MESSAGES], us[WAIT_LAST_COMPLETE], us[WAIT_DETACH],
+            session_wait_n[WAIT_ATTACH]);
 }
 
 static void note_overrun(void)
@@ -529,6 +571,7 @@ static void open_work_link(struct conn *c)
         if (opt.mode == MODE_RECEIVE_SESSION) {
             ask_for_a_session(c->work);
             c->session_granted = c->session_done = 0;
+            c->session_mark_ns = mono_ns(); /* (the first attach, before the clock starts, counts too) */
         }
     }
     pn_link_open(c->work);
@@ -585,6 +628,7 @@ static void count_done(uint64_t n)
  * receiver's close before accepting the next session. */
 static void let_session_go(struct conn *c)
 {
+    session_wait_ends(c, WAIT_LAST_COMPLETE);
     c->work_attached = false;
     pn_link_close(c->work);
 }
@@ -593,6 +637,7 @@ static void let_session_go(struct conn *c)
  * share lasts. */
 static void on_session_gone(struct conn *c)
 {
+    session_wait_ends(c, WAIT_DETACH);
     pn_link_free(c->work);
     c->work = NULL;
     if (!finished && c->granted < c->target)
@@ -939,6 +984,9 @@ static void on_receive(struct conn *c, pn_delivery_t *d)
         if (pn_delivery_partial(d))
             return;
         pn_link_advance(l);
+        /* the session's last message: all of its credit given, and used */
+        if (opt.mode == MODE_RECEIVE_SESSION && c->session_granted == per_session && c->arrived + 1 == c->granted)
+            session_wait_ends(c, WAIT_MESSAGES);
         if (++c->arrived > c->granted)
             n_overrun++;
         /* Settled by the broker as it sent it: nothing to complete. */
@@ -1143,6 +1191,8 @@ static void on_work_attached(struct conn *c)
     if (pn_terminus_get_type(remote) == PN_UNSPECIFIED)
         return;
     c->work_attached = true;
+    if (opt.mode == MODE_RECEIVE_SESSION)
+        session_wait_ends(c, WAIT_ATTACH);
     if (peek_lock() && !conn_sends(c))
         c->confirmed = pn_link_remote_rcv_settle_mode(c->work) == PN_RCV_SECOND;
     if (c->ready)  /* the next session, mid-run */
@@ -1248,9 +1298,11 @@ static void handle(pn_event_t *e)
                 fprintf(stderr, "sbbench: %s: --timeout after %d s, %d connections still open\n", opt.label,
                         opt.timeout_s, n_ready);
             note_overrun();
+            print_session_waits();
             exit(EXIT_TIMEOUT);
         }
         note_overrun();
+        print_session_waits();
         exit(EXIT_OK);  /* done, but a broker was slow to close: the result is printed */
         break;
     default:
@@ -1601,6 +1653,7 @@ int main(int argc, char **argv)
         pn_proactor_done(proactor, batch);
     }
     note_overrun();
+    print_session_waits();
     pn_proactor_free(proactor);
     free(conns);
     free(msg_buf);
