@@ -331,17 +331,10 @@ static void print_result(const char *note)
     fflush(stdout);
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* Wait w of c's session ended now (and the next one began). */
 static void session_wait_ends(struct conn *c, enum session_wait w)
 {
-    uint64_t now = mono_ns();
+    uint64_t now = soak_now_ns(); /* (the monotonic clock the soak reads too) */
     if (c->session_mark_ns) {
         session_wait_ns[w] += now - c->session_mark_ns;
         session_wait_n[w]++;
@@ -363,11 +356,13 @@ static void print_session_waits(void)
             session_wait_n[WAIT_ATTACH]);
 }
 
-static void note_overrun(void)
+/* What the run's result line does not say, on stderr. */
+static void print_notes(void)
 {
     if (n_overrun > 0)
         fprintf(stderr, "sbbench: %s: note: the broker sent %" PRIu64 " messages beyond the credit given\n",
                 opt.label, n_overrun);
+    print_session_waits();
 }
 
 static void die(enum exit_code code, const char *fmt, ...)
@@ -571,7 +566,7 @@ static void open_work_link(struct conn *c)
         if (opt.mode == MODE_RECEIVE_SESSION) {
             ask_for_a_session(c->work);
             c->session_granted = c->session_done = 0;
-            c->session_mark_ns = mono_ns(); /* (the first attach, before the clock starts, counts too) */
+            c->session_mark_ns = soak_now_ns(); /* (the first attach, before the clock starts, counts too) */
         }
     }
     pn_link_open(c->work);
@@ -1297,12 +1292,10 @@ static void handle(pn_event_t *e)
             else  /* connect: the hold outlasted --timeout */
                 fprintf(stderr, "sbbench: %s: --timeout after %d s, %d connections still open\n", opt.label,
                         opt.timeout_s, n_ready);
-            note_overrun();
-            print_session_waits();
+            print_notes();
             exit(EXIT_TIMEOUT);
         }
-        note_overrun();
-        print_session_waits();
+        print_notes();
         exit(EXIT_OK);  /* done, but a broker was slow to close: the result is printed */
         break;
     default:
@@ -1652,8 +1645,7 @@ int main(int argc, char **argv)
             handle(e);
         pn_proactor_done(proactor, batch);
     }
-    note_overrun();
-    print_session_waits();
+    print_notes();
     pn_proactor_free(proactor);
     free(conns);
     free(msg_buf);

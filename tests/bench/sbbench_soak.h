@@ -17,6 +17,7 @@
 /* rate 0: unthrottled (the sender's window is the only bound). The label
  * starts every printed line. */
 void soak_init(const char *label, uint64_t rate, int duration_s, int report_every_s);
+/* The monotonic clock, in ns (the session waits of sbbench.c read it too). */
 uint64_t soak_now_ns(void);
 /* The clock starts: every link is attached. */
 void soak_start(uint64_t now_ns);
