@@ -183,7 +183,7 @@ static void on_locks_ended(void *ctx, sb_status st)
     if (st != SB_OK)
         LOG_WARN("conn %llu: a fault rule could not shorten the locks of '%s' (%s); delivered with their own",
                  (unsigned long long)lk->conn->id, lk->entity.name, sb_status_name(st));
-    lk->claiming = false;
+    lk->claims--;
     if (link_alive(lk))
         deliver_held(h);
     else
@@ -217,17 +217,18 @@ static bool act_receive(fault_hold *h, const broker_fault_act *a)
     amqp_link *lk = h->lk;
     bool rad = lk->receive_and_delete; /* its claim took the messages for good: delivered whatever the rule */
     if (!link_alive(lk)) {
-        lk->claiming = false;
+        lk->claims--;
         if (!rad)
             give_back(h);
         return false;
     }
     if (a->effect == ENT_FAULT_LOSE_LOCK && !rad && end_locks(h, a->after_ms))
-        return true; /* still "claiming" until they are delivered */
+        return true; /* still counted in lk->claims until they are delivered */
     bool goes_on = a->effect == ENT_FAULT_NONE || a->effect == ENT_FAULT_LOSE_LOCK;
     /* no new claim starts unless the operation simply goes on: a never
-     * leaves the link "claiming" for good, so it delivers nothing more */
-    lk->claiming = !goes_on;
+     * leaves the claim counted for good, so the link delivers nothing more */
+    if (goes_on)
+        lk->claims--;
     if (goes_on || rad)
         deliver_held(h);
     else
@@ -474,10 +475,10 @@ bool amqp_fault_receive(amqp_link *lk, const store_claimed *msgs, size_t n, int 
     h->asked = asked;
     h->rewound = rewound;
     h->go.receive = go;
-    lk->claiming = true; /* no other claim on this link while the rule has these */
+    lk->claims++; /* counted as in the store while the rule has these (no claim ahead while rules are set) */
     if (ask(h, &p))
         return true;
-    lk->claiming = false;
+    lk->claims--;
     return false;
 }
 

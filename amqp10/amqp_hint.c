@@ -44,6 +44,12 @@ void amqp_hint_found(amqp_hints *p, const amqp_hint_mark *mark, int64_t seq)
         s->from = seq;
 }
 
+bool amqp_hint_unmoved(const amqp_hints *p, const amqp_hint_mark *mark)
+{
+    const amqp_hint_slot *s = &p->slot[(uint64_t)mark->entity_id % AMQP_HINT_SLOTS];
+    return s->entity_id == mark->entity_id && s->epoch == mark->epoch && s->lowers == mark->lowers;
+}
+
 void amqp_hint_rewind(amqp_hints *p, int64_t entity_id)
 {
     if (entity_id) {

@@ -76,6 +76,10 @@ int64_t amqp_hint_from(amqp_hints *p, int64_t entity_id, amqp_hint_mark *mark);
  * session it took). Raises the hint to seq, or to the lowest lowering since
  * the mark if that is below. */
 void amqp_hint_found(amqp_hints *p, const amqp_hint_mark *mark, int64_t seq);
+/* Whether nothing moved the hint back since mark was taken (no rewind, no
+ * lowering, the slot still the entity's): a walk started now would get the
+ * same mark. */
+bool amqp_hint_unmoved(const amqp_hints *p, const amqp_hint_mark *mark);
 /* Messages of entity_id (0: of every entity) may be claimable below the hint. */
 void amqp_hint_rewind(amqp_hints *p, int64_t entity_id);
 /* Messages of entity_id from sequence number seq on (0: all) may be claimable

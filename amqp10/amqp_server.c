@@ -19,7 +19,7 @@ static void wake_all(amqp_server *srv);
 static void rewind_link(amqp_link *lk)
 {
     lk->claim_from = 0;
-    lk->rewound = lk->claiming;
+    lk->rewound = lk->claims > 0;
 }
 
 /* Both hints of entity_id (0: of every entity) go back to the start: a

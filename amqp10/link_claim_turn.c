@@ -50,6 +50,20 @@ bool amqp_claim_turn_take(amqp_link *lk)
     return false;
 }
 
+bool amqp_claim_turn_ahead(amqp_link *lk)
+{
+    amqp_server *srv = lk->conn->srv;
+    for (amqp_link *w = srv->turn_first; w; w = w->turn_next)
+        if (w->entity.id == lk->entity.id)
+            return false; /* they go first: lk's claim in the store passes them the turn */
+    if (lk->turn_held)
+        return true;
+    if (!amqp_hint_walk_begin(&srv->claim_hints, lk->entity.id))
+        return false;
+    lk->turn_held = true;
+    return true;
+}
+
 bool amqp_claim_turn_end(amqp_link *lk)
 {
     if (!lk->turn_held)

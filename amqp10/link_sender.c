@@ -1,5 +1,5 @@
 /* Messages a client receives: claim as many as it has credit for (one claim in
- * flight per link), deliver them with the lock token as delivery tag, park the
+ * flight per link, two for large messages), deliver them with the lock token as delivery tag, park the
  * link when the entity is empty, answer drain at once, and turn the client's
  * dispositions into settlements (wire-protocol §5, §6). */
 #include <proton/codec.h>
@@ -23,6 +23,8 @@
 #include "ent_message_rules.h"
 
 static void deliver_claimed(amqp_link *lk, const store_claimed *msgs, size_t n, int asked, bool rewound);
+static void claim_ahead(amqp_link *lk);
+static void send_claim(amqp_link *lk, int asked);
 
 typedef struct claim_req {
     amqp_link *lk;
@@ -46,7 +48,8 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     claim_req *req = ctx;
     amqp_link *lk = req->lk;
     amqp_conn *c = lk->conn;
-    lk->claiming = false;
+    lk->claims--;
+    lk->claims_asked -= req->asked;
     bool rewound = lk->rewound; /* while this claim was in the store: its rewind stands (on_rewind) */
     lk->rewound = false;
     if (lk->closed || !c->wsi) {
@@ -126,10 +129,14 @@ static bool drain_now(amqp_link *lk)
 void amqp_link_pump(amqp_link *lk)
 {
     if (lk->open && !lk->closed && lk->conn->wsi && pn_link_credit(lk->pn) > 0 &&
-        (lk->claiming || lk->turn_waiting) && drain_now(lk))
+        (lk->claims || lk->turn_waiting) && drain_now(lk))
         return;
-    if (!lk->open || lk->closed || lk->claiming || !lk->conn->wsi)
+    if (!lk->open || lk->closed || !lk->conn->wsi)
         return;
+    if (lk->claims) {
+        claim_ahead(lk);
+        return;
+    }
     int credit = pn_link_credit(lk->pn);
     if (credit <= 0) {
         lk->parked = false;
@@ -163,6 +170,39 @@ void amqp_link_pump(amqp_link *lk)
         drain_now(lk); /* in line behind another claim of the entity: pumped when it answers */
         return;
     }
+    send_claim(lk, asked);
+}
+
+/* A second claim while lk's first is in the store (AMQP_LINK_CLAIMS_MAX):
+ * for large messages, the store's backend reads the next bodies while the
+ * emulator hands the first claim's to Proton. Only where nothing can make
+ * the two disagree: peek-lock on an entity's main subqueue, no session, no
+ * fault rules; a hint unmoved since the first (their answers move it with
+ * one mark); and the entity's turn free or lk's, no other receiver waiting
+ * for it. What both ask for fits the credit and the output room. */
+static void claim_ahead(amqp_link *lk)
+{
+    if (lk->claims >= AMQP_LINK_CLAIMS_MAX || lk->session || lk->subqueue || lk->receive_and_delete ||
+        lk->conn->srv->faults->n || lk->msg_bytes < AMQP_CLAIM_AHEAD_MIN_BYTES || lk->turn_waiting ||
+        !ent_entity_status_allows_receive(lk->entity.status) ||
+        !amqp_hint_unmoved(&lk->conn->srv->claim_hints, &lk->claim_mark))
+        return;
+    int credit = pn_link_credit(lk->pn) - lk->claims_asked;
+    size_t room;
+    if (credit <= 0 || amqp_conn_output_full(lk->conn, lk, &room))
+        return;
+    size_t claimed_bytes = (size_t)lk->claims_asked * lk->msg_bytes;
+    size_t fits = room > claimed_bytes ? (room - claimed_bytes) / lk->msg_bytes : 0;
+    if (!fits || !amqp_claim_turn_ahead(lk))
+        return; /* pumped again when the claim in the store answers */
+    int asked = credit < AMQP_CLAIM_MAX ? credit : AMQP_CLAIM_MAX;
+    lk->conn->srv->figures.claims_ahead++; /* GET /metrics */
+    send_claim(lk, (size_t)asked < fits ? asked : (int)fits);
+}
+
+/* lk claims asked messages (it holds the turn, if it needs one). */
+static void send_claim(amqp_link *lk, int asked)
+{
     claim_req *req = ent_malloc(sizeof *req);
     if (!req) {
         pass_turn(lk);
@@ -175,7 +215,8 @@ void amqp_link_pump(amqp_link *lk)
     bool is_activity = !lk->parked && amqp_hint_stamp_due(&lk->conn->srv->claim_hints, lk->entity.id, now);
     req->lk = lk;
     req->asked = asked;
-    lk->claiming = true;
+    lk->claims++;
+    lk->claims_asked += asked;
     lk->parked = false;
     amqp_link_hold(lk);
     store_claim_mode mode = lk->receive_and_delete ? STORE_CLAIM_DELETE : STORE_CLAIM_LOCK;

@@ -232,7 +232,7 @@ static void on_lock_claimed(void *ctx, sb_status st, const char *sid, int64_t pi
 {
     lock_req *req = ctx;
     amqp_link *lk = req->lk;
-    lk->claiming = false;
+    lk->claims--;
     if (locked(req, st, sid, picked_seq, true, n) && amqp_link_take_first(lk, msgs, n, req->asked))
         amqp_link_pump(lk);
     lock_answered(req);
@@ -281,7 +281,7 @@ static void try_lock(amqp_link *lk)
         return;
     }
     req->asked = first_claim(lk);
-    lk->claiming = true; /* a rewind meanwhile must not move claim_from past it (rewind_link) */
+    lk->claims++; /* a rewind meanwhile must not move claim_from past it (rewind_link) */
     store_peer peer = {lk->conn->id, pn_link_name(lk->pn)}; /* who claims, for the story */
     store_session_lock_claim(srv->store, lk->entity.id, named, lk->session_token, now, req->until_ms, from,
                              req->asked, amqp_hint_stamp_due(&srv->claim_hints, lk->entity.id, now), &peer,
@@ -346,7 +346,7 @@ void amqp_session_let_go(amqp_link *lk)
         amqp_hint_rewind(&srv->session_picks, lk->entity.id);
     /* Every message it locked was settled (and no claim is in the store):
      * the release has no locked message to look for. */
-    bool all_settled = lk->session_unsettled == 0 && !lk->claiming;
+    bool all_settled = lk->session_unsettled == 0 && lk->claims == 0;
     store_session_release(srv->store, lk->entity.id, lk->session_id, lk->session_token,
                           ent_clock_now_ms_in(lk->entity.namespace_id), all_settled, then.cb, then.ctx);
 }

@@ -103,6 +103,7 @@ typedef struct broker_door_figures {
     size_t nops;
     uint64_t op_requests[BROKER_DOOR_OPS_MAX + 1]; /* per operation; [nops]: one it does not know */
     uint64_t cbs_put_tokens;        /* $cbs put-token requests */
+    uint64_t claims_ahead;          /* receivers' claims sent while their previous one was in the store */
     uint64_t refusals[SB_STATUS_COUNT]; /* requests answered with each error status */
 } broker_door_figures;
 

@@ -226,6 +226,9 @@ static void write_wire(http_xml_buf *b, const broker_door_figures *w)
     http_mtext_family(b, "sbemu_cbs_put_tokens_total", HTTP_MTEXT_COUNTER,
                       "$cbs put-token requests (accepted or refused).");
     http_mtext_u64(b, "sbemu_cbs_put_tokens_total", door, 1, w->cbs_put_tokens);
+    http_mtext_family(b, "sbemu_receive_claims_ahead_total", HTTP_MTEXT_COUNTER,
+                      "Receivers' claims sent while their previous claim was in the store (large messages).");
+    http_mtext_u64(b, "sbemu_receive_claims_ahead_total", door, 1, w->claims_ahead);
 }
 
 /* ---- the store ---- */

@@ -143,6 +143,31 @@ static void a_receive_stamped_once_a_second(void **state)
     assert_true(amqp_hint_stamp_due(&claims, 7, t + 2));
 }
 
+/* A link's second claim goes ahead of its first only while the hint is as
+ * the first found it (link_sender.c): both answers then move it with one
+ * mark. A raise by an answer keeps the mark good; a rewind, a lowering or
+ * another entity taking the slot does not. */
+static void unmoved_until_a_rewind_a_lowering_or_another_entity(void **state)
+{
+    (void)state;
+    amqp_hint_mark m, again;
+    amqp_hint_rewind(&picks, 0);
+    amqp_hint_from(&picks, 11, &m);
+    assert_true(amqp_hint_unmoved(&picks, &m));
+    amqp_hint_found(&picks, &m, 40); /* the first claim answered */
+    assert_true(amqp_hint_unmoved(&picks, &m));
+    assert_int_equal(amqp_hint_from(&picks, 11, &again), 40);
+    assert_memory_equal(&m, &again, sizeof m);
+    amqp_hint_rewind(&picks, 11);
+    assert_false(amqp_hint_unmoved(&picks, &m));
+    amqp_hint_from(&picks, 11, &m);
+    amqp_hint_lower(&picks, 11, 5);
+    assert_false(amqp_hint_unmoved(&picks, &m));
+    amqp_hint_from(&picks, 11, &m);
+    amqp_hint_from(&picks, 11 + AMQP_HINT_SLOTS, &again); /* shares its slot */
+    assert_false(amqp_hint_unmoved(&picks, &m));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +177,7 @@ int main(void)
         cmocka_unit_test(entities_sharing_a_slot_and_a_rewind_of_all),
         cmocka_unit_test(one_walk_of_an_entity_at_a_time),
         cmocka_unit_test(a_receive_stamped_once_a_second),
+        cmocka_unit_test(unmoved_until_a_rewind_a_lowering_or_another_entity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
