@@ -225,10 +225,10 @@ static bool act_receive(fault_hold *h, const broker_fault_act *a)
     if (a->effect == ENT_FAULT_LOSE_LOCK && !rad && end_locks(h, a->after_ms))
         return true; /* still counted in lk->claims until they are delivered */
     bool goes_on = a->effect == ENT_FAULT_NONE || a->effect == ENT_FAULT_LOSE_LOCK;
-    /* no new claim starts unless the operation simply goes on: a never
-     * leaves the claim counted for good, so the link delivers nothing more */
-    if (goes_on)
-        lk->claims--;
+    /* no new claim starts unless the operation simply goes on: after a
+     * never the link delivers nothing more (amqp_link_pump) */
+    lk->claims--;
+    lk->stalled = !goes_on;
     if (goes_on || rad)
         deliver_held(h);
     else

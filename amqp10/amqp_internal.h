@@ -158,6 +158,7 @@ struct amqp_link {
      * credit and the output room left for another must cover. */
     int claims;
     int claims_asked;
+    bool stalled;         /* a fault rule's never (or error) held a claim: it claims and delivers nothing more */
     bool parked;          /* waiting for messages to appear */
     int64_t claim_from;   /* a session receiver's: the lowest sequence number its next claim looks at (broker_rewind) */
     bool rewound;         /* rewound while a claim was in the store: that claim must not move claim_from */

@@ -52,8 +52,8 @@ static void on_claimed(void *ctx, sb_status st, const store_claimed *msgs, size_
     lk->claims_asked -= req->asked;
     bool rewound = lk->rewound; /* while this claim was in the store: its rewind stands (on_rewind) */
     lk->rewound = false;
-    if (lk->closed || !c->wsi) {
-        /* the receiver left while we claimed: give the locks back at once */
+    if (lk->closed || !c->wsi || lk->stalled) {
+        /* the receiver left while we claimed (or a fault rule stalled it): give the locks back at once */
         for (size_t i = 0; st == SB_OK && !lk->receive_and_delete && i < n; i++)
             amqp_release_for_others(c->srv, lk->entity.namespace_id, lk->entity.id, msgs[i].lock_token);
     } else if (st != SB_OK) {
@@ -129,9 +129,9 @@ static bool drain_now(amqp_link *lk)
 void amqp_link_pump(amqp_link *lk)
 {
     if (lk->open && !lk->closed && lk->conn->wsi && pn_link_credit(lk->pn) > 0 &&
-        (lk->claims || lk->turn_waiting) && drain_now(lk))
+        (lk->claims || lk->turn_waiting || lk->stalled) && drain_now(lk))
         return;
-    if (!lk->open || lk->closed || !lk->conn->wsi)
+    if (!lk->open || lk->closed || !lk->conn->wsi || lk->stalled)
         return;
     if (lk->claims) {
         claim_ahead(lk);
