@@ -1,7 +1,8 @@
 /* Messages a client receives: claim as many as it has credit for (one claim in
- * flight per link, two for large messages), deliver them with the lock token as delivery tag, park the
- * link when the entity is empty, answer drain at once, and turn the client's
- * dispositions into settlements (wire-protocol §5, §6). */
+ * flight per link, two for large messages), deliver them with the lock token
+ * as delivery tag, park the link when the entity is empty, answer drain at
+ * once, and turn the client's dispositions into settlements (wire-protocol
+ * §5, §6). */
 #include <proton/codec.h>
 #include <proton/disposition.h>
 #include <stdio.h>
